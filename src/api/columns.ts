@@ -1,0 +1,25 @@
+// Printer columns shared by several kinds.
+import type { PrinterColumn } from "./registry.ts";
+
+/** AGE: rendered from the creation time, like kubectl's own AGE column. */
+export const ageColumn: PrinterColumn = {
+  name: "AGE",
+  type: "date",
+  jsonPath: ".metadata.creationTimestamp",
+  description: "Time since the object was created.",
+};
+
+/** A column read straight from the object at `jsonPath`. */
+export function fieldColumn(
+  name: string,
+  jsonPath: string,
+  description: string,
+  options: { type?: PrinterColumn["type"]; priority?: number } = {},
+): PrinterColumn {
+  return { name, type: options.type ?? "string", jsonPath, description, ...(options.priority ? { priority: options.priority } : {}) };
+}
+
+/** "ready/desired", as in kubectl's READY column. */
+export function readyOfDesired(ready: number | undefined, desired: number | undefined): string {
+  return `${ready ?? 0}/${desired ?? 0}`;
+}

@@ -1,0 +1,53 @@
+// Field errors for the kinds' static validation, worded as the Kubernetes API words them, and the name
+// rules several kinds share.
+import { isDeepStrictEqual } from "node:util";
+import type { FieldError } from "./registry.ts";
+
+function show(value: unknown): string {
+  const text = JSON.stringify(value);
+  if (text === undefined) return "null";
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+export function invalid(field: string, value: unknown, detail: string): FieldError {
+  return { field, reason: "FieldValueInvalid", message: `Invalid value: ${show(value)}: ${detail}` };
+}
+
+export function required(field: string, detail = "Required value"): FieldError {
+  return { field, reason: "FieldValueRequired", message: detail };
+}
+
+export function duplicate(field: string, value: unknown): FieldError {
+  return { field, reason: "FieldValueDuplicate", message: `Duplicate value: ${show(value)}` };
+}
+
+export function notSupported(field: string, value: unknown, supported: readonly unknown[]): FieldError {
+  return {
+    field,
+    reason: "FieldValueNotSupported",
+    message: `Unsupported value: ${show(value)}: supported values: ${supported.map(show).join(", ")}`,
+  };
+}
+
+/** An error if `value` differs from `old` (an update may not change the field). */
+export function immutable(field: string, value: unknown, old: unknown): FieldError[] {
+  return isDeepStrictEqual(value, old) ? [] : [invalid(field, value, "field is immutable")];
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** RFC 1123 label: lower-case letters, digits and '-', starting and ending with a letter or digit. */
+export function dnsLabelErrors(field: string, value: string, maxLength = 63): FieldError[] {
+  const errors: FieldError[] = [];
+  if (value.length > maxLength) errors.push(invalid(field, value, `must be no more than ${maxLength} characters`));
+  if (!DNS_LABEL.test(value)) {
+    errors.push(
+      invalid(
+        field,
+        value,
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+      ),
+    );
+  }
+  return errors;
+}

@@ -1,0 +1,38 @@
+// Every kind the API serves, and the registry the API server is built over.
+import { Registry, type KindDefinition } from "./registry.ts";
+import type { KubeObject } from "./meta.ts";
+import { eventKind, namespaceKind, secretKind } from "./core.ts";
+import { connectionKind } from "./slipway/connection.ts";
+import { clusterKind } from "./slipway/cluster.ts";
+import { infrastructureKind } from "./slipway/infrastructure.ts";
+import { machinePoolKind } from "./slipway/machinepool.ts";
+import { machineKind } from "./slipway/machine.ts";
+import { operationKind } from "./slipway/operation.ts";
+
+export type { EventObject, NamespaceObject, ObjectReference, SecretObject } from "./core.ts";
+export type { ConnectionObject, ConnectionSpec, ConnectionStatus } from "./slipway/connection.ts";
+export type { ClusterObject, ClusterSpec, ClusterStatus, ClusterStep, WorkerPoolSpec } from "./slipway/cluster.ts";
+export type { InfrastructureObject, InfrastructureSpec, InfrastructureStatus } from "./slipway/infrastructure.ts";
+export type { MachinePoolObject, MachinePoolSpec, MachinePoolStatus } from "./slipway/machinepool.ts";
+export type { MachineAddress, MachineObject, MachineSpec, MachineStatus } from "./slipway/machine.ts";
+export type { OperationObject, OperationSpec, OperationStatus } from "./slipway/operation.ts";
+
+/** A kind's definition as the registry holds it, whatever its object type. */
+function general<T extends KubeObject>(definition: KindDefinition<T>): KindDefinition {
+  return definition as unknown as KindDefinition;
+}
+
+export const coreKinds: readonly KindDefinition[] = [general(namespaceKind), general(secretKind), general(eventKind)];
+
+export const slipwayKinds: readonly KindDefinition[] = [
+  general(connectionKind),
+  general(clusterKind),
+  general(infrastructureKind),
+  general(machinePoolKind),
+  general(machineKind),
+  general(operationKind),
+];
+
+export function defaultRegistry(): Registry {
+  return new Registry([...coreKinds, ...slipwayKinds]);
+}

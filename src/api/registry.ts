@@ -1,0 +1,108 @@
+// One registry of kinds: everything the generic API server knows about a kind comes from here.
+import type { TSchema } from "@sinclair/typebox";
+import type { KubeObject } from "./meta.ts";
+
+export interface PrinterColumn {
+  name: string;
+  /** OpenAPI type of the cell: string, integer, number, boolean, date. */
+  type: "string" | "integer" | "number" | "boolean" | "date";
+  description: string;
+  /** A JSONPath into the object (".status.phase"); shown in docs and used when `value` is absent. */
+  jsonPath: string;
+  /** Computes the cell when a plain path cannot (e.g. "2/3"). */
+  value?: (object: KubeObject) => string | number | boolean | undefined;
+  /** Columns with priority > 0 appear only under `-o wide`. */
+  priority?: number;
+  format?: string;
+}
+
+/** A problem with one field of an object, as reported in Status.details.causes. */
+export interface FieldError {
+  /** Dotted path: spec.workers[0].replicas */
+  field: string;
+  /** FieldValueInvalid, FieldValueRequired, FieldValueDuplicate, FieldValueForbidden, FieldValueNotSupported */
+  reason: string;
+  message: string;
+}
+
+export interface KindDefinition<T extends KubeObject = KubeObject> {
+  /** "" for the core group. */
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  categories?: string[];
+  namespaced: boolean;
+  /** JSON schema of the whole object (apiVersion, kind, metadata, spec, status …). */
+  schema: TSchema;
+  description: string;
+  printerColumns: PrinterColumn[];
+  subresources: { status: boolean };
+  /** Values are encrypted at rest and never logged. */
+  sensitive?: boolean;
+  /** Fills defaults the schema cannot express. Runs on create and update, before validation. */
+  defaults?: (object: T) => void;
+  /** Static validation beyond the schema; `old` is set on update (immutable fields). */
+  validate?: (object: T, old?: T) => FieldError[];
+  /** Extra field selectors this kind supports (besides metadata.name and metadata.namespace). */
+  fieldSelectors?: Record<string, (object: T) => string | undefined>;
+}
+
+export interface GroupVersion {
+  group: string;
+  version: string;
+}
+
+export function apiVersionOf(def: { group: string; version: string }): string {
+  return def.group === "" ? def.version : `${def.group}/${def.version}`;
+}
+
+export function parseApiVersion(apiVersion: string): GroupVersion {
+  const slash = apiVersion.indexOf("/");
+  return slash < 0
+    ? { group: "", version: apiVersion }
+    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
+export class Registry {
+  private readonly kinds: KindDefinition[] = [];
+
+  constructor(definitions: KindDefinition[] = []) {
+    for (const d of definitions) this.register(d);
+  }
+
+  register<T extends KubeObject>(definition: KindDefinition<T>): this {
+    const d = definition as unknown as KindDefinition;
+    if (this.byPlural(d.group, d.version, d.plural)) {
+      throw new Error(`kind ${d.kind} (${d.plural}.${d.group}) is registered twice`);
+    }
+    this.kinds.push(d);
+    return this;
+  }
+
+  all(): readonly KindDefinition[] {
+    return this.kinds;
+  }
+
+  byPlural(group: string, version: string, plural: string): KindDefinition | undefined {
+    return this.kinds.find((k) => k.group === group && k.version === version && k.plural === plural);
+  }
+
+  byKind(apiVersion: string, kind: string): KindDefinition | undefined {
+    const gv = parseApiVersion(apiVersion);
+    return this.kinds.find((k) => k.group === gv.group && k.version === gv.version && k.kind === kind);
+  }
+
+  /** Group versions in registration order, core first. */
+  groupVersions(): GroupVersion[] {
+    const seen = new Map<string, GroupVersion>();
+    for (const k of this.kinds) seen.set(`${k.group}/${k.version}`, { group: k.group, version: k.version });
+    return [...seen.values()].sort((a, b) => (a.group === "" ? -1 : b.group === "" ? 1 : 0));
+  }
+
+  inGroupVersion(group: string, version: string): KindDefinition[] {
+    return this.kinds.filter((k) => k.group === group && k.version === version);
+  }
+}

@@ -1,0 +1,309 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { clusterKind, type ClusterObject } from "./cluster.ts";
+import { admit, cell } from "../testing.ts";
+import type { FieldError } from "../registry.ts";
+
+/** What a user writes for a small cluster: one control-plane machine and one pool. */
+function minimalCluster(): ClusterObject {
+  return {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Cluster",
+    metadata: { name: "demo", namespace: "default" },
+    spec: {
+      controlPlane: { connection: "sim-east", machineType: "m.large" },
+      workers: [{ name: "general", connection: "sim-east", machineType: "m.medium", replicas: 2 }],
+    },
+  };
+}
+
+function admitted(input: unknown, old?: ClusterObject): ClusterObject {
+  const result = admit(clusterKind, input, old);
+  assert.deepEqual(result.schemaErrors, []);
+  assert.deepEqual(result.errors, []);
+  return result.object;
+}
+
+/** Static errors of a cluster that passes the schema. */
+function errorsOf(mutate: (c: ClusterObject) => void, old?: ClusterObject): FieldError[] {
+  const input = minimalCluster();
+  mutate(input);
+  const result = admit(clusterKind, input, old);
+  assert.deepEqual(result.schemaErrors, []);
+  return result.errors;
+}
+
+function only(errors: FieldError[], field: string): FieldError {
+  assert.equal(errors.length, 1, JSON.stringify(errors));
+  const [error] = errors;
+  assert.ok(error);
+  assert.equal(error.field, field);
+  return error;
+}
+
+describe("Cluster schema", () => {
+  it("fills the defaults of a minimal cluster", () => {
+    const cluster = admitted(minimalCluster());
+    assert.deepEqual(cluster.spec, {
+      kubernetesVersion: "v1.31.2",
+      controlPlane: { connection: "sim-east", machineType: "m.large", replicas: 1, image: "ubuntu-22.04" },
+      workers: [{ name: "general", connection: "sim-east", machineType: "m.medium", replicas: 2, image: "ubuntu-22.04" }],
+      network: {
+        cni: "calico",
+        podCIDR: "10.244.0.0/16",
+        serviceCIDR: "10.96.0.0/12",
+        nodeCIDR: "10.0.0.0/16",
+        serviceDomain: "cluster.local",
+      },
+    });
+  });
+
+  it("accepts a control-plane-only cluster and gives it an empty worker list", () => {
+    const cluster = admitted({ ...minimalCluster(), spec: { controlPlane: { connection: "c", machineType: "m" } } });
+    assert.deepEqual(cluster.spec.workers, []);
+  });
+
+  it("keeps what the user set over the defaults", () => {
+    const input = minimalCluster();
+    input.spec.network = { cni: "cilium", podCIDR: "192.168.0.0/16" };
+    input.spec.controlPlane.replicas = 3;
+    const cluster = admitted(input);
+    assert.equal(cluster.spec.network?.cni, "cilium");
+    assert.equal(cluster.spec.network?.podCIDR, "192.168.0.0/16");
+    assert.equal(cluster.spec.network?.serviceCIDR, "10.96.0.0/12");
+    assert.equal(cluster.spec.controlPlane.replicas, 3);
+  });
+
+  it("the defaults hook alone completes an object built in process", () => {
+    const cluster = minimalCluster();
+    clusterKind.defaults?.(cluster);
+    assert.equal(cluster.spec.network?.nodeCIDR, "10.0.0.0/16");
+    assert.equal(cluster.spec.workers?.[0]?.image, "ubuntu-22.04");
+  });
+
+  const rejected: [string, (spec: Record<string, unknown>) => void, string][] = [
+    ["an unknown spec field", (s) => (s.size = "large"), "/spec/size"],
+    ["an unknown control-plane field", (s) => ((s.controlPlane as Record<string, unknown>).count = 3), "/spec/controlPlane/count"],
+    ["replicas given as a string", (s) => ((s.controlPlane as Record<string, unknown>).replicas = "3"), "/spec/controlPlane/replicas"],
+    ["a missing control-plane connection", (s) => delete (s.controlPlane as Record<string, unknown>).connection, "/spec/controlPlane/connection"],
+    ["an unknown CNI", (s) => (s.network = { cni: "weave" }), "/spec/network/cni"],
+    ["negative worker replicas", (s) => ((s.workers as Record<string, unknown>[])[0]!.replicas = -1), "/spec/workers/0/replicas"],
+    ["more than 1000 worker replicas", (s) => ((s.workers as Record<string, unknown>[])[0]!.replicas = 1001), "/spec/workers/0/replicas"],
+    ["a taint with an unknown effect", (s) => ((s.workers as Record<string, unknown>[])[0]!.taints = [{ key: "gpu", effect: "Never" }]), "/spec/workers/0/taints/0/effect"],
+    ["a non-string label", (s) => ((s.workers as Record<string, unknown>[])[0]!.labels = { tier: 1 }), "/spec/workers/0/labels/tier"],
+    ["paused given as a string", (s) => (s.paused = "yes"), "/spec/paused"],
+  ];
+  for (const [what, mutate, path] of rejected) {
+    it(`rejects ${what}, naming ${path}`, () => {
+      const input = minimalCluster();
+      mutate(input.spec as unknown as Record<string, unknown>);
+      const result = admit(clusterKind, input);
+      assert.ok(
+        result.schemaErrors.some(([p]) => p === path),
+        `expected an error at ${path}, got ${JSON.stringify(result.schemaErrors)}`,
+      );
+    });
+  }
+
+  it("names the allowed CNIs when one is unknown", () => {
+    const input = minimalCluster();
+    input.spec.network = { cni: "weave" as "calico" };
+    const [, message] = admit(clusterKind, input).schemaErrors.find(([p]) => p === "/spec/network/cni") ?? [];
+    assert.match(message ?? "", /"calico", "flannel", "cilium"/);
+  });
+
+  it("rejects an unknown field in status too", () => {
+    const input = { ...minimalCluster(), status: { phase: "Running", health: "good" } };
+    assert.ok(admit(clusterKind, input).schemaErrors.some(([p]) => p === "/status/health"));
+  });
+});
+
+describe("Cluster validation", () => {
+  it("accepts 1, 3 and 5 control-plane replicas", () => {
+    for (const replicas of [1, 3, 5]) assert.deepEqual(errorsOf((c) => (c.spec.controlPlane.replicas = replicas)), []);
+  });
+
+  for (const replicas of [0, 2, 4, 7]) {
+    it(`refuses ${replicas} control-plane replicas, listing 1, 3 and 5`, () => {
+      const error = only(errorsOf((c) => (c.spec.controlPlane.replicas = replicas)), "spec.controlPlane.replicas");
+      assert.equal(error.reason, "FieldValueNotSupported");
+      assert.match(error.message, /1, 3, 5/);
+    });
+  }
+
+  it("refuses a malformed CIDR, explaining why", () => {
+    const error = only(errorsOf((c) => (c.spec.network = { podCIDR: "10.244.0.1/16" })), "spec.network.podCIDR");
+    assert.match(error.message, /host bits/);
+    only(errorsOf((c) => (c.spec.network = { nodeCIDR: "10.0.0.0" })), "spec.network.nodeCIDR");
+    only(errorsOf((c) => (c.spec.network = { serviceCIDR: "10.96.0.0/40" })), "spec.network.serviceCIDR");
+  });
+
+  it("refuses overlapping pod and service ranges, naming both fields", () => {
+    const error = only(
+      errorsOf((c) => (c.spec.network = { podCIDR: "10.96.0.0/16", serviceCIDR: "10.96.0.0/12" })),
+      "spec.network.serviceCIDR",
+    );
+    assert.match(error.message, /overlaps spec\.network\.podCIDR \(10\.96\.0\.0\/16\)/);
+  });
+
+  it("refuses a node range that overlaps the pod or service range", () => {
+    const pod = only(errorsOf((c) => (c.spec.network = { nodeCIDR: "10.244.128.0/20" })), "spec.network.nodeCIDR");
+    assert.match(pod.message, /spec\.network\.podCIDR/);
+    const service = only(errorsOf((c) => (c.spec.network = { nodeCIDR: "10.100.0.0/16" })), "spec.network.nodeCIDR");
+    assert.match(service.message, /spec\.network\.serviceCIDR/);
+  });
+
+  it("refuses a service range larger than /12 and a pod range smaller than /24", () => {
+    assert.match(
+      only(errorsOf((c) => (c.spec.network = { serviceCIDR: "172.0.0.0/11" })), "spec.network.serviceCIDR").message,
+      /\/12/,
+    );
+    assert.match(only(errorsOf((c) => (c.spec.network = { podCIDR: "10.244.0.0/25" })), "spec.network.podCIDR").message, /\/24/);
+  });
+
+  it("refuses a service domain that is not a DNS name", () => {
+    only(errorsOf((c) => (c.spec.network = { serviceDomain: "Cluster_Local" })), "spec.network.serviceDomain");
+    only(errorsOf((c) => (c.spec.network = { serviceDomain: "cluster..local" })), "spec.network.serviceDomain");
+    assert.deepEqual(errorsOf((c) => (c.spec.network = { serviceDomain: "k8s.example.com" })), []);
+  });
+
+  it("accepts supported versions and refuses others", () => {
+    for (const version of ["v1.28.0", "v1.31.2", "v1.32.10"]) {
+      assert.deepEqual(errorsOf((c) => (c.spec.kubernetesVersion = version)), [], version);
+    }
+    for (const version of ["1.31.2", "v1.31", "v1.31.2-rc.1", "v2.0.0", "v1.031.2"]) {
+      assert.match(only(errorsOf((c) => (c.spec.kubernetesVersion = version)), "spec.kubernetesVersion").message, /v1\.<minor>\.<patch>/);
+    }
+    for (const version of ["v1.27.9", "v1.33.0"]) {
+      assert.match(
+        only(errorsOf((c) => (c.spec.kubernetesVersion = version)), "spec.kubernetesVersion").message,
+        /v1\.28 to v1\.32/,
+      );
+    }
+  });
+
+  it("refuses duplicate and malformed pool names", () => {
+    const duplicate = only(
+      errorsOf((c) => c.spec.workers?.push({ name: "general", connection: "sim-west", machineType: "m.small" })),
+      "spec.workers[1].name",
+    );
+    assert.equal(duplicate.reason, "FieldValueDuplicate");
+    only(errorsOf((c) => (c.spec.workers![0]!.name = "GPU_pool")), "spec.workers[0].name");
+  });
+
+  it("refuses a cluster name that is not a DNS label of at most 40 characters", () => {
+    assert.deepEqual(errorsOf((c) => (c.metadata.name = "a".repeat(40))), []);
+    assert.match(only(errorsOf((c) => (c.metadata.name = "a".repeat(41))), "metadata.name").message, /40 characters/);
+    only(errorsOf((c) => (c.metadata.name = "my.cluster")), "metadata.name");
+  });
+
+  it("checks pool labels and taints", () => {
+    only(errorsOf((c) => (c.spec.workers![0]!.labels = { "example.com/tier": "a b" })), "spec.workers[0].labels[example.com/tier]");
+    only(errorsOf((c) => (c.spec.workers![0]!.labels = { "-tier": "web" })), "spec.workers[0].labels");
+    assert.deepEqual(errorsOf((c) => (c.spec.workers![0]!.labels = { "node.example.com/tier": "web", zone: "" })), []);
+    const twice = { key: "gpu", value: "true", effect: "NoSchedule" as const };
+    only(errorsOf((c) => (c.spec.workers![0]!.taints = [twice, twice])), "spec.workers[0].taints[1]");
+    assert.deepEqual(errorsOf((c) => (c.spec.workers![0]!.taints = [twice, { ...twice, effect: "NoExecute" }])), []);
+  });
+
+  it("reports every problem at once", () => {
+    const errors = errorsOf((c) => {
+      c.spec.controlPlane.replicas = 2;
+      c.spec.kubernetesVersion = "v1.40.0";
+      c.spec.network = { podCIDR: "10.0.0.0/8" };
+    });
+    assert.deepEqual(errors.map((e) => e.field).sort(), [
+      "spec.controlPlane.replicas",
+      "spec.kubernetesVersion",
+      "spec.network.nodeCIDR",
+      "spec.network.serviceCIDR",
+    ]);
+  });
+});
+
+describe("Cluster updates", () => {
+  const old = admitted(minimalCluster());
+
+  function updateErrors(mutate: (c: ClusterObject) => void): FieldError[] {
+    const next = structuredClone(old);
+    mutate(next);
+    return admit(clusterKind, next, old).errors;
+  }
+
+  it("allow scaling, adding and removing pools, and pausing", () => {
+    assert.deepEqual(updateErrors((c) => (c.spec.controlPlane.replicas = 3)), []);
+    assert.deepEqual(updateErrors((c) => (c.spec.workers![0]!.replicas = 10)), []);
+    assert.deepEqual(updateErrors((c) => (c.spec.workers![0]!.machineType = "m.xlarge")), []);
+    assert.deepEqual(updateErrors((c) => c.spec.workers!.push({ name: "gpu", connection: "sim-west", machineType: "g.large" })), []);
+    assert.deepEqual(updateErrors((c) => (c.spec.workers = [])), []);
+    assert.deepEqual(updateErrors((c) => (c.spec.paused = true)), []);
+  });
+
+  const frozen: [string, (c: ClusterObject) => void][] = [
+    ["spec.kubernetesVersion", (c) => (c.spec.kubernetesVersion = "v1.32.0")],
+    ["spec.controlPlane.connection", (c) => (c.spec.controlPlane.connection = "sim-west")],
+    ["spec.controlPlane.machineType", (c) => (c.spec.controlPlane.machineType = "m.xlarge")],
+    ["spec.network.cni", (c) => (c.spec.network!.cni = "flannel")],
+    ["spec.network.podCIDR", (c) => (c.spec.network!.podCIDR = "10.245.0.0/16")],
+    ["spec.network.serviceCIDR", (c) => (c.spec.network!.serviceCIDR = "10.112.0.0/12")],
+    ["spec.network.nodeCIDR", (c) => (c.spec.network!.nodeCIDR = "10.1.0.0/16")],
+    ["spec.network.serviceDomain", (c) => (c.spec.network!.serviceDomain = "example.internal")],
+    ["spec.workers[0].connection", (c) => (c.spec.workers![0]!.connection = "sim-west")],
+  ];
+  for (const [field, mutate] of frozen) {
+    it(`refuse a change of ${field}`, () => {
+      assert.match(only(updateErrors(mutate), field).message, /field is immutable/);
+    });
+  }
+
+  it("match pools by name, not position", () => {
+    const errors = updateErrors((c) => {
+      c.spec.workers!.unshift({ name: "gpu", connection: "sim-west", machineType: "g.large" });
+    });
+    assert.deepEqual(errors, []);
+    const moved = updateErrors((c) => {
+      c.spec.workers!.unshift({ name: "gpu", connection: "sim-west", machineType: "g.large" });
+      c.spec.workers![1]!.connection = "sim-west";
+    });
+    only(moved, "spec.workers[1].connection");
+  });
+});
+
+describe("Cluster printer columns", () => {
+  const names = (priority: number) =>
+    clusterKind.printerColumns.filter((c) => (c.priority ?? 0) === priority).map((c) => c.name);
+
+  it("are NAME, PHASE, CONTROL-PLANE, WORKERS, VERSION, AGE, and ENDPOINT, REASON when wide", () => {
+    assert.deepEqual(names(0), ["NAME", "PHASE", "CONTROL-PLANE", "WORKERS", "VERSION", "AGE"]);
+    assert.deepEqual(names(1), ["ENDPOINT", "REASON"]);
+  });
+
+  it("show the spec's counts before the controllers report any", () => {
+    const cluster = admitted(minimalCluster());
+    cluster.spec.controlPlane.replicas = 3;
+    cluster.spec.workers!.push({ name: "gpu", connection: "sim-west", machineType: "g.large", replicas: 4 });
+    assert.equal(cell(clusterKind, "CONTROL-PLANE", cluster), "0/3");
+    assert.equal(cell(clusterKind, "WORKERS", cluster), "0/6");
+    assert.equal(cell(clusterKind, "VERSION", cluster), "v1.31.2");
+    assert.equal(cell(clusterKind, "ENDPOINT", cluster), undefined);
+  });
+
+  it("show the status of a running cluster", () => {
+    const cluster = admitted(minimalCluster());
+    cluster.metadata.creationTimestamp = "2025-01-02T03:04:05Z";
+    cluster.status = {
+      phase: "Running",
+      controlPlane: { desired: 3, ready: 2 },
+      workers: { desired: 5, ready: 4 },
+      controlPlaneEndpoint: { host: "203.0.113.10", port: 6443 },
+      reason: "JoinWorkerFailed",
+    };
+    assert.equal(cell(clusterKind, "NAME", cluster), "demo");
+    assert.equal(cell(clusterKind, "PHASE", cluster), "Running");
+    assert.equal(cell(clusterKind, "CONTROL-PLANE", cluster), "2/3");
+    assert.equal(cell(clusterKind, "WORKERS", cluster), "4/5");
+    assert.equal(cell(clusterKind, "AGE", cluster), "2025-01-02T03:04:05Z");
+    assert.equal(cell(clusterKind, "ENDPOINT", cluster), "203.0.113.10:6443");
+    assert.equal(cell(clusterKind, "REASON", cluster), "JoinWorkerFailed");
+  });
+});

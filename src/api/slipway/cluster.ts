@@ -1,0 +1,323 @@
+// Cluster: the user's declaration of a Kubernetes cluster — control plane in one connection, worker
+// pools in any — and the status the controllers report back.
+import { Type, type Static } from "@sinclair/typebox";
+import { Condition, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
+import type { FieldError, KindDefinition } from "../registry.ts";
+import { ageColumn, fieldColumn, readyOfDesired } from "../columns.ts";
+import { dnsLabelErrors, duplicate, immutable, invalid, notSupported } from "../field-errors.ts";
+import { InvalidCidrError, cidrsOverlap, parseCidr, type Cidr } from "../cidr.ts";
+import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
+import { DEFAULT_IMAGE, Taint, nodeLabelErrors, nodeLabels, taintErrors } from "./nodes.ts";
+
+export const DEFAULT_KUBERNETES_VERSION = "v1.31.2";
+/** Kubernetes minor versions Slipway can install (1.28 to 1.32). */
+export const SUPPORTED_KUBERNETES_MINORS = { min: 28, max: 32 } as const;
+/** etcd needs an odd number of members to keep a quorum. */
+export const CONTROL_PLANE_REPLICAS = [1, 3, 5] as const;
+export const MAX_WORKER_REPLICAS = 1000;
+/** Cluster names go into cloud resource names, which are often limited to 63 characters. */
+export const MAX_CLUSTER_NAME_LENGTH = 40;
+
+export const CLUSTER_PHASES = ["Pending", "Validating", "Provisioning", "Running", "Updating", "Deleting", "Failed"] as const;
+export type ClusterPhase = (typeof CLUSTER_PHASES)[number];
+
+export const CLUSTER_CONDITIONS = [
+  "Validated",
+  "InfrastructureReady",
+  "ControlPlaneInitialized",
+  "ControlPlaneReady",
+  "WorkersReady",
+  "Ready",
+] as const;
+export type ClusterConditionType = (typeof CLUSTER_CONDITIONS)[number];
+
+export const CNI_PLUGINS = ["calico", "flannel", "cilium"] as const;
+
+const ControlPlaneSpec = Struct(
+  {
+    connection: Type.String({ minLength: 1, description: "Connection (in this namespace) the control-plane machines are built in." }),
+    machineType: Type.String({ minLength: 1, description: "Machine type of the control-plane machines (at least 2 vCPU and 1.7 GiB)." }),
+    replicas: Type.Optional(
+      Type.Integer({ default: 1, description: "Number of control-plane machines: 1, 3 or 5 (etcd needs an odd number)." }),
+    ),
+    image: Type.Optional(Type.String({ default: DEFAULT_IMAGE, description: "Operating-system image of the machines." })),
+  },
+  { description: "The control plane: its machines and where they run." },
+);
+
+const WorkerPoolSpec = Struct(
+  {
+    name: Type.String({ minLength: 1, description: "Name of the pool, a DNS label unique within the cluster." }),
+    connection: Type.String({ minLength: 1, description: "Connection (in this namespace) the pool's machines are built in." }),
+    machineType: Type.String({ minLength: 1, description: "Machine type of the pool's machines." }),
+    replicas: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: MAX_WORKER_REPLICAS, default: 1, description: "Number of machines (0 to 1000)." }),
+    ),
+    image: Type.Optional(Type.String({ default: DEFAULT_IMAGE, description: "Operating-system image of the machines." })),
+    labels: Type.Optional(nodeLabels("Labels the pool's nodes are registered with.")),
+    taints: Type.Optional(Type.Array(Taint, { description: "Taints the pool's nodes are registered with." })),
+  },
+  { description: "A pool of identical worker machines." },
+);
+
+// Type.Object rather than Struct: the section has a default of its own ({} then filled field by field).
+const NetworkSpec = Type.Object(
+  {
+    cni: Type.Optional(StringEnum(CNI_PLUGINS, { default: "calico", description: "Network plugin: calico, flannel or cilium." })),
+    podCIDR: Type.Optional(Type.String({ default: "10.244.0.0/16", description: "Address range of pods (IPv4 CIDR)." })),
+    serviceCIDR: Type.Optional(Type.String({ default: "10.96.0.0/12", description: "Address range of services (IPv4 CIDR, /12 or smaller)." })),
+    nodeCIDR: Type.Optional(
+      Type.String({ default: "10.0.0.0/16", description: "Address range of the cloud network made in each connection (IPv4 CIDR)." }),
+    ),
+    serviceDomain: Type.Optional(Type.String({ default: "cluster.local", description: "DNS domain of services." })),
+  },
+  { additionalProperties: false, default: {}, description: "Cluster networking. Cannot be changed after creation." },
+);
+
+export const ClusterSpecSchema = Struct(
+  {
+    kubernetesVersion: Type.Optional(
+      Type.String({ default: DEFAULT_KUBERNETES_VERSION, description: "Kubernetes version, v1.<minor>.<patch> with minor 28 to 32." }),
+    ),
+    controlPlane: ControlPlaneSpec,
+    workers: Type.Optional(Type.Array(WorkerPoolSpec, { default: [], description: "Worker pools, in any connections." })),
+    network: Type.Optional(NetworkSpec),
+    paused: Type.Optional(Type.Boolean({ description: "If true, controllers leave the cluster as it is." })),
+  },
+  { description: "The desired cluster." },
+);
+export type ClusterSpec = Static<typeof ClusterSpecSchema>;
+export type WorkerPoolSpec = Static<typeof WorkerPoolSpec>;
+
+const ClusterStep = Struct(
+  {
+    name: Type.String({ description: "What was done, e.g. CreateNetwork or JoinWorker." }),
+    startedAt: Type.String({ description: "When the step started (RFC 3339)." }),
+    finishedAt: Type.Optional(Type.String({ description: "When the step finished (RFC 3339)." })),
+    outcome: StringEnum(["Running", "Succeeded", "Failed"], { description: "Running, Succeeded or Failed." }),
+    message: Type.Optional(Type.String({ description: "Details, e.g. the error of a failed step." })),
+    target: Type.Optional(
+      Struct(
+        {
+          kind: Type.String({ description: "Kind of the object, e.g. Machine." }),
+          name: Type.String({ description: "Name of the object." }),
+        },
+        { description: "The object the step concerns." },
+      ),
+    ),
+  },
+  { description: "One entry of the step journal." },
+);
+export type ClusterStep = Static<typeof ClusterStep>;
+
+export const ClusterStatusSchema = Struct(
+  {
+    phase: Type.Optional(StringEnum(CLUSTER_PHASES, { description: "Where the cluster is in its life cycle." })),
+    reason: Type.Optional(Type.String({ description: "Why the cluster is failing, e.g. QuotaExceeded or JoinWorkerFailed." })),
+    message: Type.Optional(Type.String({ description: "Human-readable details of the reason." })),
+    observedGeneration: Type.Optional(Type.Integer({ description: "The spec generation this status describes." })),
+    conditions: Type.Optional(
+      Type.Array(Condition, {
+        description: "Validated, InfrastructureReady, ControlPlaneInitialized, ControlPlaneReady, WorkersReady and Ready.",
+      }),
+    ),
+    controlPlaneEndpoint: Type.Optional(
+      Struct(
+        {
+          host: Type.String({ description: "Host name or address of the Kubernetes API." }),
+          port: Type.Integer({ description: "Port of the Kubernetes API." }),
+        },
+        { description: "Where the cluster's Kubernetes API answers (its load balancer)." },
+      ),
+    ),
+    controlPlane: Type.Optional(
+      Struct(
+        {
+          desired: Type.Integer({ description: "Control-plane machines wanted." }),
+          ready: Type.Integer({ description: "Control-plane machines whose node is Ready." }),
+          updated: Type.Optional(Type.Integer({ description: "Control-plane machines at the desired version." })),
+        },
+        { description: "Control-plane machine counts." },
+      ),
+    ),
+    workers: Type.Optional(
+      Struct(
+        {
+          desired: Type.Integer({ description: "Worker machines wanted, over all pools." }),
+          ready: Type.Integer({ description: "Worker machines whose node is Ready." }),
+        },
+        { description: "Worker machine counts." },
+      ),
+    ),
+    kubeconfigSecretName: Type.Optional(
+      Type.String({ description: "Secret (key value) holding an admin kubeconfig: <cluster>-kubeconfig." }),
+    ),
+    operation: Type.Optional(Type.String({ description: "Name of the Operation in progress." })),
+    steps: Type.Optional(Type.Array(ClusterStep, { description: "Journal of the steps taken, oldest first." })),
+    version: Type.Optional(Type.String({ description: "Kubernetes version observed on the control plane." })),
+  },
+  { description: "The observed state of the cluster." },
+);
+export type ClusterStatus = Static<typeof ClusterStatusSchema>;
+
+export const ClusterSchema = objectSchema(SLIPWAY_API_VERSION, "Cluster", "A Kubernetes cluster across clouds.", {
+  spec: ClusterSpecSchema,
+  status: Type.Optional(ClusterStatusSchema),
+});
+export type ClusterObject = ObjectOf<typeof ClusterSchema>;
+
+const VERSION = /^v1\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$/;
+
+function versionErrors(version: string | undefined): FieldError[] {
+  if (version === undefined) return [];
+  const field = "spec.kubernetesVersion";
+  const match = VERSION.exec(version);
+  if (!match) return [invalid(field, version, "must look like v1.<minor>.<patch>, e.g. v1.31.2")];
+  const minor = Number(match[1]);
+  const { min, max } = SUPPORTED_KUBERNETES_MINORS;
+  if (minor < min || minor > max) return [invalid(field, version, `unsupported version; supported are v1.${min} to v1.${max}`)];
+  return [];
+}
+
+const NETWORK_RANGES = ["podCIDR", "serviceCIDR", "nodeCIDR"] as const;
+
+function networkErrors(network: ClusterSpec["network"]): FieldError[] {
+  if (!network) return [];
+  const errors: FieldError[] = [];
+  const parsed: { field: string; text: string; cidr: Cidr }[] = [];
+  for (const key of NETWORK_RANGES) {
+    const text = network[key];
+    if (text === undefined) continue;
+    const field = `spec.network.${key}`;
+    try {
+      parsed.push({ field, text, cidr: parseCidr(text) });
+    } catch (error) {
+      if (!(error instanceof InvalidCidrError)) throw error;
+      errors.push(invalid(field, text, error.detail));
+    }
+  }
+  for (const [i, a] of parsed.entries()) {
+    for (const b of parsed.slice(i + 1)) {
+      if (cidrsOverlap(a.cidr, b.cidr)) errors.push(invalid(b.field, b.text, `overlaps ${a.field} (${a.text})`));
+    }
+  }
+  const service = parsed.find((p) => p.field === "spec.network.serviceCIDR");
+  if (service && service.cidr.prefix < 12) {
+    errors.push(invalid(service.field, service.text, "must be /12 or smaller (the API server allocates at most 2^20 service addresses)"));
+  }
+  const pod = parsed.find((p) => p.field === "spec.network.podCIDR");
+  if (pod && pod.cidr.prefix > 24) {
+    errors.push(invalid(pod.field, pod.text, "must be /24 or larger (each node gets a /24 of pod addresses)"));
+  }
+  if (network.serviceDomain !== undefined) {
+    for (const label of network.serviceDomain.split(".")) {
+      const labelErrors = dnsLabelErrors("spec.network.serviceDomain", label);
+      if (labelErrors.length > 0) {
+        errors.push(invalid("spec.network.serviceDomain", network.serviceDomain, "must be a lowercase DNS domain, e.g. cluster.local"));
+        break;
+      }
+    }
+  }
+  return errors;
+}
+
+function workerErrors(workers: WorkerPoolSpec[]): FieldError[] {
+  const errors: FieldError[] = [];
+  const names = new Set<string>();
+  workers.forEach((pool, i) => {
+    const field = `spec.workers[${i}]`;
+    errors.push(...dnsLabelErrors(`${field}.name`, pool.name));
+    if (names.has(pool.name)) errors.push(duplicate(`${field}.name`, pool.name));
+    names.add(pool.name);
+    errors.push(...nodeLabelErrors(`${field}.labels`, pool.labels), ...taintErrors(`${field}.taints`, pool.taints));
+  });
+  return errors;
+}
+
+function immutableFieldErrors(cluster: ClusterObject, old: ClusterObject): FieldError[] {
+  const spec = cluster.spec;
+  const was = old.spec;
+  const errors = [
+    ...immutable("spec.kubernetesVersion", spec.kubernetesVersion, was.kubernetesVersion),
+    ...immutable("spec.controlPlane.connection", spec.controlPlane.connection, was.controlPlane.connection),
+    ...immutable("spec.controlPlane.machineType", spec.controlPlane.machineType, was.controlPlane.machineType),
+  ];
+  for (const key of ["cni", ...NETWORK_RANGES, "serviceDomain"] as const) {
+    errors.push(...immutable(`spec.network.${key}`, spec.network?.[key], was.network?.[key]));
+  }
+  (spec.workers ?? []).forEach((pool, i) => {
+    const before = was.workers?.find((p) => p.name === pool.name);
+    if (before) errors.push(...immutable(`spec.workers[${i}].connection`, pool.connection, before.connection));
+  });
+  return errors;
+}
+
+export function validateCluster(cluster: ClusterObject, old?: ClusterObject): FieldError[] {
+  const errors: FieldError[] = [];
+  const name = cluster.metadata.name;
+  if (name !== undefined) errors.push(...dnsLabelErrors("metadata.name", name, MAX_CLUSTER_NAME_LENGTH));
+  errors.push(...versionErrors(cluster.spec.kubernetesVersion));
+  const replicas = cluster.spec.controlPlane.replicas;
+  if (replicas !== undefined && !(CONTROL_PLANE_REPLICAS as readonly number[]).includes(replicas)) {
+    errors.push(notSupported("spec.controlPlane.replicas", replicas, CONTROL_PLANE_REPLICAS));
+  }
+  errors.push(...networkErrors(cluster.spec.network), ...workerErrors(cluster.spec.workers ?? []));
+  if (old) errors.push(...immutableFieldErrors(cluster, old));
+  return errors;
+}
+
+/** Worker machines the spec asks for, over all pools. */
+export function desiredWorkers(spec: ClusterSpec): number {
+  return (spec.workers ?? []).reduce((sum, pool) => sum + (pool.replicas ?? 1), 0);
+}
+
+export const clusterKind: KindDefinition<ClusterObject> = {
+  ...slipwayKindBase,
+  kind: "Cluster",
+  plural: "clusters",
+  singular: "cluster",
+  shortNames: ["cl"],
+  schema: ClusterSchema,
+  description: "A Kubernetes cluster: a control plane in one connection and worker pools in any.",
+  printerColumns: [
+    fieldColumn("NAME", ".metadata.name", "Name of the cluster."),
+    fieldColumn("PHASE", ".status.phase", "Where the cluster is in its life cycle."),
+    {
+      name: "CONTROL-PLANE",
+      type: "string",
+      jsonPath: ".status.controlPlane",
+      description: "Ready/desired control-plane machines.",
+      value: (o) => {
+        const c = o as ClusterObject;
+        const counts = c.status?.controlPlane;
+        return counts ? readyOfDesired(counts.ready, counts.desired) : readyOfDesired(0, c.spec.controlPlane.replicas ?? 1);
+      },
+    },
+    {
+      name: "WORKERS",
+      type: "string",
+      jsonPath: ".status.workers",
+      description: "Ready/desired worker machines over all pools.",
+      value: (o) => {
+        const c = o as ClusterObject;
+        return readyOfDesired(c.status?.workers?.ready, c.status?.workers?.desired ?? desiredWorkers(c.spec));
+      },
+    },
+    fieldColumn("VERSION", ".spec.kubernetesVersion", "Kubernetes version."),
+    ageColumn,
+    {
+      name: "ENDPOINT",
+      type: "string",
+      jsonPath: ".status.controlPlaneEndpoint",
+      description: "Address of the cluster's Kubernetes API (host:port).",
+      priority: 1,
+      value: (o) => {
+        const endpoint = (o as ClusterObject).status?.controlPlaneEndpoint;
+        return endpoint ? `${endpoint.host}:${endpoint.port}` : undefined;
+      },
+    },
+    fieldColumn("REASON", ".status.reason", "Why the cluster is failing.", { priority: 1 }),
+  ],
+  defaults: specDefaults(ClusterSpecSchema),
+  validate: validateCluster,
+};

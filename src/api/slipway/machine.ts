@@ -1,0 +1,111 @@
+// Machine: one VM and the Kubernetes node it becomes. Owned by its pool, or by the Cluster for the
+// control plane.
+import { Type, type Static } from "@sinclair/typebox";
+import { Condition, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
+import type { FieldError, KindDefinition } from "../registry.ts";
+import { ageColumn, fieldColumn } from "../columns.ts";
+import { immutable } from "../field-errors.ts";
+import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
+import { DEFAULT_IMAGE } from "./nodes.ts";
+
+export const MACHINE_PHASES = ["Pending", "Provisioning", "Provisioned", "Running", "Deleting", "Failed"] as const;
+export type MachinePhase = (typeof MACHINE_PHASES)[number];
+
+export const MACHINE_ROLES = ["control-plane", "worker"] as const;
+export type MachineRole = (typeof MACHINE_ROLES)[number];
+
+export const MachineSpecSchema = Struct(
+  {
+    clusterName: Type.String({ minLength: 1, description: "Cluster (in this namespace) the machine belongs to." }),
+    role: StringEnum(MACHINE_ROLES, { description: "control-plane or worker." }),
+    connection: Type.String({ minLength: 1, description: "Connection the machine is built in." }),
+    machineType: Type.String({ minLength: 1, description: "Machine type." }),
+    image: Type.Optional(Type.String({ default: DEFAULT_IMAGE, description: "Operating-system image." })),
+    pool: Type.Optional(Type.String({ description: "MachinePool the machine belongs to (workers)." })),
+    providerID: Type.Optional(
+      Type.String({ description: "Provider's ID of the instance, as on the Node (sim://region/instance). Set once." }),
+    ),
+  },
+  { description: "The machine wanted." },
+);
+export type MachineSpec = Static<typeof MachineSpecSchema>;
+
+const MachineAddress = Struct(
+  {
+    type: StringEnum(["InternalIP", "ExternalIP", "Hostname"], { description: "InternalIP, ExternalIP or Hostname." }),
+    address: Type.String({ description: "The address." }),
+  },
+  { description: "An address of the machine." },
+);
+export type MachineAddress = Static<typeof MachineAddress>;
+
+export const MachineStatusSchema = Struct(
+  {
+    phase: Type.Optional(StringEnum(MACHINE_PHASES, { description: "Where the machine is in its life cycle." })),
+    instanceId: Type.Optional(Type.String({ description: "Cloud ID of the instance." })),
+    providerID: Type.Optional(Type.String({ description: "Provider's ID of the instance." })),
+    zone: Type.Optional(Type.String({ description: "Availability zone of the instance." })),
+    addresses: Type.Optional(Type.Array(MachineAddress, { description: "Addresses of the instance." })),
+    nodeName: Type.Optional(Type.String({ description: "Name of the Kubernetes node it became." })),
+    nodeReady: Type.Optional(Type.Boolean({ description: "True if the node is Ready." })),
+    bootstrapped: Type.Optional(Type.Boolean({ description: "True once kubeadm init or join has completed." })),
+    conditions: Type.Optional(Type.Array(Condition, { description: "Current conditions, e.g. Ready." })),
+    failureReason: Type.Optional(Type.String({ description: "Why the machine failed for good, e.g. BootFailed." })),
+    failureMessage: Type.Optional(Type.String({ description: "Human-readable details of the failure." })),
+    observedGeneration: Type.Optional(Type.Integer({ description: "The spec generation this status describes." })),
+  },
+  { description: "The observed state of the machine." },
+);
+export type MachineStatus = Static<typeof MachineStatusSchema>;
+
+export const MachineSchema = objectSchema(SLIPWAY_API_VERSION, "Machine", "One VM and its Kubernetes node.", {
+  spec: MachineSpecSchema,
+  status: Type.Optional(MachineStatusSchema),
+});
+export type MachineObject = ObjectOf<typeof MachineSchema>;
+
+/** The address to show for a machine: its first internal address, else its first address. */
+export function primaryAddress(addresses: MachineAddress[] | undefined): string | undefined {
+  return (addresses?.find((a) => a.type === "InternalIP") ?? addresses?.[0])?.address;
+}
+
+export const machineKind: KindDefinition<MachineObject> = {
+  ...slipwayKindBase,
+  kind: "Machine",
+  plural: "machines",
+  singular: "machine",
+  shortNames: ["ma"],
+  schema: MachineSchema,
+  description: "One VM and the Kubernetes node it becomes.",
+  printerColumns: [
+    fieldColumn("NAME", ".metadata.name", "Name of the machine."),
+    fieldColumn("CLUSTER", ".spec.clusterName", "Cluster the machine belongs to."),
+    fieldColumn("ROLE", ".spec.role", "control-plane or worker."),
+    fieldColumn("PHASE", ".status.phase", "Where the machine is in its life cycle."),
+    fieldColumn("NODE", ".status.nodeName", "Kubernetes node it became."),
+    fieldColumn("INSTANCE", ".status.instanceId", "Cloud ID of the instance."),
+    ageColumn,
+    fieldColumn("CONNECTION", ".spec.connection", "Connection it is built in.", { priority: 1 }),
+    {
+      name: "ADDRESS",
+      type: "string",
+      jsonPath: ".status.addresses",
+      description: "Internal address of the machine.",
+      priority: 1,
+      value: (o) => primaryAddress((o as MachineObject).status?.addresses),
+    },
+  ],
+  defaults: specDefaults(MachineSpecSchema),
+  validate(machine, old) {
+    if (!old) return [];
+    const errors: FieldError[] = [];
+    for (const key of ["clusterName", "role", "connection", "machineType", "image", "pool"] as const) {
+      errors.push(...immutable(`spec.${key}`, machine.spec[key], old.spec[key]));
+    }
+    // The provider ID is learnt once the instance exists, and then stays.
+    if (old.spec.providerID !== undefined) {
+      errors.push(...immutable("spec.providerID", machine.spec.providerID, old.spec.providerID));
+    }
+    return errors;
+  },
+};

@@ -1,0 +1,58 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { machinePoolKind, type MachinePoolObject } from "./machinepool.ts";
+import { admit, cell } from "../testing.ts";
+
+function pool(spec: Partial<MachinePoolObject["spec"]> = {}): MachinePoolObject {
+  return {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "MachinePool",
+    metadata: { name: "demo-general", namespace: "default" },
+    spec: { clusterName: "demo", connection: "sim-east", machineType: "m.medium", ...spec },
+  };
+}
+
+describe("MachinePool", () => {
+  it("defaults to one machine of the default image", () => {
+    const { object, schemaErrors, errors } = admit(machinePoolKind, pool());
+    assert.deepEqual([schemaErrors, errors], [[], []]);
+    assert.equal(object.spec.replicas, 1);
+    assert.equal(object.spec.image, "ubuntu-22.04");
+  });
+
+  it("accepts zero replicas and refuses negative ones", () => {
+    assert.deepEqual(admit(machinePoolKind, pool({ replicas: 0 })).schemaErrors, []);
+    assert.deepEqual(admit(machinePoolKind, pool({ replicas: -1 })).schemaErrors.map(([p]) => p), ["/spec/replicas"]);
+  });
+
+  it("refuses an unknown phase", () => {
+    const input = { ...pool(), status: { phase: "Scaling" } };
+    assert.deepEqual(admit(machinePoolKind, input).schemaErrors.map(([p]) => p), ["/status/phase"]);
+  });
+
+  it("checks labels and taints", () => {
+    const errors = admit(machinePoolKind, pool({ labels: { "bad key": "x" }, taints: [{ key: "-x", effect: "NoSchedule" }] })).errors;
+    assert.deepEqual(errors.map((e) => e.field), ["spec.labels", "spec.taints[0].key"]);
+  });
+
+  it("can be scaled and re-typed, but not moved to another cluster or connection", () => {
+    const old = admit(machinePoolKind, pool()).object;
+    assert.deepEqual(admit(machinePoolKind, { ...old, spec: { ...old.spec, replicas: 5, machineType: "m.large" } }, old).errors, []);
+    const moved = admit(machinePoolKind, { ...old, spec: { ...old.spec, clusterName: "other", connection: "sim-west" } }, old);
+    assert.deepEqual(moved.errors.map((e) => e.field), ["spec.clusterName", "spec.connection"]);
+  });
+
+  it("shows ready/desired replicas, phase and machine type", () => {
+    const p = admit(machinePoolKind, pool({ replicas: 3 })).object;
+    assert.equal(cell(machinePoolKind, "REPLICAS", p), "0/3");
+    p.status = { phase: "ScalingUp", replicas: 3, readyReplicas: 2 };
+    assert.deepEqual(
+      ["NAME", "CLUSTER", "REPLICAS", "PHASE", "MACHINETYPE", "CONNECTION"].map((name) => cell(machinePoolKind, name, p)),
+      ["demo-general", "demo", "2/3", "ScalingUp", "m.medium", "sim-east"],
+    );
+    assert.deepEqual(
+      machinePoolKind.printerColumns.map((c) => [c.name, c.priority ?? 0]),
+      [["NAME", 0], ["CLUSTER", 0], ["REPLICAS", 0], ["PHASE", 0], ["MACHINETYPE", 0], ["AGE", 0], ["CONNECTION", 1]],
+    );
+  });
+});

@@ -1,0 +1,101 @@
+// MachinePool: a set of identical worker machines with a replica count. Owned by the Cluster.
+import { Type, type Static } from "@sinclair/typebox";
+import { Condition, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
+import type { KindDefinition } from "../registry.ts";
+import { ageColumn, fieldColumn, readyOfDesired } from "../columns.ts";
+import { immutable } from "../field-errors.ts";
+import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
+import { DEFAULT_IMAGE, Taint, nodeLabelErrors, nodeLabels, taintErrors } from "./nodes.ts";
+import { MAX_WORKER_REPLICAS } from "./cluster.ts";
+
+/** As Cluster API's MachinePool phases. */
+export const MACHINE_POOL_PHASES = [
+  "Pending",
+  "Provisioning",
+  "Provisioned",
+  "Running",
+  "ScalingUp",
+  "ScalingDown",
+  "Deleting",
+  "Failed",
+] as const;
+export type MachinePoolPhase = (typeof MACHINE_POOL_PHASES)[number];
+
+export const MachinePoolSpecSchema = Struct(
+  {
+    clusterName: Type.String({ minLength: 1, description: "Cluster (in this namespace) the pool belongs to." }),
+    connection: Type.String({ minLength: 1, description: "Connection the machines are built in." }),
+    machineType: Type.String({ minLength: 1, description: "Machine type of the machines." }),
+    image: Type.Optional(Type.String({ default: DEFAULT_IMAGE, description: "Operating-system image of the machines." })),
+    replicas: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: MAX_WORKER_REPLICAS, default: 1, description: "Number of machines wanted (0 to 1000)." }),
+    ),
+    labels: Type.Optional(nodeLabels("Labels the nodes are registered with.")),
+    taints: Type.Optional(Type.Array(Taint, { description: "Taints the nodes are registered with." })),
+  },
+  { description: "The machines wanted." },
+);
+export type MachinePoolSpec = Static<typeof MachinePoolSpecSchema>;
+
+const count = (description: string) => Type.Optional(Type.Integer({ minimum: 0, description }));
+
+export const MachinePoolStatusSchema = Struct(
+  {
+    phase: Type.Optional(StringEnum(MACHINE_POOL_PHASES, { description: "Where the pool is in its life cycle." })),
+    replicas: count("Machines that exist."),
+    readyReplicas: count("Machines whose node is Ready."),
+    availableReplicas: count("Machines whose node has been Ready for the minimum time."),
+    unavailableReplicas: count("Machines wanted that are not yet available."),
+    conditions: Type.Optional(Type.Array(Condition, { description: "Current conditions, e.g. Ready." })),
+    observedGeneration: Type.Optional(Type.Integer({ description: "The spec generation this status describes." })),
+    reason: Type.Optional(Type.String({ description: "Why the pool is failing, e.g. CreateMachineFailed." })),
+    message: Type.Optional(Type.String({ description: "Human-readable details of the reason." })),
+  },
+  { description: "The observed state of the pool." },
+);
+export type MachinePoolStatus = Static<typeof MachinePoolStatusSchema>;
+
+export const MachinePoolSchema = objectSchema(SLIPWAY_API_VERSION, "MachinePool", "A set of identical worker machines.", {
+  spec: MachinePoolSpecSchema,
+  status: Type.Optional(MachinePoolStatusSchema),
+});
+export type MachinePoolObject = ObjectOf<typeof MachinePoolSchema>;
+
+export const machinePoolKind: KindDefinition<MachinePoolObject> = {
+  ...slipwayKindBase,
+  kind: "MachinePool",
+  plural: "machinepools",
+  singular: "machinepool",
+  shortNames: ["mp"],
+  schema: MachinePoolSchema,
+  description: "A set of identical worker machines with a replica count.",
+  printerColumns: [
+    fieldColumn("NAME", ".metadata.name", "Name of the pool."),
+    fieldColumn("CLUSTER", ".spec.clusterName", "Cluster the pool belongs to."),
+    {
+      name: "REPLICAS",
+      type: "string",
+      jsonPath: ".status.readyReplicas",
+      description: "Ready/desired machines.",
+      value: (o) => {
+        const pool = o as MachinePoolObject;
+        return readyOfDesired(pool.status?.readyReplicas, pool.spec.replicas ?? 1);
+      },
+    },
+    fieldColumn("PHASE", ".status.phase", "Where the pool is in its life cycle."),
+    fieldColumn("MACHINETYPE", ".spec.machineType", "Machine type of the machines."),
+    ageColumn,
+    fieldColumn("CONNECTION", ".spec.connection", "Connection the machines are built in.", { priority: 1 }),
+  ],
+  defaults: specDefaults(MachinePoolSpecSchema),
+  validate(pool, old) {
+    const errors = [...nodeLabelErrors("spec.labels", pool.spec.labels), ...taintErrors("spec.taints", pool.spec.taints)];
+    if (old) {
+      errors.push(
+        ...immutable("spec.clusterName", pool.spec.clusterName, old.spec.clusterName),
+        ...immutable("spec.connection", pool.spec.connection, old.spec.connection),
+      );
+    }
+    return errors;
+  },
+};

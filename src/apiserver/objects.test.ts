@@ -1,0 +1,142 @@
+import { describe, it, beforeEach, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { defaultRegistry } from "../api/kinds.ts";
+import type { KindDefinition } from "../api/registry.ts";
+import type { KubeObject } from "../api/meta.ts";
+import { SqliteStore } from "../store/sqlite.ts";
+import { AlreadyExistsError, BadRequestError, ConflictError, ForbiddenError, InvalidError, NotFoundError } from "./errors.ts";
+import { ObjectService, type ObjectEvent } from "./objects.ts";
+import { ensureDefaultNamespaces } from "../controlplane/namespaces.ts";
+
+const registry = defaultRegistry();
+const clusters = registry.byKind("slipway.dev/v1alpha1", "Cluster")!;
+const connections = registry.byKind("slipway.dev/v1alpha1", "Connection")!;
+const namespaces = registry.byKind("v1", "Namespace")!;
+
+function cluster(name: string, replicas = 1): Record<string, unknown> {
+  return {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Cluster",
+    metadata: { name, labels: { team: "a" } },
+    spec: { controlPlane: { connection: "east", machineType: "s1.medium", replicas }, workers: [] },
+  };
+}
+
+describe("ObjectService", () => {
+  let store: SqliteStore;
+  let objects: ObjectService;
+
+  beforeEach(async () => {
+    store = SqliteStore.open(":memory:");
+    objects = new ObjectService(registry, store);
+    await ensureDefaultNamespaces(objects);
+  });
+  afterEach(async () => store.close());
+
+  it("creates with server fields and defaults, and refuses a second create", async () => {
+    const { object } = await objects.create(clusters, "default", cluster("a"));
+    assert.match(object.metadata.uid!, /^[0-9a-f-]{36}$/);
+    assert.equal(object.metadata.generation, 1);
+    assert.equal(object.metadata.namespace, "default");
+    assert.equal((object.spec as { kubernetesVersion: string }).kubernetesVersion, "v1.31.2");
+    await assert.rejects(objects.create(clusters, "default", cluster("a")), AlreadyExistsError);
+  });
+
+  it("generates names from generateName", async () => {
+    const body = cluster("x");
+    body.metadata = { generateName: "gen-" };
+    const { object } = await objects.create(clusters, "default", body);
+    assert.match(object.metadata.name!, /^gen-[a-z0-9]{5}$/);
+  });
+
+  it("refuses invalid objects with every field named, and writes nothing", async () => {
+    const before = await store.revision();
+    const bad = cluster("bad", 2) as { spec: Record<string, unknown> };
+    bad.spec.colour = "blue";
+    const error = await objects.create(clusters, "default", bad).catch((e: unknown) => e);
+    assert.ok(error instanceof InvalidError);
+    assert.deepEqual(error.fieldErrors.map((e) => e.field).sort(), ["spec.colour"]);
+    const error2 = (await objects.create(clusters, "default", cluster("bad", 2)).catch((e: unknown) => e)) as InvalidError;
+    assert.equal(error2.fieldErrors[0]!.field, "spec.controlPlane.replicas");
+    assert.equal(await store.revision(), before);
+  });
+
+  it("refuses objects in a missing or terminating namespace", async () => {
+    await assert.rejects(objects.create(clusters, "nowhere", cluster("a")), NotFoundError);
+    await objects.create(namespaces, undefined, { metadata: { name: "going" } });
+    await objects.delete(namespaces, undefined, "going");
+    await assert.rejects(objects.create(clusters, "going", cluster("a")), ForbiddenError);
+  });
+
+  it("raises the generation on spec changes only and keeps status out of main updates", async () => {
+    const { object } = await objects.create(clusters, "default", cluster("g"));
+    const labelled = await objects.patch(clusters, "default", "g", "merge", { metadata: { labels: { x: "y" } }, status: { phase: "Failed" } });
+    assert.equal(labelled.object.metadata.generation, 1);
+    assert.equal(labelled.object.status, undefined);
+    const status = await objects.patch(clusters, "default", "g", "merge", { status: { phase: "Running" }, spec: { paused: true } }, { subresource: "status" });
+    assert.equal((status.object.status as { phase: string }).phase, "Running");
+    assert.equal((status.object.spec as { paused?: boolean }).paused, undefined);
+    const scaled = await objects.patch(clusters, "default", "g", "merge", { spec: { controlPlane: { replicas: 3 } } });
+    assert.equal(scaled.object.metadata.generation, 2);
+    assert.equal((scaled.object.status as { phase: string }).phase, "Running");
+    assert.notEqual(scaled.object.metadata.resourceVersion, object.metadata.resourceVersion);
+  });
+
+  it("refuses a stale resourceVersion with a conflict, and skips writes that change nothing", async () => {
+    const { object } = await objects.create(clusters, "default", cluster("c"));
+    await objects.patch(clusters, "default", "c", "merge", { metadata: { labels: { x: "1" } } });
+    await assert.rejects(objects.update(clusters, "default", "c", object), ConflictError);
+    const rev = await store.revision();
+    const current = await objects.get(clusters, "default", "c");
+    await objects.update(clusters, "default", "c", current);
+    assert.equal(await store.revision(), rev);
+  });
+
+  it("keeps an object with finalizers until they are removed", async () => {
+    const body = cluster("f");
+    (body.metadata as { finalizers: string[] }).finalizers = ["test/hold"];
+    await objects.create(clusters, "default", body);
+    const deleting = await objects.delete(clusters, "default", "f");
+    assert.ok(deleting.metadata.deletionTimestamp);
+    await assert.rejects(objects.patch(clusters, "default", "f", "merge", { metadata: { finalizers: ["test/hold", "new"] } }), InvalidError);
+    await objects.patch(clusters, "default", "f", "merge", { metadata: { finalizers: null } });
+    await assert.rejects(objects.get(clusters, "default", "f"), NotFoundError);
+  });
+
+  it("lists with selectors and pages with continue tokens at one revision", async () => {
+    for (const n of ["p1", "p2", "p3", "p4", "p5"]) await objects.create(clusters, "default", cluster(n));
+    const first = await objects.list(clusters, "default", { limit: 2 });
+    assert.deepEqual(first.items.map((o) => o.metadata.name), ["p1", "p2"]);
+    await objects.create(clusters, "default", cluster("p6"));
+    const second = await objects.list(clusters, "default", { limit: 10, continue: first.metadata.continue });
+    assert.deepEqual(second.items.map((o) => o.metadata.name), ["p3", "p4", "p5"], "a continued list reads the first page's revision");
+    assert.equal(second.metadata.continue, undefined);
+    const selected = await objects.list(clusters, undefined, { fieldSelector: "metadata.name=p2" });
+    assert.deepEqual(selected.items.map((o) => o.metadata.name), ["p2"]);
+    assert.equal((await objects.list(clusters, "default", { labelSelector: "team notin (a)" })).items.length, 0);
+    await assert.rejects(objects.list(clusters, "default", { fieldSelector: "spec.colour=blue" }), BadRequestError);
+  });
+
+  it("watches with selectors: objects leaving the selection are DELETED for the watcher", async () => {
+    await objects.create(clusters, "default", cluster("w1"));
+    const start = await objects.list(clusters, "default");
+    const events: ObjectEvent[] = [];
+    const watch = await objects.watch(clusters, "default", { resourceVersion: start.metadata.resourceVersion, labelSelector: "team=a" }, (e) => events.push(e), (e) => assert.fail(e));
+    await objects.create(clusters, "default", cluster("w2"));
+    await objects.patch(clusters, "default", "w1", "merge", { metadata: { labels: { team: "b" } } });
+    await objects.delete(clusters, "default", "w2");
+    await objects.create(connections, "default", { metadata: { name: "other" }, spec: { provider: "sim", region: "sim-east-1" } });
+    const deadline = Date.now() + 5000;
+    while (events.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    watch.close();
+    assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name}`), ["ADDED w2", "DELETED w1", "DELETED w2"]);
+  });
+
+  it("starts a watch without a resourceVersion with the current objects", async () => {
+    await objects.create(clusters, "default", cluster("s1"));
+    const events: ObjectEvent[] = [];
+    const watch = await objects.watch(clusters as KindDefinition, "default", {}, (e) => events.push(e), () => undefined);
+    watch.close();
+    assert.deepEqual(events.map((e) => `${e.type} ${(e.object as KubeObject).metadata.name}`), ["ADDED s1"]);
+  });
+});

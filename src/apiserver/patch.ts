@@ -1,0 +1,76 @@
+// PATCH bodies: JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch, which
+// kubectl sends for the core kinds it knows. Slipway's kinds carry no patch strategies, so a strategic
+// merge patch is applied as a merge patch once its directives are removed.
+import fastJsonPatch from "fast-json-patch";
+import type { Operation } from "fast-json-patch";
+import { BadRequestError, UnsupportedMediaTypeError } from "./errors.ts";
+
+export type PatchType = "merge" | "json" | "strategic";
+
+export function patchTypeOf(contentType: string | undefined): PatchType {
+  const mime = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  switch (mime) {
+    case "application/merge-patch+json":
+      return "merge";
+    case "application/json-patch+json":
+      return "json";
+    case "application/strategic-merge-patch+json":
+      return "strategic";
+    default:
+      throw new UnsupportedMediaTypeError(mime || "none");
+  }
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isPlainObject(patch)) return structuredClone(patch);
+  const result: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = mergePatch(result[key], value);
+  }
+  return result;
+}
+
+/** Removes strategic-merge directives ($patch, $retainKeys, $setElementOrder/…, $deleteFromPrimitiveList/…). */
+function stripDirectives(patch: unknown): unknown {
+  if (Array.isArray(patch)) return patch.map(stripDirectives);
+  if (!isPlainObject(patch)) return patch;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (key.startsWith("$")) continue;
+    out[key] = stripDirectives(value);
+  }
+  return out;
+}
+
+export function applyPatch(type: PatchType, original: unknown, body: unknown): unknown {
+  switch (type) {
+    case "merge":
+      if (!isPlainObject(body)) throw new BadRequestError("a merge patch must be a JSON object");
+      return mergePatch(original, body);
+    case "strategic":
+      if (!isPlainObject(body)) throw new BadRequestError("a strategic merge patch must be a JSON object");
+      return mergePatch(original, stripDirectives(body));
+    case "json": {
+      if (!Array.isArray(body)) throw new BadRequestError("a JSON patch must be an array of operations");
+      const problem = fastJsonPatch.validate(body as Operation[], original);
+      if (problem) {
+        throw new BadRequestError(`the JSON patch is invalid: ${problem.name}: operation ${problem.index} (${describeOp(problem.operation)})`);
+      }
+      try {
+        return fastJsonPatch.applyPatch(structuredClone(original), body as Operation[], true, false).newDocument;
+      } catch (e) {
+        throw new BadRequestError(`the JSON patch could not be applied: ${(e as Error).message.split("\n")[0]}`);
+      }
+    }
+  }
+}
+
+function describeOp(op: unknown): string {
+  if (!isPlainObject(op)) return "not an object";
+  return `${String(op.op)} ${String(op.path)}`;
+}

@@ -1,0 +1,320 @@
+// The REST surface of one API (one registry over one store): URL parsing, verbs, Tables and watches.
+// The server mounts one or more of these (the sim cloud serves a workload cluster's API per path).
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { parse as parseYaml } from "yaml";
+import type { KindDefinition, Registry } from "../api/registry.ts";
+import type { KubeObject } from "../api/meta.ts";
+import { apiVersions, group, groupList, resourceList, SERVER_VERSION } from "./discovery.ts";
+import { BadRequestError, InternalError, MethodNotAllowedError, NotFoundError, UnsupportedMediaTypeError, type ApiError } from "./errors.ts";
+import type { ApiMetrics } from "./metrics.ts";
+import type { ObjectService, DeletePropagation, ObjectEvent, WriteOptions } from "./objects.ts";
+import { renderOpenApi } from "./openapi.ts";
+import { patchTypeOf } from "./patch.ts";
+import { toTable, wantsTable, type IncludeObject } from "./table.ts";
+import type { FieldValidation } from "./validation.ts";
+
+/** What a request resolves to: which API it addresses and the path inside it. */
+export interface ApiContext {
+  registry: Registry;
+  objects: ObjectService;
+  metrics: ApiMetrics;
+  /** Pre-rendered OpenAPI documents. */
+  openapi: { index: string; documents: Map<string, string> };
+  bookmarkIntervalMs: number;
+  /** Called after every successful write, e.g. to add headers. */
+  afterWrite?: (event: { verb: string; def: KindDefinition; object: KubeObject; reply: FastifyReply }) => Promise<void> | void;
+}
+
+export function createApiContext(options: {
+  registry: Registry;
+  objects: ObjectService;
+  metrics: ApiMetrics;
+  bookmarkIntervalMs?: number;
+  afterWrite?: ApiContext["afterWrite"];
+}): ApiContext {
+  return {
+    ...options,
+    openapi: renderOpenApi(options.registry),
+    bookmarkIntervalMs: options.bookmarkIntervalMs ?? 10_000,
+  };
+}
+
+type Query = Record<string, string | undefined>;
+
+interface ResourcePath {
+  def: KindDefinition;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+/** Labels a request for logs and metrics. */
+export interface RequestInfo {
+  verb: string;
+  resource: string;
+  namespace?: string;
+  name?: string;
+}
+
+const MAX_WATCH_SECONDS = 1800;
+
+function truthy(v: string | undefined): boolean {
+  return v === "true" || v === "1";
+}
+
+function resolveResource(registry: Registry, groupName: string, version: string, rest: string[]): ResourcePath {
+  const notFound = () => new NotFoundError({ group: groupName, kind: "", plural: rest.join("/") }, "the server could not find the requested resource");
+  if (rest[0] === "namespaces" && rest.length >= 3) {
+    const def = registry.byPlural(groupName, version, rest[2]!);
+    if (def && def.namespaced) {
+      if (rest.length > 5) throw notFound();
+      return { def, namespace: rest[1], name: rest[3], subresource: rest[4] };
+    }
+  }
+  const def = registry.byPlural(groupName, version, rest[0]!);
+  if (!def || rest.length > 3) throw notFound();
+  if (def.namespaced && rest[1] !== undefined) throw notFound();
+  return { def, name: rest[1], subresource: rest[2] };
+}
+
+function parseBody(request: FastifyRequest): unknown {
+  const raw = request.body;
+  if (raw === undefined || raw === null || raw === "") return undefined;
+  const text = typeof raw === "string" ? raw : Buffer.isBuffer(raw) ? raw.toString("utf8") : JSON.stringify(raw);
+  const mime = (request.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase();
+  try {
+    if (mime === "application/yaml" || mime === "application/x-yaml") return parseYaml(text) as unknown;
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new BadRequestError(`the request body is not valid ${mime.includes("yaml") ? "YAML" : "JSON"}: ${(e as Error).message}`);
+  }
+}
+
+function requireJsonBody(request: FastifyRequest): unknown {
+  const mime = (request.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase();
+  if (!["application/json", "application/yaml", "application/x-yaml"].includes(mime)) throw new UnsupportedMediaTypeError(mime);
+  const body = parseBody(request);
+  if (body === undefined) throw new BadRequestError("the request body is empty");
+  return body;
+}
+
+function writeOptions(query: Query): WriteOptions {
+  const fv = query.fieldValidation;
+  let fieldValidation: FieldValidation = "Strict";
+  if (fv === "Ignore" || fv === "Warn" || fv === "Strict") fieldValidation = fv;
+  else if (fv !== undefined && fv !== "") throw new BadRequestError(`fieldValidation must be one of Ignore, Warn, Strict (got "${fv}")`);
+  return { fieldValidation, dryRun: query.dryRun === "All" };
+}
+
+function includeObjectOf(query: Query): IncludeObject {
+  const v = query.includeObject;
+  return v === "None" || v === "Object" ? v : "Metadata";
+}
+
+function setWarnings(reply: FastifyReply, warnings: string[]): void {
+  if (warnings.length > 0) reply.header("Warning", warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(", "));
+}
+
+/** Handles one request addressed to `path` inside the API of `ctx`; returns the body to send. */
+export async function handleApiRequest(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, path: string, info: RequestInfo): Promise<unknown> {
+  const segments = path.split("/").filter((s) => s.length > 0).map(decodeURIComponent);
+  const query = request.query as Query;
+  const method = request.method;
+  info.verb = method.toLowerCase();
+  if (segments[0] === "version" && segments.length === 1) return SERVER_VERSION;
+  if (segments[0] === "openapi") return openapi(ctx, segments, reply);
+  let groupName: string;
+  let version: string | undefined;
+  let rest: string[];
+  if (segments[0] === "api") {
+    if (segments.length === 1) return apiVersions(request.headers.host ?? "127.0.0.1");
+    groupName = "";
+    version = segments[1];
+    rest = segments.slice(2);
+  } else if (segments[0] === "apis") {
+    if (segments.length === 1) return groupList(ctx.registry);
+    groupName = segments[1]!;
+    if (segments.length === 2) {
+      const g = group(ctx.registry, groupName);
+      if (!g) throw new NotFoundError({ group: groupName, kind: "", plural: "" }, "the server could not find the requested resource");
+      return g;
+    }
+    version = segments[2];
+    rest = segments.slice(3);
+  } else {
+    throw new NotFoundError({ group: "", kind: "", plural: path }, "the server could not find the requested resource");
+  }
+  if (rest.length === 0) {
+    const list = resourceList(ctx.registry, groupName, version!);
+    if (!list) throw new NotFoundError({ group: groupName, kind: "", plural: "" }, "the server could not find the requested resource");
+    return list;
+  }
+  const target = resolveResource(ctx.registry, groupName, version!, rest);
+  info.resource = target.def.plural + (target.subresource ? `/${target.subresource}` : "");
+  info.namespace = target.namespace;
+  info.name = target.name;
+  return serveResource(ctx, request, reply, target, query, info);
+}
+
+async function serveResource(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, target: ResourcePath, query: Query, info: RequestInfo): Promise<unknown> {
+  const { def, namespace, name, subresource } = target;
+  const objects = ctx.objects;
+  const method = request.method;
+  const table = wantsTable(request.headers.accept);
+  if (subresource !== undefined && subresource !== "status") {
+    throw new NotFoundError({ group: def.group, kind: def.kind, plural: `${def.plural}/${subresource}` }, "the server could not find the requested resource");
+  }
+  if (subresource === "status" && !def.subresources.status) {
+    throw new NotFoundError({ group: def.group, kind: def.kind, plural: `${def.plural}/status` }, "the server could not find the requested resource");
+  }
+  if (name === undefined) {
+    if (method === "GET") {
+      if (truthy(query.watch)) {
+        info.verb = "watch";
+        await serveWatch(ctx, request, reply, def, namespace, query, table);
+        return reply;
+      }
+      info.verb = "list";
+      const limit = query.limit ? Number(query.limit) : undefined;
+      if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) throw new BadRequestError(`limit must be a non-negative integer (got "${query.limit}")`);
+      const list = await objects.list(def, namespace, { labelSelector: query.labelSelector, fieldSelector: query.fieldSelector, limit, continue: query.continue });
+      if (table) {
+        return toTable(def, list.items, { includeObject: includeObjectOf(query), resourceVersion: list.metadata.resourceVersion, continue: list.metadata.continue });
+      }
+      return list;
+    }
+    if (method === "POST") {
+      info.verb = "create";
+      const result = await objects.create(def, namespace, requireJsonBody(request), writeOptions(query));
+      setWarnings(reply, result.warnings);
+      await ctx.afterWrite?.({ verb: "create", def, object: result.object, reply });
+      reply.code(201);
+      return result.object;
+    }
+    throw new MethodNotAllowedError(`${method} is not supported on ${def.plural}`);
+  }
+  switch (method) {
+    case "GET": {
+      info.verb = "get";
+      const object = await objects.get(def, namespace, name);
+      return table ? toTable(def, [object], { includeObject: includeObjectOf(query), resourceVersion: object.metadata.resourceVersion }) : object;
+    }
+    case "PUT": {
+      info.verb = "update";
+      const body = requireJsonBody(request);
+      const options = writeOptions(query);
+      const result =
+        subresource === "status" ? await objects.updateStatus(def, namespace, name, body, options) : await objects.update(def, namespace, name, body, options);
+      setWarnings(reply, result.warnings);
+      await ctx.afterWrite?.({ verb: "update", def, object: result.object, reply });
+      return result.object;
+    }
+    case "PATCH": {
+      info.verb = "patch";
+      const type = patchTypeOf(request.headers["content-type"]);
+      const body = parseBody(request);
+      if (body === undefined) throw new BadRequestError("the request body is empty");
+      const result = await objects.patch(def, namespace, name, type, body, { ...writeOptions(query), subresource: subresource === "status" ? "status" : undefined });
+      setWarnings(reply, result.warnings);
+      await ctx.afterWrite?.({ verb: "patch", def, object: result.object, reply });
+      return result.object;
+    }
+    case "DELETE": {
+      info.verb = "delete";
+      if (subresource) throw new MethodNotAllowedError("DELETE is not supported on a subresource");
+      const body = (parseBody(request) ?? {}) as { propagationPolicy?: string; preconditions?: { uid?: string; resourceVersion?: string } };
+      const policy = query.propagationPolicy ?? body.propagationPolicy;
+      if (policy !== undefined && !["Background", "Foreground", "Orphan"].includes(policy)) {
+        throw new BadRequestError(`propagationPolicy must be one of Background, Foreground, Orphan (got "${policy}")`);
+      }
+      const object = await objects.delete(def, namespace, name, {
+        ...writeOptions(query),
+        propagationPolicy: policy as DeletePropagation | undefined,
+        preconditions: body.preconditions,
+      });
+      await ctx.afterWrite?.({ verb: "delete", def, object, reply });
+      return object;
+    }
+    default:
+      throw new MethodNotAllowedError(`${method} is not supported on ${def.plural}`);
+  }
+}
+
+function openapi(ctx: ApiContext, segments: string[], reply: FastifyReply): string {
+  if (segments[1] !== "v3") throw new NotFoundError({ group: "", kind: "", plural: "openapi" }, "the server could not find the requested resource");
+  reply.type("application/json");
+  if (segments.length === 2) return ctx.openapi.index;
+  const doc = ctx.openapi.documents.get(segments.slice(2).join("/"));
+  if (!doc) throw new NotFoundError({ group: "", kind: "", plural: "openapi" }, "the server could not find the requested resource");
+  reply.header("Cache-Control", "public, immutable");
+  return doc;
+}
+
+async function serveWatch(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  def: KindDefinition,
+  namespace: string | undefined,
+  query: Query,
+  table: boolean,
+): Promise<void> {
+  const includeObject = includeObjectOf(query);
+  const res = reply.raw;
+  let started = false;
+  let closed = false;
+  const pending: ObjectEvent[] = [];
+  const send = (event: ObjectEvent | { type: string; object: unknown }) => {
+    if (closed) return;
+    const object =
+      table && (event.type === "ADDED" || event.type === "MODIFIED" || event.type === "DELETED")
+        ? toTable(def, [event.object as KubeObject], { includeObject })
+        : event.object;
+    res.write(JSON.stringify({ type: event.type, object }) + "\n");
+    ctx.metrics.watchEvents.inc({ resource: def.plural });
+  };
+  const onEvent = (event: ObjectEvent) => (started ? send(event) : pending.push(event));
+  let finish = () => {};
+  let earlyError: Error | undefined;
+  const sendError = (error: Error) => {
+    const status = "toStatus" in error ? (error as ApiError).toStatus() : new InternalError(error.message).toStatus();
+    send({ type: "ERROR", object: status });
+  };
+  const onError = (error: Error) => {
+    if (!started) {
+      earlyError = error;
+      return;
+    }
+    sendError(error);
+    finish();
+  };
+  // Errors before the stream starts (bad selectors, a malformed resourceVersion) become plain responses.
+  const watch = await ctx.objects.watch(def, namespace, { resourceVersion: query.resourceVersion, labelSelector: query.labelSelector, fieldSelector: query.fieldSelector }, onEvent, onError);
+  reply.hijack();
+  res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache, private", "Transfer-Encoding": "chunked" });
+  started = true;
+  ctx.metrics.watches.inc({ resource: def.plural });
+  for (const event of pending.splice(0)) send(event);
+  const timeoutSeconds = Math.min(Number(query.timeoutSeconds) || MAX_WATCH_SECONDS, MAX_WATCH_SECONDS);
+  const timeout = setTimeout(() => finish(), timeoutSeconds * 1000);
+  const bookmarks = truthy(query.allowWatchBookmarks)
+    ? setInterval(() => {
+        send({ type: "BOOKMARK", object: { kind: def.kind, apiVersion: def.group ? `${def.group}/${def.version}` : def.version, metadata: { resourceVersion: String(watch.progress()) } } });
+      }, ctx.bookmarkIntervalMs)
+    : undefined;
+  finish = () => {
+    if (closed) return;
+    closed = true;
+    watch.close();
+    clearTimeout(timeout);
+    if (bookmarks) clearInterval(bookmarks);
+    ctx.metrics.watches.dec({ resource: def.plural });
+    res.end();
+  };
+  res.on("close", finish);
+  request.raw.on("error", finish);
+  if (earlyError) {
+    sendError(earlyError);
+    finish();
+  }
+}

@@ -1,0 +1,144 @@
+// The HTTP(S) server: authentication, one log line and metrics per request, Status bodies for every
+// error, health endpoints, and routing of each request to the API it addresses.
+import type { ServerOptions as HttpsOptions } from "node:https";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import type { Logger } from "pino";
+import { InternalError, isApiError, UnauthorizedError, type Status } from "./errors.ts";
+import type { ApiMetrics } from "./metrics.ts";
+import { handleApiRequest, type ApiContext, type RequestInfo } from "./routes.ts";
+import { SERVER_VERSION } from "./discovery.ts";
+
+export interface Identity {
+  user: string;
+  groups: string[];
+}
+
+export type Authenticator = (request: FastifyRequest) => Identity | undefined;
+
+export interface Mounted {
+  ctx: ApiContext;
+  /** The path inside the mounted API (e.g. /apis/slipway.dev/v1alpha1/clusters). */
+  path: string;
+  authenticate: Authenticator;
+}
+
+export interface ApiServerOptions {
+  /** Serve HTTPS with these options (key, cert, and for client certificates ca + requestCert). */
+  tls?: HttpsOptions;
+  logger: Logger;
+  metrics: ApiMetrics;
+  /** Finds the API a request addresses (one for Slipway; one per workload cluster in the sim cloud). */
+  route: (request: FastifyRequest, path: string) => Mounted | undefined;
+  bodyLimitBytes?: number;
+}
+
+const PUBLIC_PATHS = new Set(["/healthz", "/livez", "/readyz", "/version"]);
+
+function statusBody(code: number, reason: string, message: string): Status {
+  return { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code };
+}
+
+function reasonOf(code: number): string {
+  switch (code) {
+    case 400:
+      return "BadRequest";
+    case 404:
+      return "NotFound";
+    case 405:
+      return "MethodNotAllowed";
+    case 406:
+      return "NotAcceptable";
+    case 413:
+      return "RequestEntityTooLarge";
+    case 415:
+      return "UnsupportedMediaType";
+    default:
+      return "BadRequest";
+  }
+}
+
+function lastValues(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of new URLSearchParams(text)) out[k] = v;
+  return out;
+}
+
+export function createApiServer(options: ApiServerOptions): FastifyInstance {
+  const { logger, metrics } = options;
+  const app = Fastify({
+    ...(options.tls ? { https: options.tls } : {}),
+    logger: false,
+    bodyLimit: options.bodyLimitBytes ?? 3 * 1024 * 1024,
+    forceCloseConnections: true,
+    routerOptions: { querystringParser: lastValues },
+    return503OnClosing: true,
+  }) as unknown as FastifyInstance;
+
+  const infos = new WeakMap<FastifyRequest, RequestInfo & { user?: string; start: bigint }>();
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => done(null, body));
+
+  const record = (request: FastifyRequest, code: number) => {
+    const info = infos.get(request);
+    if (!info) return;
+    const seconds = Number(process.hrtime.bigint() - info.start) / 1e9;
+    const resource = info.resource || "-";
+    metrics.requests.inc({ verb: info.verb, resource, code: String(code) });
+    if (info.verb !== "watch") metrics.latency.observe({ verb: info.verb, resource }, seconds);
+    logger.info(
+      { verb: info.verb, resource, namespace: info.namespace, name: info.name, code, ms: Math.round(seconds * 1e4) / 10, user: info.user },
+      "request",
+    );
+  };
+
+  app.addHook("onResponse", async (request, reply) => record(request, reply.statusCode));
+
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    if (isApiError(error)) {
+      const status = error.toStatus();
+      if (error.details?.retryAfterSeconds) reply.header("Retry-After", String(error.details.retryAfterSeconds));
+      return reply.code(status.code).type("application/json").send(status);
+    }
+    const code = (error as { statusCode?: number }).statusCode;
+    if (code && code >= 400 && code < 500) {
+      return reply.code(code).type("application/json").send(statusBody(code, reasonOf(code), (error as Error).message));
+    }
+    logger.error({ err: error, url: request.url.split("?")[0] }, "request failed");
+    return reply.code(500).type("application/json").send(new InternalError("an internal error occurred; see the server log").toStatus());
+  });
+
+  app.all("/*", async (request, reply) => {
+    const path = request.url.split("?")[0]!;
+    const info: RequestInfo & { user?: string; start: bigint } = { verb: request.method.toLowerCase(), resource: "", start: process.hrtime.bigint() };
+    infos.set(request, info);
+    if (path === "/healthz" || path === "/livez" || path === "/readyz") {
+      info.resource = path.slice(1);
+      return reply.type("text/plain").send("ok");
+    }
+    if (path === "/version") {
+      info.resource = "version";
+      return SERVER_VERSION;
+    }
+    const mounted = options.route(request, path);
+    if (!mounted) throw new UnauthorizedError();
+    const identity = mounted.authenticate(request);
+    if (!identity) throw new UnauthorizedError();
+    info.user = identity.user;
+    if (mounted.path === "/metrics") {
+      info.resource = "metrics";
+      return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    }
+    if (PUBLIC_PATHS.has(mounted.path)) return mounted.path === "/version" ? SERVER_VERSION : reply.type("text/plain").send("ok");
+    const body = await handleApiRequest(mounted.ctx, request, reply, mounted.path, info);
+    if (body === reply) {
+      // A watch: the stream has started and is answered by itself; it is counted now.
+      record(request, 200);
+      infos.delete(request);
+      return reply;
+    }
+    return body;
+  });
+
+  return app;
+}

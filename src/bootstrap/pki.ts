@@ -1,0 +1,372 @@
+// Certificates and keys for Slipway's own HTTPS and for every workload cluster's PKI
+// (cluster CA, front-proxy CA, etcd CA, service-account keys, admin client certificates),
+// plus the kubeadm join data derived from them (bootstrap tokens, CA certificate hashes).
+import "reflect-metadata";
+import * as x509 from "@peculiar/x509";
+import { createHash, createPrivateKey, createPublicKey, generateKeyPair, randomBytes, webcrypto } from "node:crypto";
+import { isIP } from "node:net";
+import type { TLSSocket } from "node:tls";
+
+// The library finds no WebCrypto by itself on Node; every call below uses this one.
+const subtleCrypto = webcrypto as unknown as Crypto;
+x509.cryptoProvider.set(subtleCrypto);
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Tolerates clocks a little behind ours, as kubeadm does. */
+const BACKDATE_MS = 5 * 60 * 1000;
+const DEFAULT_CA_VALIDITY_DAYS = 3650;
+const DEFAULT_LEAF_VALIDITY_DAYS = 365;
+const EC_KEY_ALGORITHM: EcKeyGenParams = { name: "ECDSA", namedCurve: "P-256" };
+
+export class PkiError extends Error {
+  override readonly name = "PkiError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** A certificate and its private key, both PEM; the key is PKCS#8 ("PRIVATE KEY"). */
+export interface KeyPairPem {
+  certPem: string;
+  keyPem: string;
+}
+
+export interface CertificateAuthorityOptions {
+  commonName: string;
+  validityDays?: number;
+  organization?: string;
+}
+
+export type CertificateUsage = "server" | "client";
+
+export interface CertificateOptions {
+  commonName: string;
+  /** Become the user's groups when the certificate authenticates a client. */
+  organizations?: string[];
+  dnsNames?: string[];
+  ipAddresses?: string[];
+  usages: CertificateUsage[];
+  validityDays?: number;
+}
+
+export interface CertificateInfo {
+  subject: string;
+  commonName: string;
+  organizations: string[];
+  issuer: string;
+  notBefore: Date;
+  notAfter: Date;
+  dnsNames: string[];
+  ipAddresses: string[];
+  isCA: boolean;
+  /** Lower-case hexadecimal. */
+  serialNumber: string;
+}
+
+export async function createCertificateAuthority(options: CertificateAuthorityOptions): Promise<KeyPairPem> {
+  requireCommonName(options.commonName);
+  const validityDays = validity(options.validityDays, DEFAULT_CA_VALIDITY_DAYS);
+  const keys = await generateEcKeyPair();
+  const name: x509.JsonName = [{ CN: [options.commonName] }];
+  if (options.organization !== undefined) name.push({ O: [options.organization] });
+  const notBefore = new Date(Date.now() - BACKDATE_MS);
+  const cert = await x509.X509CertificateGenerator.createSelfSigned(
+    {
+      serialNumber: randomSerialNumber(),
+      name,
+      notBefore,
+      notAfter: new Date(notBefore.getTime() + BACKDATE_MS + validityDays * DAY_MS),
+      keys,
+      extensions: [
+        new x509.BasicConstraintsExtension(true, undefined, true),
+        new x509.KeyUsagesExtension(
+          x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
+          true,
+        ),
+        await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, subtleCrypto),
+      ],
+    },
+    subtleCrypto,
+  );
+  return { certPem: cert.toString("pem") + "\n", keyPem: await exportPrivateKeyPem(keys.privateKey) };
+}
+
+/** Issues a leaf certificate signed by `ca`; it never outlives the CA. */
+export async function issueCertificate(ca: KeyPairPem, options: CertificateOptions): Promise<KeyPairPem> {
+  requireCommonName(options.commonName);
+  if (options.usages.length === 0) throw new PkiError("a certificate needs at least one usage (server or client)");
+  for (const ip of options.ipAddresses ?? []) {
+    if (isIP(ip) === 0) throw new PkiError(`"${ip}" is not an IP address`);
+  }
+  for (const dns of options.dnsNames ?? []) {
+    if (!/^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(dns)) throw new PkiError(`"${dns}" is not a DNS name`);
+  }
+  const validityDays = validity(options.validityDays, DEFAULT_LEAF_VALIDITY_DAYS);
+  const caCert = parseCertificate(ca.certPem);
+  const caKey = await importSigningKey(ca.keyPem);
+  const keys = await generateEcKeyPair();
+
+  const subject: x509.JsonName = [{ CN: [options.commonName] }];
+  for (const organization of options.organizations ?? []) subject.push({ O: [organization] });
+  const notBefore = new Date(Date.now() - BACKDATE_MS);
+  const requestedEnd = notBefore.getTime() + BACKDATE_MS + validityDays * DAY_MS;
+  const notAfter = new Date(Math.min(requestedEnd, caCert.notAfter.getTime()));
+
+  const extensions: x509.Extension[] = [
+    new x509.BasicConstraintsExtension(false, undefined, true),
+    new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+    new x509.ExtendedKeyUsageExtension(
+      options.usages.map((usage) => (usage === "server" ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth)),
+      false,
+    ),
+    await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, subtleCrypto),
+    await x509.AuthorityKeyIdentifierExtension.create(caCert.publicKey, false, subtleCrypto),
+  ];
+  const altNames: x509.JsonGeneralNames = [
+    ...(options.dnsNames ?? []).map((value) => ({ type: "dns" as const, value })),
+    ...(options.ipAddresses ?? []).map((value) => ({ type: "ip" as const, value })),
+  ];
+  if (altNames.length > 0) extensions.push(new x509.SubjectAlternativeNameExtension(altNames, false));
+
+  const cert = await x509.X509CertificateGenerator.create(
+    {
+      serialNumber: randomSerialNumber(),
+      subject,
+      issuer: caCert.subjectName,
+      notBefore,
+      notAfter,
+      publicKey: keys.publicKey,
+      signingKey: caKey.key,
+      signingAlgorithm: caKey.signingAlgorithm,
+      extensions,
+    },
+    subtleCrypto,
+  );
+  return { certPem: cert.toString("pem") + "\n", keyPem: await exportPrivateKeyPem(keys.privateKey) };
+}
+
+/** The key pair the API server signs service-account tokens with (RSA 2048, as kubeadm makes). */
+export async function createServiceAccountKeyPair(): Promise<{ publicKeyPem: string; privateKeyPem: string }> {
+  // node:crypto generates RSA keys on the thread pool, so the event loop keeps serving meanwhile.
+  return new Promise((resolve, reject) => {
+    generateKeyPair(
+      "rsa",
+      { modulusLength: 2048, publicKeyEncoding: { type: "spki", format: "pem" }, privateKeyEncoding: { type: "pkcs8", format: "pem" } },
+      (error, publicKeyPem, privateKeyPem) => {
+        if (error) reject(new PkiError("could not generate the service-account key pair", { cause: error }));
+        else resolve({ publicKeyPem, privateKeyPem });
+      },
+    );
+  });
+}
+
+/** kubeadm's --discovery-token-ca-cert-hash: SHA-256 of the CA certificate's DER SubjectPublicKeyInfo. */
+export function caCertHash(caCertPem: string): string {
+  const spki = parseCertificate(caCertPem).publicKey.rawData;
+  return "sha256:" + createHash("sha256").update(new Uint8Array(spki)).digest("hex");
+}
+
+export function certificateInfo(certPem: string): CertificateInfo {
+  const cert = parseCertificate(certPem);
+  const altNames = cert.getExtension(x509.SubjectAlternativeNameExtension)?.names.items ?? [];
+  return {
+    subject: cert.subject,
+    commonName: cert.subjectName.getField("CN")[0] ?? "",
+    organizations: cert.subjectName.getField("O"),
+    issuer: cert.issuer,
+    notBefore: cert.notBefore,
+    notAfter: cert.notAfter,
+    dnsNames: altNames.filter((name) => name.type === "dns").map((name) => name.value),
+    ipAddresses: altNames.filter((name) => name.type === "ip").map((name) => name.value),
+    isCA: cert.getExtension(x509.BasicConstraintsExtension)?.ca ?? false,
+    serialNumber: cert.serialNumber.toLowerCase(),
+  };
+}
+
+/**
+ * True when `certPem` carries a valid signature of the CA in `caCertPem`, names that CA as its
+ * issuer, and both certificates are within their validity period at `at` (default now).
+ */
+export async function verifyIssuedBy(certPem: string, caCertPem: string, at: Date = new Date()): Promise<boolean> {
+  const cert = parseCertificate(certPem);
+  const ca = parseCertificate(caCertPem);
+  if (!(ca.getExtension(x509.BasicConstraintsExtension)?.ca ?? false)) return false;
+  if (cert.issuer !== ca.subject) return false;
+  for (const c of [cert, ca]) {
+    if (at < c.notBefore || at > c.notAfter) return false;
+  }
+  return cert.verify({ publicKey: ca.publicKey, signatureOnly: true }, subtleCrypto);
+}
+
+/** True when the private key in `pair.keyPem` belongs to the certificate in `pair.certPem`. */
+export function keyMatchesCertificate(pair: KeyPairPem): boolean {
+  const certSpki = Buffer.from(parseCertificate(pair.certPem).publicKey.rawData);
+  let keySpki: Buffer;
+  try {
+    keySpki = createPublicKey(createPrivateKey(pair.keyPem)).export({ type: "spki", format: "der" });
+  } catch (error) {
+    throw new PkiError("the private key is not valid PEM", { cause: error });
+  }
+  return certSpki.equals(keySpki);
+}
+
+// --- bootstrap tokens --------------------------------------------------------------------------
+
+const TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+const BOOTSTRAP_TOKEN_PATTERN = /^[a-z0-9]{6}\.[a-z0-9]{16}$/;
+
+export interface BootstrapToken {
+  id: string;
+  secret: string;
+  /** `id.secret`, what `kubeadm join --token` takes. */
+  token: string;
+}
+
+/**
+ * A kubeadm bootstrap token (`[a-z0-9]{6}.[a-z0-9]{16}`). `random` returns random bytes (it is
+ * asked for `size` of them, but any non-empty buffer will do); pass a seeded one for reproducibility.
+ */
+export function createBootstrapToken(random: (size: number) => Buffer = randomBytes): BootstrapToken {
+  const wanted = 6 + 16;
+  // Bytes at or above the largest multiple of 36 are dropped so that every character is equally likely.
+  const limit = 256 - (256 % TOKEN_ALPHABET.length);
+  let chars = "";
+  for (let draws = 0; chars.length < wanted; draws++) {
+    if (draws > 1000) throw new PkiError("the random source for the bootstrap token returns no usable bytes");
+    for (const byte of random(wanted)) {
+      if (byte >= limit) continue;
+      chars += TOKEN_ALPHABET[byte % TOKEN_ALPHABET.length];
+      if (chars.length === wanted) break;
+    }
+  }
+  const id = chars.slice(0, 6);
+  const secret = chars.slice(6);
+  return { id, secret, token: `${id}.${secret}` };
+}
+
+export function isValidBootstrapToken(token: string): boolean {
+  return BOOTSTRAP_TOKEN_PATTERN.test(token);
+}
+
+// --- Node TLS -----------------------------------------------------------------------------------
+
+export interface ServerTlsOptions {
+  key: string;
+  cert: string;
+  ca?: string;
+  requestCert: boolean;
+  rejectUnauthorized: boolean;
+}
+
+/**
+ * Options for `https.createServer` / `tls.createServer`. With `clientCaPem`, clients may present a
+ * certificate issued by that CA (read it with `clientCertificateIdentity`); with `requireClientCert`
+ * a client without one is refused during the handshake.
+ */
+export function serverTlsOptions(
+  serving: KeyPairPem,
+  clientAuth?: { clientCaPem: string; requireClientCert?: boolean },
+): ServerTlsOptions {
+  if (clientAuth === undefined) {
+    return { key: serving.keyPem, cert: serving.certPem, requestCert: false, rejectUnauthorized: false };
+  }
+  return {
+    key: serving.keyPem,
+    cert: serving.certPem,
+    ca: clientAuth.clientCaPem,
+    requestCert: true,
+    rejectUnauthorized: clientAuth.requireClientCert ?? false,
+  };
+}
+
+export interface ClientTlsOptions {
+  ca: string;
+  cert?: string;
+  key?: string;
+}
+
+/** Options for `https.request` / `tls.connect`: trust `caCertPem` only, optionally present `client`. */
+export function clientTlsOptions(caCertPem: string, client?: KeyPairPem): ClientTlsOptions {
+  return client === undefined ? { ca: caCertPem } : { ca: caCertPem, cert: client.certPem, key: client.keyPem };
+}
+
+/**
+ * The identity in the client certificate of a server-side TLS socket: its CN (user name) and O
+ * entries (groups). Undefined when the client sent none, or one the server's `ca` did not verify.
+ */
+export function clientCertificateIdentity(socket: TLSSocket): { commonName: string; organizations: string[] } | undefined {
+  if (!socket.authorized) return undefined;
+  const peer = socket.getPeerCertificate();
+  if (peer === null || typeof peer !== "object" || !Buffer.isBuffer(peer.raw)) return undefined;
+  const info = certificateInfo(derToPem(peer.raw));
+  return { commonName: info.commonName, organizations: info.organizations };
+}
+
+/** PEM text of a DER certificate (as Node's `getPeerCertificate().raw` gives it). */
+export function derToPem(der: Uint8Array): string {
+  return x509.PemConverter.encode(new Uint8Array(der), "CERTIFICATE") + "\n";
+}
+
+// --- internals ----------------------------------------------------------------------------------
+
+function requireCommonName(commonName: string): void {
+  if (commonName.trim() === "") throw new PkiError("a certificate needs a non-empty common name");
+}
+
+function validity(days: number | undefined, fallback: number): number {
+  const value = days ?? fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new PkiError(`validityDays must be a positive number, got ${value}`);
+  return value;
+}
+
+/** 16 random bytes, positive and without a leading zero byte so the DER INTEGER keeps all 16. */
+function randomSerialNumber(): string {
+  const bytes = randomBytes(16);
+  bytes[0] = ((bytes[0] ?? 0) & 0x7f) | 0x01;
+  return bytes.toString("hex");
+}
+
+async function generateEcKeyPair(): Promise<CryptoKeyPair> {
+  return subtleCrypto.subtle.generateKey(EC_KEY_ALGORITHM, true, ["sign", "verify"]);
+}
+
+async function exportPrivateKeyPem(key: CryptoKey): Promise<string> {
+  const der = await subtleCrypto.subtle.exportKey("pkcs8", key);
+  return x509.PemConverter.encode(der, "PRIVATE KEY") + "\n";
+}
+
+function parseCertificate(pem: string): x509.X509Certificate {
+  try {
+    return new x509.X509Certificate(pem);
+  } catch (error) {
+    throw new PkiError("not a valid PEM certificate", { cause: error });
+  }
+}
+
+/**
+ * Imports a CA private key for signing. Any PEM Node reads is accepted (PKCS#8, SEC1 "EC PRIVATE
+ * KEY", PKCS#1 "RSA PRIVATE KEY"), so CAs made by kubeadm or openssl can sign too.
+ */
+async function importSigningKey(pem: string): Promise<{ key: CryptoKey; signingAlgorithm: EcdsaParams | Algorithm }> {
+  let keyObject;
+  try {
+    keyObject = createPrivateKey(pem);
+  } catch (error) {
+    throw new PkiError("the CA private key is not valid PEM", { cause: error });
+  }
+  const pkcs8 = keyObject.export({ type: "pkcs8", format: "der" });
+  const der = new Uint8Array(pkcs8);
+  if (keyObject.asymmetricKeyType === "ec") {
+    const curve = keyObject.asymmetricKeyDetails?.namedCurve;
+    const namedCurve = curve === "prime256v1" ? "P-256" : curve === "secp384r1" ? "P-384" : undefined;
+    if (namedCurve === undefined) throw new PkiError(`unsupported CA key curve ${curve ?? "(unknown)"}`);
+    const key = await subtleCrypto.subtle.importKey("pkcs8", der, { name: "ECDSA", namedCurve }, false, ["sign"]);
+    return { key, signingAlgorithm: { name: "ECDSA", hash: namedCurve === "P-256" ? "SHA-256" : "SHA-384" } };
+  }
+  if (keyObject.asymmetricKeyType === "rsa") {
+    const algorithm = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" };
+    const key = await subtleCrypto.subtle.importKey("pkcs8", der, algorithm, false, ["sign"]);
+    return { key, signingAlgorithm: algorithm };
+  }
+  throw new PkiError(`unsupported CA key type ${keyObject.asymmetricKeyType ?? "(unknown)"}`);
+}

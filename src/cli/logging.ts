@@ -1,0 +1,16 @@
+// The process logger: structured JSON lines (pino) into a file, or to stderr with `--log-file -`.
+import pino, { type Logger } from "pino";
+
+export function createLogger(options: { file: string; level?: string }): Logger {
+  const destination = options.file === "-" ? pino.destination(2) : pino.destination({ dest: options.file, mkdir: true, sync: false });
+  return pino(
+    {
+      level: options.level ?? "info",
+      base: { pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // Credentials never reach the log, whatever a caller passes in.
+      redact: { paths: ["*.authorization", "*.token", "*.password", "*.data", "*.stringData", "headers"], censor: "[redacted]" },
+    },
+    destination,
+  );
+}

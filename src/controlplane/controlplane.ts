@@ -1,0 +1,117 @@
+// Assembles the `slipway up` process: store, API server, background collectors, compaction — and the
+// admin kubeconfig in the data directory.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Logger } from "pino";
+import { defaultRegistry } from "../api/kinds.ts";
+import type { Registry } from "../api/registry.ts";
+import { Collectors } from "../apiserver/collectors.ts";
+import { ApiMetrics } from "../apiserver/metrics.ts";
+import { ObjectService } from "../apiserver/objects.ts";
+import { createApiContext, type ApiContext } from "../apiserver/routes.ts";
+import { createApiServer, type Identity } from "../apiserver/server.ts";
+import { serverTlsOptions } from "../bootstrap/pki.ts";
+import { renderKubeconfig } from "../bootstrap/kubeconfig.ts";
+import type { Store } from "../store/store.ts";
+import { openStore, type StoreKind } from "./stores.ts";
+import { ensureCredentials, issueServingCertificate } from "./credentials.ts";
+import { Compactor } from "./compaction.ts";
+import { ensureDefaultNamespaces } from "./namespaces.ts";
+import { timingSafeEqual } from "node:crypto";
+
+export interface ControlPlaneOptions {
+  dataDir: string;
+  /** 0 picks a free port. */
+  port: number;
+  host?: string;
+  store: StoreKind;
+  etcdEndpoints?: string[];
+  logger: Logger;
+  registry?: Registry;
+  compactionIntervalMs?: number;
+}
+
+export interface ControlPlane {
+  url: string;
+  port: number;
+  kubeconfigPath: string;
+  registry: Registry;
+  store: Store;
+  objects: ObjectService;
+  api: ApiContext;
+  close(): Promise<void>;
+}
+
+function tokenMatches(header: string | undefined, token: string): boolean {
+  if (!header?.startsWith("Bearer ")) return false;
+  const given = Buffer.from(header.slice(7).trim());
+  const expected = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
+  const log = options.logger;
+  const host = options.host ?? "127.0.0.1";
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const registry = options.registry ?? defaultRegistry();
+  const store = await openStore({ kind: options.store, dataDir: options.dataDir, etcdEndpoints: options.etcdEndpoints });
+  const closers: (() => Promise<void>)[] = [() => store.close()];
+  try {
+    const credentials = await ensureCredentials(store);
+    const serving = await issueServingCertificate(credentials.ca, host === "127.0.0.1" ? [] : [host]);
+    const objects = new ObjectService(registry, store);
+    await ensureDefaultNamespaces(objects);
+    const metrics = new ApiMetrics({ defaultMetrics: true });
+    const api = createApiContext({ registry, objects, metrics });
+    const admin: Identity = { user: "admin", groups: ["system:masters"] };
+    const app = createApiServer({
+      tls: serverTlsOptions(serving),
+      logger: log,
+      metrics,
+      route: (_request, path) => ({
+        ctx: api,
+        path,
+        authenticate: (request) => (tokenMatches(request.headers.authorization, credentials.adminToken) ? admin : undefined),
+      }),
+    });
+    closers.unshift(() => app.close());
+    const collectors = new Collectors(objects, log.child({ component: "collectors" }));
+    await collectors.start();
+    closers.unshift(() => collectors.stop());
+    const compactor = new Compactor(store, log.child({ component: "compactor" }), { intervalMs: options.compactionIntervalMs });
+    compactor.start();
+    closers.unshift(async () => compactor.stop());
+    await app.listen({ host, port: options.port });
+    const address = app.server.address();
+    const port = typeof address === "object" && address ? address.port : options.port;
+    const url = `https://${host}:${port}`;
+    const kubeconfigPath = join(options.dataDir, "kubeconfig");
+    writeFileSync(
+      kubeconfigPath,
+      renderKubeconfig({ clusterName: "slipway", server: url, caCertPem: credentials.ca.certPem, user: "admin", token: credentials.adminToken, context: "slipway" }),
+      { mode: 0o600 },
+    );
+    log.info({ url, store: options.store }, "control plane serving");
+    return {
+      url,
+      port,
+      kubeconfigPath,
+      registry,
+      store,
+      objects,
+      api,
+      close: async () => {
+        for (const close of closers.splice(0)) {
+          try {
+            await close();
+          } catch (e) {
+            log.warn({ err: (e as Error).message }, "error during shutdown");
+          }
+        }
+      },
+    };
+  } catch (e) {
+    for (const close of closers) await close().catch(() => undefined);
+    throw e;
+  }
+}

@@ -1,0 +1,143 @@
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { startEtcd } from "../../test/support/etcd.ts";
+import { recordWatch, runStoreConformance } from "./conformance.ts";
+import { EtcdStore } from "./etcd.ts";
+import { CompactedError, KeyExistsError, type KeyValue } from "./store.ts";
+
+const etcd = await startEtcd();
+after(() => etcd.stop());
+
+runStoreConformance("etcd", () => EtcdStore.connect(etcd.endpoints));
+runStoreConformance("etcd (with a key prefix)", () => EtcdStore.connect(etcd.endpoints, { prefix: "/slipway-test" }));
+
+describe("EtcdStore", () => {
+  it("keeps stores with different key prefixes apart on one cluster", async () => {
+    const a = await EtcdStore.connect(etcd.endpoints, { prefix: "/tenant-a" });
+    const b = await EtcdStore.connect(etcd.endpoints, { prefix: "/tenant-b" });
+    try {
+      const seenByB = recordWatch(b, "", await b.revision());
+      await a.create("/shared/name", "from a");
+      assert.equal(await b.get("/shared/name"), undefined);
+      assert.deepEqual(
+        (await a.list("")).items.map((kv) => [kv.key, kv.value]),
+        [["/shared/name", "from a"]],
+      );
+      assert.equal((await b.list("")).items.length, 0);
+      const unprefixed = await EtcdStore.connect(etcd.endpoints);
+      try {
+        const everything = await unprefixed.list("");
+        assert.ok(everything.items.some((kv) => kv.key === "/tenant-a/shared/name" && kv.value === "from a"));
+        assert.equal(await unprefixed.count("/tenant-a/"), 1);
+      } finally {
+        await unprefixed.close();
+      }
+      const own = await b.create("/shared/name", "from b");
+      await seenByB.until(() => seenByB.events.length >= 1, "b's own write");
+      assert.deepEqual(seenByB.events, [{ type: "put", kv: own }]);
+      seenByB.close();
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("learns of a compaction made by another client", async () => {
+    const one = await EtcdStore.connect(etcd.endpoints);
+    const other = await EtcdStore.connect(etcd.endpoints);
+    try {
+      const first = await one.create("/learn/a", "1");
+      await one.update("/learn/a", "2", first.modRevision);
+      const head = await one.revision();
+      await one.compact(head);
+      assert.equal(await other.compactedRevision(), head);
+      const error = await other.list("/learn/", { revision: first.modRevision }).catch((e: unknown) => e);
+      assert.ok(error instanceof CompactedError);
+      assert.equal(error.compacted, head);
+      const w = recordWatch(other, "/learn/", first.modRevision);
+      await w.until(() => w.error !== undefined, "a CompactedError");
+      assert.ok(w.error instanceof CompactedError);
+      assert.equal(w.error.compacted, head);
+    } finally {
+      await one.close();
+      await other.close();
+    }
+  });
+});
+
+describe("EtcdStore on a three-member cluster", () => {
+  it("keeps every write and the watch when the leader is killed", { timeout: 40_000 }, async () => {
+    const cluster = await startEtcd({ members: 3 });
+    const store = await EtcdStore.connect(cluster.endpoints, { requestTimeoutMs: 3_000 });
+    try {
+      const start = await store.revision();
+      const w = recordWatch(store, "/ha/", start, 20_000);
+      const before: KeyValue[] = [];
+      for (let i = 0; i < 5; i++) before.push(await store.create(`/ha/before-${i}`, `b${i}`));
+
+      const leader = await cluster.leader();
+      await cluster.kill(leader);
+      const next = await cluster.leader();
+      assert.notEqual(next, leader);
+
+      const afterKill: KeyValue[] = [];
+      for (let i = 0; i < 5; i++) afterKill.push(await createDespiteFailover(store, `/ha/after-${i}`, `a${i}`));
+
+      const listed = await store.list("/ha/");
+      assert.deepEqual(
+        listed.items.map((kv) => kv.value),
+        ["a0", "a1", "a2", "a3", "a4", "b0", "b1", "b2", "b3", "b4"],
+      );
+      const revisions = [...before, ...afterKill].map((kv) => kv.modRevision);
+      assert.deepEqual(
+        revisions,
+        [...revisions].sort((x, y) => x - y),
+        "revisions keep rising across the failover",
+      );
+
+      const last = afterKill[afterKill.length - 1]?.modRevision ?? 0;
+      await w.until(() => w.events.some((e) => e.type === "put" && e.kv.modRevision === last), "the last write");
+      assert.deepEqual(
+        w.events.map((e) => (e.type === "put" ? e.kv.value : "delete")),
+        ["b0", "b1", "b2", "b3", "b4", "a0", "a1", "a2", "a3", "a4"],
+        "the watch saw every write once, in order",
+      );
+      w.close();
+
+      // The killed member comes back and catches up.
+      await cluster.restart(leader);
+      const member = cluster.members.find((m) => m.name === leader);
+      assert.ok(member);
+      const direct = await EtcdStore.connect([member.clientUrl]);
+      try {
+        assert.deepEqual((await direct.list("/ha/")).items, listed.items);
+      } finally {
+        await direct.close();
+      }
+    } finally {
+      await store.close();
+      await cluster.stop();
+    }
+  });
+});
+
+/**
+ * A write sent while the cluster elects a leader may fail although it was applied; retrying a create
+ * then finds the key already made, with our value.
+ */
+async function createDespiteFailover(store: EtcdStore, key: string, value: string): Promise<KeyValue> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    try {
+      return await store.create(key, value);
+    } catch (error) {
+      if (error instanceof KeyExistsError) {
+        const existing = await store.get(key);
+        if (existing?.value === value) return existing;
+        throw error;
+      }
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}

@@ -1,0 +1,389 @@
+// The store on an etcd cluster (v3 API, through the etcd3 client). Conditional writes are etcd
+// transactions comparing a key's create or mod revision, so the semantics are etcd's own. An optional key
+// prefix lets several stores share one cluster; compaction and revisions are still cluster-wide.
+import {
+  Etcd3,
+  GRPCOutOfRangeError,
+  type IKeyValue,
+  type IRangeRequest,
+  type IRangeResponse,
+  type IWatchResponse,
+  type Watcher,
+} from "etcd3";
+import {
+  CompactedError,
+  FutureRevisionError,
+  KeyExistsError,
+  KeyNotFoundError,
+  RevisionMismatchError,
+  StoreClosedError,
+  type KeyValue,
+  type ListOptions,
+  type ListResult,
+  type Store,
+  type Watch,
+  type WatchEvent,
+  type WatchOptions,
+} from "./store.ts";
+import { WatchChannel } from "./watch-channel.ts";
+
+export interface EtcdStoreOptions {
+  /** Prepended to every key, so that several stores can share one etcd cluster. */
+  prefix?: string;
+  /** Deadline of one request (default 10 s). */
+  requestTimeoutMs?: number;
+}
+
+/** How long close() waits for etcd to acknowledge the cancellation of open watches. */
+const WATCH_CANCEL_WAIT_MS = 1_000;
+
+/** etcd refuses an empty key; the smallest key, "\0", starts the same range. */
+function rangeStart(prefix: Buffer): Buffer {
+  return prefix.length === 0 ? Buffer.from([0]) : prefix;
+}
+
+/** The first key after every key that starts with `prefix`, as etcd expects a range end. */
+function rangeEnd(prefix: Buffer): Buffer {
+  for (let i = prefix.length - 1; i >= 0; i--) {
+    const byte = prefix[i] as number;
+    if (byte < 0xff) {
+      const end = Buffer.from(prefix.subarray(0, i + 1));
+      end[i] = byte + 1;
+      return end;
+    }
+  }
+  return Buffer.from([0]); // every key
+}
+
+type RevisionProblem = "compacted" | "future" | undefined;
+
+/** etcd reports both as OUT_OF_RANGE; only the message tells them apart. */
+function revisionProblem(error: unknown): RevisionProblem {
+  if (!(error instanceof GRPCOutOfRangeError)) return undefined;
+  if (error.message.includes("required revision has been compacted")) return "compacted";
+  if (error.message.includes("required revision is a future revision")) return "future";
+  return undefined;
+}
+
+interface EtcdWatch {
+  channel: WatchChannel;
+  watcher: Watcher;
+  /** The revision of the last event passed on; a reconnecting watch resumes after it. */
+  last: number;
+  /** Set once etcd ended the watch itself; there is nothing left to cancel then. */
+  canceledByServer: boolean;
+}
+
+export class EtcdStore implements Store {
+  private compacted = 0;
+  private closed = false;
+  private readonly watches = new Set<EtcdWatch>();
+  private readonly cancellations = new Set<Promise<void>>();
+  private readonly keyPrefix: Buffer;
+
+  private constructor(
+    private readonly client: Etcd3,
+    private readonly prefix: string,
+  ) {
+    this.keyPrefix = Buffer.from(prefix, "utf8");
+  }
+
+  static async connect(endpoints: string[], options: EtcdStoreOptions = {}): Promise<EtcdStore> {
+    const timeoutMs = options.requestTimeoutMs ?? 10_000;
+    const client = new Etcd3({
+      hosts: endpoints,
+      // Watches are long-lived streams; every other call gets a deadline.
+      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + timeoutMs }),
+    });
+    const store = new EtcdStore(client, options.prefix ?? "");
+    try {
+      await store.revision();
+    } catch (error) {
+      client.close();
+      throw error;
+    }
+    return store;
+  }
+
+  async revision(): Promise<number> {
+    const response = await this.range({ key: this.fullKey("\0"), count_only: true });
+    return Number(response.header.revision);
+  }
+
+  async get(key: string): Promise<KeyValue | undefined> {
+    const response = await this.range({ key: this.fullKey(key) });
+    const kv = response.kvs[0];
+    return kv ? this.toKeyValue(kv) : undefined;
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
+    const from = this.fullKey(prefix);
+    let start = rangeStart(from);
+    if (options.continueAfter !== undefined) {
+      const after = this.fullKey(`${options.continueAfter}\0`);
+      if (Buffer.compare(after, from) > 0) start = after;
+    }
+    const limit = options.limit && options.limit > 0 ? Math.trunc(options.limit) : 0;
+    const revision = options.revision && options.revision > 0 ? options.revision : 0;
+    const response = await this.range({ key: start, range_end: rangeEnd(from), limit, revision });
+    return {
+      items: response.kvs.map((kv) => this.toKeyValue(kv)),
+      revision: revision || Number(response.header.revision),
+      more: response.more,
+    };
+  }
+
+  async count(prefix: string): Promise<number> {
+    const from = this.fullKey(prefix);
+    const response = await this.range({ key: rangeStart(from), range_end: rangeEnd(from), count_only: true });
+    return Number(response.count);
+  }
+
+  async create(key: string, value: string): Promise<KeyValue> {
+    const full = this.fullKey(key);
+    const response = await this.call(() =>
+      this.client.kv.txn({
+        compare: [{ key: full, target: "Create", result: "Equal", create_revision: 0 }],
+        success: [{ request_put: { key: full, value: Buffer.from(value, "utf8") } }],
+        failure: [],
+      }),
+    );
+    if (!response.succeeded) throw new KeyExistsError(key);
+    const revision = Number(response.header.revision);
+    return { key, value, createRevision: revision, modRevision: revision };
+  }
+
+  async update(key: string, value: string, expectedModRevision: number): Promise<KeyValue> {
+    const full = this.fullKey(key);
+    const response = await this.call(() =>
+      this.client.kv.txn({
+        compare: [
+          { key: full, target: "Create", result: "Greater", create_revision: 0 },
+          { key: full, target: "Mod", result: "Equal", mod_revision: expectedModRevision },
+        ],
+        // Reading the key back (without its value) inside the transaction gives its create revision.
+        success: [
+          { request_put: { key: full, value: Buffer.from(value, "utf8") } },
+          { request_range: { key: full, keys_only: true } },
+        ],
+        failure: [{ request_range: { key: full } }],
+      }),
+    );
+    if (!response.succeeded) this.refused(key, response.responses[0]?.response_range?.kvs[0]);
+    const written = response.responses[1]?.response_range?.kvs[0];
+    const revision = Number(response.header.revision);
+    return {
+      key,
+      value,
+      createRevision: written ? Number(written.create_revision) : revision,
+      modRevision: revision,
+    };
+  }
+
+  async delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
+    const full = this.fullKey(key);
+    const compare =
+      expectedModRevision === undefined
+        ? [{ key: full, target: "Create" as const, result: "Greater" as const, create_revision: 0 }]
+        : [
+            { key: full, target: "Create" as const, result: "Greater" as const, create_revision: 0 },
+            { key: full, target: "Mod" as const, result: "Equal" as const, mod_revision: expectedModRevision },
+          ];
+    const response = await this.call(() =>
+      this.client.kv.txn({
+        compare,
+        success: [{ request_delete_range: { key: full, prev_kv: true } }],
+        failure: [{ request_range: { key: full } }],
+      }),
+    );
+    if (!response.succeeded) this.refused(key, response.responses[0]?.response_range?.kvs[0]);
+    const previous = response.responses[0]?.response_delete_range?.prev_kvs[0];
+    if (!previous) throw new KeyNotFoundError(key);
+    return {
+      key,
+      value: previous.value.toString("utf8"),
+      createRevision: Number(previous.create_revision),
+      modRevision: Number(response.header.revision),
+    };
+  }
+
+  watch(prefix: string, options: WatchOptions): Watch {
+    const from = this.fullKey(prefix);
+    if (this.closed || options.afterRevision < this.compacted) {
+      const refused = new WatchChannel(options);
+      refused.fail(this.closed ? new StoreClosedError() : new CompactedError(options.afterRevision, this.compacted));
+      return refused;
+    }
+    const state: EtcdWatch = {
+      channel: new WatchChannel(options, () => this.endWatch(state)),
+      watcher: this.client
+        .watch()
+        .inRange({ start: rangeStart(from), end: rangeEnd(from) })
+        .withPreviousKV()
+        .startRevision(String(options.afterRevision + 1))
+        .watcher(),
+      last: options.afterRevision,
+      canceledByServer: false,
+    };
+    this.watches.add(state);
+
+    state.watcher.on("data", (response: IWatchResponse) => this.deliver(state, response));
+    // After a lost connection the client resumes from the last revision it saw in a response header,
+    // which can be past events not yet received; resume after the last event passed on instead.
+    state.watcher.on("disconnected", () => {
+      state.watcher.request.start_revision = state.last + 1;
+    });
+    state.watcher.on("error", (error: Error) => {
+      state.canceledByServer = true;
+      void this.watchFailure(state, error);
+    });
+    return state.channel;
+  }
+
+  async compact(revision: number): Promise<void> {
+    if (revision <= this.compacted) {
+      this.assertOpen();
+      return;
+    }
+    try {
+      await this.call(() => this.client.kv.compact({ revision, physical: true }));
+      this.compacted = Math.max(this.compacted, revision);
+    } catch (error) {
+      const problem = revisionProblem(error);
+      if (problem === "compacted") return; // someone compacted further already
+      if (problem === "future") throw new FutureRevisionError(revision, await this.revision());
+      throw error;
+    }
+  }
+
+  /**
+   * etcd does not report its compaction revision, but it is the oldest revision a read can still ask
+   * for: search for it upwards from the last one known.
+   */
+  async compactedRevision(): Promise<number> {
+    let low = Math.max(this.compacted, 1);
+    if (await this.readableAt(low)) return this.compacted;
+    let high = await this.revision();
+    while (high - low > 1) {
+      const middle = Math.floor((low + high) / 2);
+      if (await this.readableAt(middle)) high = middle;
+      else low = middle;
+    }
+    this.compacted = Math.max(this.compacted, high);
+    return this.compacted;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    for (const state of [...this.watches]) state.channel.close();
+    this.closed = true;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.cancellations]),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, WATCH_CANCEL_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    this.client.close();
+  }
+
+  private fullKey(key: string): Buffer {
+    return this.prefix === "" ? Buffer.from(key, "utf8") : Buffer.from(this.prefix + key, "utf8");
+  }
+
+  private toKeyValue(kv: IKeyValue): KeyValue {
+    return {
+      key: kv.key.subarray(this.keyPrefix.length).toString("utf8"),
+      value: kv.value.toString("utf8"),
+      createRevision: Number(kv.create_revision),
+      modRevision: Number(kv.mod_revision),
+    };
+  }
+
+  private refused(key: string, current: IKeyValue | undefined): never {
+    if (!current) throw new KeyNotFoundError(key);
+    throw new RevisionMismatchError(key, this.toKeyValue(current));
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreClosedError();
+  }
+
+  private async call<T>(request: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    return request();
+  }
+
+  private async range(request: IRangeRequest): Promise<IRangeResponse> {
+    try {
+      return await this.call(() => this.client.kv.range(request));
+    } catch (error) {
+      const requested = Number(request.revision ?? 0);
+      const problem = revisionProblem(error);
+      if (problem === "compacted") throw new CompactedError(requested, await this.compactedRevision());
+      if (problem === "future") throw new FutureRevisionError(requested, await this.revision());
+      throw error;
+    }
+  }
+
+  private async readableAt(revision: number): Promise<boolean> {
+    try {
+      await this.call(() => this.client.kv.range({ key: this.fullKey("\0"), count_only: true, revision }));
+      return true;
+    } catch (error) {
+      if (revisionProblem(error) === "compacted") return false;
+      throw error;
+    }
+  }
+
+  private deliver(state: EtcdWatch, response: IWatchResponse): void {
+    // Every event of one revision arrives in one response; anything at or below `last` was passed on
+    // before a reconnection.
+    const seen = state.last;
+    for (const event of response.events) {
+      const revision = Number(event.kv.mod_revision);
+      if (revision <= seen) continue;
+      state.last = Math.max(state.last, revision);
+      state.channel.push(this.toWatchEvent(event.type, event.kv, event.prev_kv, revision));
+    }
+  }
+
+  private toWatchEvent(
+    type: "Put" | "Delete",
+    kv: IKeyValue,
+    prevKv: IKeyValue | undefined,
+    revision: number,
+  ): WatchEvent {
+    const prev = prevKv ? this.toKeyValue(prevKv) : undefined;
+    if (type === "Delete") {
+      const key = kv.key.subarray(this.keyPrefix.length).toString("utf8");
+      // The previous value is missing only when its revision was compacted away meanwhile.
+      return { type: "delete", key, revision, prev: prev ?? { key, value: "", createRevision: 0, modRevision: 0 } };
+    }
+    const current = this.toKeyValue(kv);
+    return prev ? { type: "put", kv: current, prev } : { type: "put", kv: current };
+  }
+
+  /** etcd cancels a watch that starts (or falls) behind a compaction; the client only says "canceled". */
+  private async watchFailure(state: EtcdWatch, error: Error): Promise<void> {
+    if (state.channel.isEnded) return;
+    let compacted = this.compacted;
+    try {
+      if (!this.closed) compacted = await this.compactedRevision();
+    } catch {
+      // keep the last known compaction revision
+    }
+    if (state.last + 1 < compacted) state.channel.fail(new CompactedError(state.last, compacted));
+    else state.channel.fail(error);
+  }
+
+  private endWatch(state: EtcdWatch): void {
+    if (!this.watches.delete(state) || state.canceledByServer) return;
+    const cancellation = state.watcher
+      .cancel()
+      .catch(() => {})
+      .finally(() => this.cancellations.delete(cancellation));
+    this.cancellations.add(cancellation);
+  }
+}

@@ -1,0 +1,172 @@
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describeEvent, recordWatch, runStoreConformance } from "./conformance.ts";
+import { SqliteStore, StoreInUseError } from "./sqlite.ts";
+import { CompactedError, type WatchEvent } from "./store.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "slipway-sqlite-store-"));
+let files = 0;
+const freshFile = (): string => join(dir, `store-${++files}.db`);
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+runStoreConformance("sqlite (file)", async () => SqliteStore.open(freshFile()));
+runStoreConformance("sqlite (memory)", async () => SqliteStore.open(":memory:"));
+
+function revisionOf(event: WatchEvent): number {
+  return event.type === "put" ? event.kv.modRevision : event.revision;
+}
+
+describe("SqliteStore", () => {
+  it("keeps revisions, values and compaction across a restart, and a watch resumes", async () => {
+    const file = freshFile();
+    const first = SqliteStore.open(file);
+    assert.equal(await first.revision(), 1);
+    const a = await first.create("/r/a", "a1");
+    const b = await first.create("/r/b", "b1");
+    const a2 = await first.update("/r/a", "a2", a.modRevision);
+    await first.compact(a2.modRevision);
+    const c = await first.create("/r/c", "c1");
+    const seenBeforeRestart = await first.revision();
+    await first.delete("/r/b", b.modRevision);
+    const before = await first.list("/r/");
+    assert.ok(existsSync(`${file}-wal`), "the store runs in WAL mode");
+    await first.close();
+
+    const second = SqliteStore.open(file);
+    try {
+      assert.equal(await second.revision(), before.revision);
+      assert.equal(await second.compactedRevision(), a2.modRevision);
+      assert.deepEqual(await second.list("/r/"), before);
+      assert.deepEqual(await second.get("/r/a"), a2);
+      assert.deepEqual(await second.get("/r/c"), c);
+      assert.deepEqual(
+        (await second.list("/r/", { revision: a2.modRevision })).items.map((kv) => kv.value),
+        ["a2", "b1"],
+      );
+
+      // A client that saw the store up to `seenBeforeRestart` resumes from there.
+      const w = recordWatch(second, "/r/", seenBeforeRestart);
+      const d = await second.create("/r/d", "d1");
+      assert.equal(d.modRevision, before.revision + 1);
+      await w.until(() => w.events.length >= 2, "the missed delete and the new create");
+      assert.deepEqual(w.events.map(describeEvent), [`delete /r/b@${before.revision}`, `put /r/d@${d.modRevision}`]);
+      w.close();
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("refuses to open a file another store is using", async () => {
+    const file = freshFile();
+    const first = SqliteStore.open(file);
+    try {
+      assert.throws(() => SqliteStore.open(file, { busyTimeoutMs: 50 }), StoreInUseError);
+      await first.create("/still/works", "yes");
+    } finally {
+      await first.close();
+    }
+    const second = SqliteStore.open(file);
+    assert.equal((await second.get("/still/works"))?.value, "yes");
+    await second.close();
+  });
+
+  it("keeps the revision when compaction removed the newest history row", async () => {
+    const file = freshFile();
+    const first = SqliteStore.open(file);
+    const k = await first.create("/t/k", "v");
+    const deleted = await first.delete("/t/k", k.modRevision);
+    await first.compact(deleted.modRevision);
+    await first.close();
+
+    const second = SqliteStore.open(file);
+    try {
+      assert.equal(await second.revision(), deleted.modRevision);
+      assert.equal((await second.create("/t/k", "again")).modRevision, deleted.modRevision + 1);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("compaction forgets superseded history but keeps every current value", async () => {
+    const store = SqliteStore.open(":memory:");
+    try {
+      for (let i = 0; i < 50; i++) await store.create(`/c/${i}`, "0");
+      for (let round = 1; round <= 5; round++) {
+        for (let i = 0; i < 50; i += 2) {
+          const current = await store.get(`/c/${i}`);
+          await store.update(`/c/${i}`, String(round), current?.modRevision ?? 0);
+        }
+      }
+      for (let i = 1; i < 50; i += 10) await store.delete(`/c/${i}`);
+      const before = await store.list("/c/");
+      const head = await store.revision();
+      await store.compact(head);
+      assert.deepEqual(await store.list("/c/"), before);
+      assert.deepEqual(await store.list("/c/", { revision: head }), before);
+      const internal = store as unknown as { db: { prepare(sql: string): { pluck(): { get(): number } } } };
+      const rows = internal.db.prepare("SELECT count(*) FROM log").pluck().get();
+      assert.equal(rows, before.items.length, "one history row per live key remains");
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("never runs watch consumers inside a write, so writers do not wait for them", async () => {
+    const store = SqliteStore.open(":memory:");
+    try {
+      const w = recordWatch(store, "/w/", await store.revision());
+      for (let i = 0; i < 500; i++) await store.create(`/w/${i}`, String(i));
+      assert.equal(w.events.length, 0, "events are buffered, not delivered by the writer");
+      await w.until(() => w.events.length === 500, "every buffered event");
+      w.close();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("hands over from a long replay to live delivery without a gap or a duplicate", async () => {
+    const store = SqliteStore.open(":memory:");
+    try {
+      const start = await store.revision();
+      for (let i = 0; i < 4_500; i++) await store.create(i % 3 === 0 ? `/h/${i}` : `/other/${i}`, String(i));
+      const w = recordWatch(store, "/h/", start);
+      // Live writes land while the history is still being replayed, window by window.
+      for (let i = 0; i < 30; i++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        await store.create(`/h/live/${i}`, String(i));
+      }
+      const last = await store.revision();
+      await w.until(() => w.events.some((e) => revisionOf(e) === last), "the last live event");
+      const expected = [];
+      for (let i = 0; i < 4_500; i += 3) expected.push(start + 1 + i);
+      for (let rev = start + 4_501; rev <= last; rev++) expected.push(rev);
+      assert.deepEqual(w.events.map(revisionOf), expected);
+      w.close();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("fails a watch that falls behind a compaction while it replays history", async () => {
+    const store = SqliteStore.open(":memory:");
+    try {
+      const start = await store.revision();
+      for (let i = 0; i < 5_000; i++) await store.create(`/b/${i}`, String(i));
+      const w = recordWatch(store, "/b/", start);
+      await store.compact(await store.revision());
+      await w.until(() => w.error !== undefined, "a CompactedError");
+      assert.ok(w.error instanceof CompactedError);
+      assert.ok(w.events.length > 0 && w.events.length < 5_000, `replayed ${w.events.length} events first`);
+      assert.deepEqual(
+        w.events.map(revisionOf),
+        w.events.map((_, i) => start + 1 + i),
+        "what was delivered has no gap",
+      );
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,429 @@
+// The embedded store: one SQLite file (WAL mode) used by a single process.
+//
+// Layout: `log` holds every write (the history: watch replay, lists at a past revision), `current` maps
+// each live key to the log row of its value (gets and lists at the head), `meta` remembers compaction.
+// Each write is one SQLite transaction. better-sqlite3 is synchronous and the process is the file's only
+// user, so the revision counter lives in memory and nothing can run between reading and writing a key.
+import Database from "better-sqlite3";
+import type { Statement } from "better-sqlite3";
+import {
+  CompactedError,
+  FutureRevisionError,
+  KeyExistsError,
+  KeyNotFoundError,
+  RevisionMismatchError,
+  StoreClosedError,
+  type KeyValue,
+  type ListOptions,
+  type ListResult,
+  type Store,
+  type Watch,
+  type WatchEvent,
+  type WatchOptions,
+} from "./store.ts";
+import { WatchChannel } from "./watch-channel.ts";
+
+export interface SqliteStoreOptions {
+  /** How long opening waits for another process to release the file (default 5000 ms). */
+  busyTimeoutMs?: number;
+}
+
+export class StoreInUseError extends Error {
+  override readonly name = "StoreInUseError";
+  constructor(readonly path: string) {
+    super(`the store ${path} is in use by another process`);
+  }
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS log (
+  rev INTEGER PRIMARY KEY,
+  key TEXT NOT NULL,
+  deleted INTEGER NOT NULL,
+  value TEXT,
+  create_rev INTEGER NOT NULL,
+  prev_rev INTEGER
+);
+CREATE INDEX IF NOT EXISTS log_by_key ON log (key, rev);
+CREATE TABLE IF NOT EXISTS current (key TEXT PRIMARY KEY, rev INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+`;
+
+/** Revisions a replaying watch reads per turn of the event loop. */
+const REPLAY_WINDOW = 2_000;
+/** History rows a compaction examines per transaction. */
+const COMPACT_BATCH = 2_000;
+
+interface ValueRow {
+  key: string;
+  value: string;
+  createRevision: number;
+  modRevision: number;
+}
+
+interface HistoryRow {
+  rev: number;
+  key: string;
+  deleted: number;
+  value: string | null;
+  createRevision: number;
+  prevValue: string | null;
+  prevCreateRevision: number | null;
+  prevRevision: number | null;
+}
+
+interface HistoryWrite {
+  rev: number;
+  key: string;
+  /** null for a deletion */
+  value: string | null;
+  createRev: number;
+  /** The key's previous value row, if it had a value. */
+  prevRev: number | null;
+}
+
+interface CompactionCandidate {
+  rev: number;
+  deleted: number;
+  superseded: number;
+}
+
+// Key ranges are compared as UTF-8 bytes (SQLite's BINARY collation). The upper bound of a prefix is the
+// prefix followed by the byte 0xFF, which no UTF-8 text contains, bound as a blob and read back as text.
+function inRange(column: string): string {
+  return `${column} >= @start AND ${column} < CAST(@end AS TEXT)`;
+}
+
+function rangeEnd(prefix: string): Buffer {
+  return Buffer.concat([Buffer.from(prefix, "utf8"), Buffer.from([0xff])]);
+}
+
+function toKeyValue(row: ValueRow): KeyValue {
+  return { key: row.key, value: row.value, createRevision: row.createRevision, modRevision: row.modRevision };
+}
+
+interface LiveWatcher {
+  prefix: string;
+  channel: WatchChannel;
+  /** The last revision this watcher has covered; events at or below it are not sent again. */
+  cursor: number;
+  live: boolean;
+}
+
+export class SqliteStore implements Store {
+  private head: number;
+  private compacted: number;
+  private closed = false;
+  private readonly watchers = new Set<LiveWatcher>();
+  private compaction: Promise<void> = Promise.resolve();
+
+  private readonly getCurrent: Statement<[string], ValueRow>;
+  private readonly insertLog: Statement<[number, string, number, string | null, number, number | null]>;
+  private readonly upsertCurrent: Statement<[string, number]>;
+  private readonly deleteCurrent: Statement<[string]>;
+  private readonly countCurrent: Statement<{ start: string; end: Buffer }, number>;
+  private readonly listStatements = new Map<string, Statement<Record<string, unknown>, ValueRow>>();
+  private readonly replayRows: Statement<{ start: string; end: Buffer; from: number; to: number }, HistoryRow>;
+  private readonly compactionCandidates: Statement<{ after: number; upTo: number; limit: number }, CompactionCandidate>;
+  private readonly deleteLogRow: Statement<[number]>;
+  private readonly setMeta: Statement<[string, number]>;
+  /** Appends a history row and points `current` at it (or drops the key when `value` is null). */
+  private readonly write: (row: HistoryWrite) => void;
+
+  private constructor(private readonly db: Database.Database) {
+    db.exec(SCHEMA);
+    const meta = db.prepare<[string], number>("SELECT value FROM meta WHERE name = ?").pluck();
+    const maxRev = db.prepare<[], number | null>("SELECT max(rev) FROM log").pluck().get() ?? 0;
+    this.head = Math.max(1, maxRev, meta.get("head_at_compaction") ?? 0);
+    this.compacted = meta.get("compacted") ?? 0;
+
+    this.getCurrent = db.prepare(
+      `SELECT l.key, l.value, l.create_rev AS createRevision, l.rev AS modRevision
+       FROM current c JOIN log l ON l.rev = c.rev WHERE c.key = ?`,
+    );
+    this.insertLog = db.prepare(
+      "INSERT INTO log (rev, key, deleted, value, create_rev, prev_rev) VALUES (?, ?, ?, ?, ?, ?)",
+    );
+    this.upsertCurrent = db.prepare(
+      "INSERT INTO current (key, rev) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET rev = excluded.rev",
+    );
+    this.deleteCurrent = db.prepare("DELETE FROM current WHERE key = ?");
+    this.countCurrent = db
+      .prepare<{ start: string; end: Buffer }, number>(`SELECT count(*) FROM current WHERE ${inRange("key")}`)
+      .pluck();
+    this.replayRows = db.prepare(
+      `SELECT l.rev, l.key, l.deleted, l.value, l.create_rev AS createRevision,
+              p.value AS prevValue, p.create_rev AS prevCreateRevision, p.rev AS prevRevision
+       FROM log l LEFT JOIN log p ON p.rev = l.prev_rev
+       WHERE l.rev > @from AND l.rev <= @to AND ${inRange("l.key")}
+       ORDER BY l.rev`,
+    );
+    this.compactionCandidates = db.prepare(
+      `SELECT rev, deleted,
+              EXISTS (SELECT 1 FROM log later WHERE later.key = log.key AND later.rev > log.rev AND later.rev <= @upTo)
+                AS superseded
+       FROM log WHERE rev > @after AND rev <= @upTo ORDER BY rev LIMIT @limit`,
+    );
+    this.deleteLogRow = db.prepare("DELETE FROM log WHERE rev = ?");
+    this.setMeta = db.prepare(
+      "INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+    );
+    this.write = db.transaction(({ rev, key, value, createRev, prevRev }: HistoryWrite) => {
+      this.insertLog.run(rev, key, value === null ? 1 : 0, value, createRev, prevRev);
+      if (value === null) this.deleteCurrent.run(key);
+      else this.upsertCurrent.run(key, rev);
+    });
+  }
+
+  /** Opens (creating if needed) the store in a file, or in memory with ":memory:". */
+  static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
+    const db = new Database(path, { timeout: Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5_000)) });
+    try {
+      // The revision counter lives in this process, so no other connection may write the file; an
+      // exclusive lock makes a second process fail at open instead of corrupting the history.
+      db.pragma("locking_mode = EXCLUSIVE");
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      db.pragma("cache_size = -16000");
+      db.pragma("temp_store = MEMORY");
+      return new SqliteStore(db);
+    } catch (error) {
+      db.close();
+      if (error instanceof Database.SqliteError && error.code === "SQLITE_BUSY") throw new StoreInUseError(path);
+      throw error;
+    }
+  }
+
+  async revision(): Promise<number> {
+    this.assertOpen();
+    return this.head;
+  }
+
+  async get(key: string): Promise<KeyValue | undefined> {
+    this.assertOpen();
+    const row = this.getCurrent.get(key);
+    return row ? toKeyValue(row) : undefined;
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
+    this.assertOpen();
+    const revision = options.revision && options.revision > 0 ? options.revision : this.head;
+    if (revision < this.compacted) throw new CompactedError(revision, this.compacted);
+    if (revision > this.head) throw new FutureRevisionError(revision, this.head);
+    const limit = options.limit && options.limit > 0 ? Math.trunc(options.limit) : 0;
+    const atHead = revision === this.head;
+    const after = options.continueAfter;
+    const statement = this.listStatement(atHead, after !== undefined);
+    const rows = statement.all({
+      start: prefix,
+      end: rangeEnd(prefix),
+      after,
+      revision,
+      limit: limit > 0 ? limit + 1 : -1,
+    });
+    const more = limit > 0 && rows.length > limit;
+    if (more) rows.length = limit;
+    return { items: rows.map(toKeyValue), revision, more };
+  }
+
+  async count(prefix: string): Promise<number> {
+    this.assertOpen();
+    return this.countCurrent.get({ start: prefix, end: rangeEnd(prefix) }) ?? 0;
+  }
+
+  async create(key: string, value: string): Promise<KeyValue> {
+    this.assertOpen();
+    if (this.getCurrent.get(key)) throw new KeyExistsError(key);
+    const rev = this.head + 1;
+    this.write({ rev, key, value, createRev: rev, prevRev: null });
+    this.head = rev;
+    const kv: KeyValue = { key, value, createRevision: rev, modRevision: rev };
+    this.notify({ type: "put", kv: { ...kv } });
+    return kv;
+  }
+
+  async update(key: string, value: string, expectedModRevision: number): Promise<KeyValue> {
+    this.assertOpen();
+    const current = this.getCurrent.get(key);
+    if (!current) throw new KeyNotFoundError(key);
+    if (current.modRevision !== expectedModRevision) throw new RevisionMismatchError(key, toKeyValue(current));
+    const rev = this.head + 1;
+    this.write({ rev, key, value, createRev: current.createRevision, prevRev: current.modRevision });
+    this.head = rev;
+    const kv: KeyValue = { key, value, createRevision: current.createRevision, modRevision: rev };
+    this.notify({ type: "put", kv: { ...kv }, prev: toKeyValue(current) });
+    return kv;
+  }
+
+  async delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
+    this.assertOpen();
+    const current = this.getCurrent.get(key);
+    if (!current) throw new KeyNotFoundError(key);
+    if (expectedModRevision !== undefined && current.modRevision !== expectedModRevision) {
+      throw new RevisionMismatchError(key, toKeyValue(current));
+    }
+    const rev = this.head + 1;
+    this.write({ rev, key, value: null, createRev: current.createRevision, prevRev: current.modRevision });
+    this.head = rev;
+    this.notify({ type: "delete", key, revision: rev, prev: toKeyValue(current) });
+    return { key, value: current.value, createRevision: current.createRevision, modRevision: rev };
+  }
+
+  watch(prefix: string, options: WatchOptions): Watch {
+    const watcher: LiveWatcher = {
+      prefix,
+      channel: new WatchChannel(options, () => this.watchers.delete(watcher)),
+      cursor: options.afterRevision,
+      live: false,
+    };
+    if (this.closed) {
+      watcher.channel.fail(new StoreClosedError());
+      return watcher.channel;
+    }
+    this.watchers.add(watcher);
+    this.replay(watcher);
+    return watcher.channel;
+  }
+
+  async compact(revision: number): Promise<void> {
+    this.assertOpen();
+    const run = this.compaction.then(() => this.compactTo(revision));
+    this.compaction = run.catch(() => {});
+    return run;
+  }
+
+  async compactedRevision(): Promise<number> {
+    this.assertOpen();
+    return this.compacted;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const watcher of [...this.watchers]) watcher.channel.close();
+    this.watchers.clear();
+    await this.compaction;
+    this.db.close();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreClosedError();
+  }
+
+  private listStatement(atHead: boolean, continuing: boolean): Statement<Record<string, unknown>, ValueRow> {
+    const id = `${atHead ? "head" : "past"}:${continuing ? "after" : "start"}`;
+    let statement = this.listStatements.get(id);
+    if (statement) return statement;
+    const after = (column: string): string => (continuing ? `AND ${column} > @after` : "");
+    const sql = atHead
+      ? `SELECT l.key, l.value, l.create_rev AS createRevision, l.rev AS modRevision
+         FROM current c JOIN log l ON l.rev = c.rev
+         WHERE ${inRange("c.key")} ${after("c.key")}
+         ORDER BY c.key LIMIT @limit`
+      : // Walks the (key, rev) index in key order, keeping each key's last row at or before the revision,
+        // so a page stops after `limit` keys instead of sorting the whole range.
+        `SELECT l.key, l.value, l.create_rev AS createRevision, l.rev AS modRevision
+         FROM log l
+         WHERE ${inRange("l.key")} ${after("l.key")} AND l.rev <= @revision
+           AND l.rev = (SELECT max(x.rev) FROM log x WHERE x.key = l.key AND x.rev <= @revision)
+           AND l.deleted = 0
+         ORDER BY l.key LIMIT @limit`;
+    statement = this.db.prepare<Record<string, unknown>, ValueRow>(sql);
+    this.listStatements.set(id, statement);
+    return statement;
+  }
+
+  /** Hands a committed change to every live watcher of its key. */
+  private notify(event: WatchEvent): void {
+    const key = event.type === "put" ? event.kv.key : event.key;
+    const revision = event.type === "put" ? event.kv.modRevision : event.revision;
+    for (const watcher of this.watchers) {
+      if (!watcher.live || !key.startsWith(watcher.prefix) || revision <= watcher.cursor) continue;
+      watcher.channel.push(event);
+    }
+  }
+
+  /**
+   * Sends a watcher the history after its cursor, one window per turn of the event loop. The window
+   * that reaches the head and the switch to live delivery happen in one synchronous step, so no write
+   * can fall between them: nothing is missed and nothing is sent twice.
+   */
+  private replay(watcher: LiveWatcher): void {
+    if (this.closed || watcher.channel.isEnded) return;
+    if (watcher.cursor < this.compacted) {
+      watcher.channel.fail(new CompactedError(watcher.cursor, this.compacted));
+      return;
+    }
+    if (watcher.cursor >= this.head) {
+      watcher.live = true;
+      return;
+    }
+    const to = Math.min(this.head, watcher.cursor + REPLAY_WINDOW);
+    const rows = this.replayRows.all({
+      start: watcher.prefix,
+      end: rangeEnd(watcher.prefix),
+      from: watcher.cursor,
+      to,
+    });
+    for (const row of rows) watcher.channel.push(historyEvent(row));
+    watcher.cursor = to;
+    if (to >= this.head) {
+      watcher.live = true;
+      return;
+    }
+    setImmediate(() => this.replay(watcher));
+  }
+
+  private async compactTo(revision: number): Promise<void> {
+    if (this.closed) return;
+    if (revision <= this.compacted) return;
+    if (revision > this.head) throw new FutureRevisionError(revision, this.head);
+    this.db.transaction(() => {
+      this.setMeta.run("compacted", revision);
+      this.setMeta.run("head_at_compaction", this.head);
+    })();
+    this.compacted = revision;
+    // Rows superseded at or before the compaction revision are never read again (lists and watches
+    // start at or after it), nor are tombstones at or before it once the rows they superseded are gone.
+    // A row is judged before anything in its batch is deleted, and earlier rows in earlier batches.
+    let after = 0;
+    while (!this.closed) {
+      const candidates = this.compactionCandidates.all({ after, upTo: revision, limit: COMPACT_BATCH });
+      if (candidates.length === 0) return;
+      this.db.transaction(() => {
+        for (const candidate of candidates) {
+          if (candidate.superseded || candidate.deleted) this.deleteLogRow.run(candidate.rev);
+        }
+      })();
+      after = candidates[candidates.length - 1]?.rev ?? revision;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+}
+
+function historyEvent(row: HistoryRow): WatchEvent {
+  const prev: KeyValue | undefined =
+    row.prevRevision !== null && row.prevValue !== null
+      ? {
+          key: row.key,
+          value: row.prevValue,
+          createRevision: row.prevCreateRevision ?? 0,
+          modRevision: row.prevRevision,
+        }
+      : undefined;
+  if (row.deleted) {
+    return {
+      type: "delete",
+      key: row.key,
+      revision: row.rev,
+      prev: prev ?? { key: row.key, value: "", createRevision: row.createRevision, modRevision: 0 },
+    };
+  }
+  const kv: KeyValue = {
+    key: row.key,
+    value: row.value ?? "",
+    createRevision: row.createRevision,
+    modRevision: row.rev,
+  };
+  return prev ? { type: "put", kv, prev } : { type: "put", kv };
+}

@@ -1,0 +1,121 @@
+// Starts real `slipway up` processes for end-to-end tests and drives kubectl against them.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createServer } from "node:net";
+
+export const REPO = resolve(import.meta.dirname, "../..");
+export const SLIPWAY_BIN = join(REPO, "bin/slipway.mjs");
+export const KUBECTL = "/usr/bin/kubectl";
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+export interface RunningSlipway {
+  process: ChildProcess;
+  dataDir: string;
+  port: number;
+  kubeconfig: string;
+  output: () => string;
+  /** Stops with a signal and waits for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+const running = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const p of running) p.kill("SIGKILL");
+});
+
+/** Starts `slipway up` and resolves once it prints its ready line. */
+export async function startSlipway(options: { dataDir?: string; port?: number; args?: string[]; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunningSlipway> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "slipway-e2e-"));
+  const port = options.port ?? (await freePort());
+  const child = spawn(process.execPath, [SLIPWAY_BIN, "up", "--data-dir", dataDir, "--port", String(port), ...(options.args ?? [])], {
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  running.add(child);
+  let out = "";
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((res) => child.once("exit", (code) => { running.delete(child); res(code); }));
+  await new Promise<void>((res, reject) => {
+    const timer = setTimeout(() => reject(new Error(`slipway up did not become ready in time:\n${out}`)), options.timeoutMs ?? 30_000);
+    const check = () => {
+      if (/\bready\b/.test(out)) {
+        clearTimeout(timer);
+        res();
+      }
+    };
+    child.stdout!.on("data", check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`slipway up exited with ${code}:\n${out}`));
+    });
+  });
+  return {
+    process: child,
+    dataDir,
+    port,
+    kubeconfig: join(dataDir, "kubeconfig"),
+    output: () => out,
+    stop: async (signal = "SIGTERM") => {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+export interface KubectlResult {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs kubectl synchronously against a kubeconfig. */
+export function kubectl(kubeconfig: string, args: string[], input?: string): KubectlResult {
+  const r = spawnSync(KUBECTL, ["--kubeconfig", kubeconfig, ...args], { input, encoding: "utf8", timeout: 60_000 });
+  return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Runs kubectl asynchronously (for commands that wait or watch). */
+export function kubectlAsync(kubeconfig: string, args: string[]): { child: ChildProcess; output: () => string; done: Promise<number | null> } {
+  const child = spawn(KUBECTL, ["--kubeconfig", kubeconfig, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  running.add(child);
+  let out = "";
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+  const done = new Promise<number | null>((res) => child.once("exit", (code) => { running.delete(child); res(code); }));
+  return { child, output: () => out, done };
+}
+
+/** Polls until `check` returns a value (not undefined/false), or fails after the timeout. */
+export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, options: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 20_000);
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await check();
+      if (v !== undefined && v !== false) return v;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, options.intervalMs ?? 100));
+  }
+  throw new Error(`timed out waiting for ${options.what ?? "a condition"}${last ? `: ${(last as Error).message}` : ""}`);
+}
