@@ -1,0 +1,157 @@
+// kubeadm configuration (kubeadm.k8s.io/v1beta4) for the first control-plane machine, the others, and
+// the workers — rendered for the machines and parsed back by whoever checks them (the sim cloud does,
+// as kubeadm would).
+import { parseAllDocuments, stringify } from "yaml";
+import type { KeyPairPem } from "./pki.ts";
+
+export const KUBEADM_API_VERSION = "kubeadm.k8s.io/v1beta4";
+
+export interface NodeRegistration {
+  name: string;
+  labels?: Record<string, string>;
+  taints?: { key: string; value?: string; effect: string }[];
+}
+
+/** The cluster-wide PKI every control-plane machine carries (kubeadm reads it from /etc/kubernetes/pki). */
+export interface ClusterPki {
+  ca: KeyPairPem;
+  frontProxyCa: KeyPairPem;
+  etcdCa: KeyPairPem;
+  serviceAccount: { publicKeyPem: string; privateKeyPem: string };
+}
+
+export interface ClusterConfigurationInput {
+  clusterName: string;
+  kubernetesVersion: string;
+  /** host:port of the load balancer in front of the API servers. */
+  controlPlaneEndpoint: string;
+  podSubnet: string;
+  serviceSubnet: string;
+  dnsDomain: string;
+}
+
+export interface InitInput extends ClusterConfigurationInput {
+  bootstrapToken: string;
+  /** Bootstrap token lifetime; kubeadm's default is 24 h. */
+  tokenTtl?: string;
+  node: NodeRegistration;
+  advertiseAddress?: string;
+}
+
+export interface JoinInput {
+  controlPlaneEndpoint: string;
+  bootstrapToken: string;
+  caCertHashes: string[];
+  node: NodeRegistration;
+  /** Set for control-plane machines that join. */
+  controlPlane?: { advertiseAddress?: string };
+}
+
+export interface InitConfiguration {
+  apiVersion: string;
+  kind: "InitConfiguration";
+  bootstrapTokens: { token: string; ttl?: string; usages?: string[]; groups?: string[] }[];
+  nodeRegistration: NodeRegistration & { kubeletExtraArgs?: { name: string; value: string }[] };
+  localAPIEndpoint?: { advertiseAddress?: string; bindPort?: number };
+}
+
+export interface ClusterConfiguration {
+  apiVersion: string;
+  kind: "ClusterConfiguration";
+  clusterName: string;
+  kubernetesVersion: string;
+  controlPlaneEndpoint: string;
+  networking: { podSubnet: string; serviceSubnet: string; dnsDomain: string };
+  certificatesDir?: string;
+}
+
+export interface JoinConfiguration {
+  apiVersion: string;
+  kind: "JoinConfiguration";
+  discovery: { bootstrapToken: { apiServerEndpoint: string; token: string; caCertHashes: string[]; unsafeSkipCAVerification?: boolean } };
+  nodeRegistration: NodeRegistration;
+  controlPlane?: { localAPIEndpoint?: { advertiseAddress?: string; bindPort?: number } };
+}
+
+export type KubeadmDocument = InitConfiguration | ClusterConfiguration | JoinConfiguration;
+
+export class KubeadmConfigError extends Error {
+  override readonly name = "KubeadmConfigError";
+}
+
+function clusterConfiguration(input: ClusterConfigurationInput): ClusterConfiguration {
+  return {
+    apiVersion: KUBEADM_API_VERSION,
+    kind: "ClusterConfiguration",
+    clusterName: input.clusterName,
+    kubernetesVersion: input.kubernetesVersion,
+    controlPlaneEndpoint: input.controlPlaneEndpoint,
+    networking: { podSubnet: input.podSubnet, serviceSubnet: input.serviceSubnet, dnsDomain: input.dnsDomain },
+    certificatesDir: "/etc/kubernetes/pki",
+  };
+}
+
+function registration(node: NodeRegistration): NodeRegistration {
+  return {
+    name: node.name,
+    ...(node.labels && Object.keys(node.labels).length > 0 ? { labels: node.labels } : {}),
+    ...(node.taints ? { taints: node.taints } : {}),
+  };
+}
+
+/** The configuration `kubeadm init --config` reads on the first control-plane machine. */
+export function renderInitConfiguration(input: InitInput): string {
+  const init: InitConfiguration = {
+    apiVersion: KUBEADM_API_VERSION,
+    kind: "InitConfiguration",
+    bootstrapTokens: [{ token: input.bootstrapToken, ttl: input.tokenTtl ?? "24h0m0s", usages: ["signing", "authentication"], groups: ["system:bootstrappers:kubeadm:default-node-token"] }],
+    nodeRegistration: registration(input.node),
+    ...(input.advertiseAddress ? { localAPIEndpoint: { advertiseAddress: input.advertiseAddress, bindPort: 6443 } } : {}),
+  };
+  return [stringify(init), stringify(clusterConfiguration(input))].join("---\n");
+}
+
+/** The configuration `kubeadm join --config` reads on every other machine. */
+export function renderJoinConfiguration(input: JoinInput): string {
+  const join: JoinConfiguration = {
+    apiVersion: KUBEADM_API_VERSION,
+    kind: "JoinConfiguration",
+    discovery: { bootstrapToken: { apiServerEndpoint: input.controlPlaneEndpoint, token: input.bootstrapToken, caCertHashes: input.caCertHashes } },
+    nodeRegistration: registration(input.node),
+    ...(input.controlPlane ? { controlPlane: { localAPIEndpoint: { advertiseAddress: input.controlPlane.advertiseAddress, bindPort: 6443 } } } : {}),
+  };
+  return stringify(join);
+}
+
+/** Reads a kubeadm configuration file (one or several YAML documents). */
+export function parseKubeadmConfig(text: string): { init?: InitConfiguration; cluster?: ClusterConfiguration; join?: JoinConfiguration } {
+  const out: { init?: InitConfiguration; cluster?: ClusterConfiguration; join?: JoinConfiguration } = {};
+  for (const doc of parseAllDocuments(text)) {
+    if (doc.errors.length > 0) throw new KubeadmConfigError(`invalid kubeadm configuration: ${doc.errors[0]!.message}`);
+    const value = doc.toJSON() as Partial<KubeadmDocument> | null;
+    if (!value) continue;
+    if (value.apiVersion !== KUBEADM_API_VERSION) {
+      throw new KubeadmConfigError(`unsupported kubeadm apiVersion "${String(value.apiVersion)}" (expected ${KUBEADM_API_VERSION})`);
+    }
+    if (value.kind === "InitConfiguration") out.init = value as InitConfiguration;
+    else if (value.kind === "ClusterConfiguration") out.cluster = value as ClusterConfiguration;
+    else if (value.kind === "JoinConfiguration") out.join = value as JoinConfiguration;
+    else throw new KubeadmConfigError(`unknown kubeadm kind "${String(value.kind)}"`);
+  }
+  return out;
+}
+
+/** Where kubeadm expects each file of the cluster PKI. */
+export function pkiFiles(pki: ClusterPki): { path: string; content: string; permissions: string }[] {
+  const dir = "/etc/kubernetes/pki";
+  return [
+    { path: `${dir}/ca.crt`, content: pki.ca.certPem, permissions: "0644" },
+    { path: `${dir}/ca.key`, content: pki.ca.keyPem, permissions: "0600" },
+    { path: `${dir}/front-proxy-ca.crt`, content: pki.frontProxyCa.certPem, permissions: "0644" },
+    { path: `${dir}/front-proxy-ca.key`, content: pki.frontProxyCa.keyPem, permissions: "0600" },
+    { path: `${dir}/etcd/ca.crt`, content: pki.etcdCa.certPem, permissions: "0644" },
+    { path: `${dir}/etcd/ca.key`, content: pki.etcdCa.keyPem, permissions: "0600" },
+    { path: `${dir}/sa.pub`, content: pki.serviceAccount.publicKeyPem, permissions: "0644" },
+    { path: `${dir}/sa.key`, content: pki.serviceAccount.privateKeyPem, permissions: "0600" },
+  ];
+}

@@ -1,0 +1,273 @@
+// Instances: launch (pending → running, the boot reads the user data and runs the boot hooks), stop and
+// start, terminate (stopping → terminated, visible for a retention period, then purged), and death.
+import { createHash } from "node:crypto";
+import { checkRegion, image, machineType } from "./catalog.ts";
+import type { CloudCore } from "./core.ts";
+import { InvalidParameterError, NotFoundError } from "./errors.ts";
+import { lowestFreeAddress, parseCidr } from "./ipam.ts";
+import { findOwned, requireReady } from "./lookup.ts";
+import { allocatePublicAddress } from "./publicip-service.ts";
+import type { InstanceRecord, Transition } from "./records.ts";
+import { CreateInstanceInputSchema, MAX_USER_DATA_BYTES, checkInput, type CreateInstanceInput } from "./schemas.ts";
+import type { Instance, StateReason } from "./types.ts";
+import { instanceView } from "./views.ts";
+
+const BOOT_LOG_LINES = 50;
+
+function describeUserData(userData: string): string {
+  if (userData === "") return "no user data";
+  const bytes = Buffer.byteLength(userData);
+  const firstLine = userData.split("\n", 1)[0] ?? "";
+  const format = firstLine.startsWith("#cloud-config") ? "cloud-config" : firstLine.startsWith("#!") ? "script" : "raw data";
+  return `user data: ${bytes} bytes (${format})`;
+}
+
+function log(record: InstanceRecord, at: string, line: string): void {
+  record.bootLog = [...record.bootLog, `${at} ${line}`].slice(-BOOT_LOG_LINES);
+}
+
+export class InstanceService {
+  constructor(private readonly core: CloudCore) {
+    core.onTransition("instance", (record, action) => this.transition(record as InstanceRecord, action));
+  }
+
+  createInstance(account: string, region: string, raw: CreateInstanceInput): Instance {
+    checkRegion(region);
+    const input = checkInput(CreateInstanceInputSchema, raw, "instance");
+    const userData = input.userData ?? "";
+    if (Buffer.byteLength(userData) > MAX_USER_DATA_BYTES) {
+      throw new InvalidParameterError(`instance.userData: ${Buffer.byteLength(userData)} bytes, more than ${MAX_USER_DATA_BYTES}`, {
+        details: { field: "instance.userData" },
+      });
+    }
+    if (input.assignPublicIp && input.publicIpId) {
+      throw new InvalidParameterError("instance: give either assignPublicIp or publicIpId, not both", {
+        details: { field: "instance.publicIpId" },
+      });
+    }
+    return this.core.createOnce(account, "instance", region, input, instanceView, () => this.launch(account, region, input, userData));
+  }
+
+  private launch(account: string, region: string, input: CreateInstanceInput, userData: string): InstanceRecord {
+    const core = this.core;
+    const subnet = findOwned(core, account, region, "subnet", input.subnetId);
+    requireReady(subnet);
+    const type = machineType(region, input.machineType);
+    image(region, input.imageId);
+    if (input.keyPairId) findOwned(core, account, region, "keyPair", input.keyPairId);
+    const securityGroupIds = [...new Set(input.securityGroupIds ?? [])];
+    for (const id of securityGroupIds) {
+      const group = findOwned(core, account, region, "securityGroup", id);
+      requireReady(group);
+      if (group.networkId !== subnet.networkId) {
+        throw new InvalidParameterError(`security group ${id} belongs to ${group.networkId}, not to the subnet's ${subnet.networkId}`, {
+          details: { field: "instance.securityGroupIds" },
+        });
+      }
+    }
+    const publicIp = input.publicIpId ? findOwned(core, account, region, "publicIp", input.publicIpId) : undefined;
+    if (publicIp && publicIp.state !== "available") {
+      throw new InvalidParameterError(`public IP ${publicIp.id} is already held by ${publicIp.instanceId}`, {
+        details: { field: "instance.publicIpId" },
+      });
+    }
+    core.quotas.requireRoom(account, region, { vcpus: type.vcpus, instances: 1, ...(input.assignPublicIp ? { publicIps: 1 } : {}) });
+    core.quotas.requireCapacity(region, subnet.zone, type.name);
+    const used = new Set(
+      core.state.all("instance").filter((i) => i.subnetId === subnet.id && i.state !== "terminated").map((i) => i.privateIp),
+    );
+    const privateIp = lowestFreeAddress(parseCidr(subnet.cidr), used);
+    if (!privateIp) {
+      throw new InvalidParameterError(`subnet ${subnet.id} has no free addresses left`, { details: { field: "instance.subnetId" } });
+    }
+    const plan = core.faults.planBoot();
+    const id = core.newId("instance");
+    const record: InstanceRecord = {
+      id,
+      kind: "instance",
+      account,
+      region,
+      tags: { ...input.tags },
+      createdAt: core.iso(),
+      state: "pending",
+      zone: subnet.zone,
+      networkId: subnet.networkId,
+      subnetId: subnet.id,
+      machineType: type.name,
+      vcpus: type.vcpus,
+      memoryMiB: type.memoryMiB,
+      imageId: input.imageId,
+      ...(input.keyPairId ? { keyPairId: input.keyPairId } : {}),
+      securityGroupIds,
+      privateIp,
+      ...(userData ? { userDataSha256: createHash("sha256").update(userData).digest("hex") } : {}),
+      bootLog: [],
+      userData,
+      bootCount: 0,
+      slowFactor: plan.slowFactor,
+      ...(plan.dieAfterMs === undefined ? {} : { dieAfterMs: plan.dieAfterMs }),
+      ephemeralPublicIp: input.assignPublicIp === true,
+    };
+    if (input.assignPublicIp) record.publicIp = allocatePublicAddress(core);
+    if (publicIp) {
+      record.publicIp = publicIp.address;
+      record.publicIpId = publicIp.id;
+      publicIp.state = "in-use";
+      publicIp.instanceId = id;
+      core.state.put(publicIp);
+    }
+    core.schedule(record, "boot", core.sampleDelay("instanceBoot") * plan.slowFactor);
+    return record;
+  }
+
+  stopInstance(account: string, region: string, id: string): Instance {
+    const record = findOwned(this.core, account, region, "instance", id);
+    if (record.state === "stopped" || (record.state === "stopping" && record.transition?.action === "stopped")) {
+      return instanceView(record);
+    }
+    if (record.state !== "running") {
+      throw new InvalidParameterError(`instance ${id} is ${this.stateWord(record)}; only a running instance can be stopped`);
+    }
+    this.core.write(() => {
+      record.state = "stopping";
+      record.stateReason = { code: "UserInitiatedShutdown", message: "stopped at the user's request" };
+      this.core.schedule(record, "stopped", this.core.sampleDelay("instanceStop"));
+    });
+    return instanceView(record);
+  }
+
+  startInstance(account: string, region: string, id: string): Instance {
+    const record = findOwned(this.core, account, region, "instance", id);
+    if (record.state === "pending" || record.state === "running") return instanceView(record);
+    if (record.state !== "stopped") {
+      throw new InvalidParameterError(`instance ${id} is ${this.stateWord(record)}; only a stopped instance can be started`);
+    }
+    this.core.quotas.requireCapacity(region, record.zone, record.machineType);
+    this.core.write(() => {
+      const plan = this.core.faults.planBoot();
+      record.state = "pending";
+      delete record.stateReason;
+      record.slowFactor = plan.slowFactor;
+      if (plan.dieAfterMs === undefined) delete record.dieAfterMs;
+      else record.dieAfterMs = plan.dieAfterMs;
+      this.core.schedule(record, "boot", this.core.sampleDelay("instanceBoot") * plan.slowFactor);
+    });
+    return instanceView(record);
+  }
+
+  terminateInstance(account: string, region: string, id: string): Instance {
+    const record = findOwned(this.core, account, region, "instance", id);
+    if (record.state === "terminated" || record.transition?.action === "terminated") return instanceView(record);
+    this.core.write(() => {
+      record.state = "stopping";
+      record.stateReason = { code: "UserInitiatedShutdown", message: "terminated at the user's request" };
+      this.core.schedule(record, "terminated", this.core.sampleDelay("instanceTerminate"));
+    });
+    return instanceView(record);
+  }
+
+  /** Terminates an instance of any account at once, as a host failure would. */
+  killInstance(id: string, message: string, code: string): Instance {
+    const record = this.core.state.get("instance", id);
+    if (!record) throw new NotFoundError(`instance ${id} not found`, { details: { kind: "instance", id } });
+    if (record.state !== "terminated") this.terminateNow(record, { code, message });
+    return instanceView(record);
+  }
+
+  private stateWord(record: InstanceRecord): string {
+    return record.transition?.action === "terminated" ? "terminating" : record.state;
+  }
+
+  private async transition(record: InstanceRecord, action: Transition["action"]): Promise<void> {
+    switch (action) {
+      case "boot":
+        return this.boot(record);
+      case "die":
+        if (record.state === "running") this.terminateNow(record, { code: "InstanceFailure", message: "the instance's host failed" });
+        return;
+      case "stopped":
+        this.core.write(() => {
+          this.core.cancelTransition(record);
+          record.state = "stopped";
+          delete record.runningSince;
+          log(record, this.core.iso(), "stopped");
+          this.core.state.put(record);
+        });
+        return;
+      case "terminated":
+        this.terminateNow(record, record.stateReason ?? { code: "UserInitiatedShutdown", message: "terminated" });
+        return;
+      case "purge":
+        this.core.write(() => {
+          this.core.cancelTransition(record);
+          this.core.state.remove(record.id, instanceView(record));
+        });
+        return;
+    }
+  }
+
+  private async boot(record: InstanceRecord): Promise<void> {
+    const transition = record.transition;
+    const at = this.core.iso();
+    log(record, at, `booting ${record.machineType} in ${record.zone} from ${record.imageId}; ${describeUserData(record.userData)}`);
+    const booted: Instance = { ...instanceView(record), state: "running", launchedAt: at };
+    let failure: string | undefined;
+    for (const hooks of this.core.hooks) {
+      if (!hooks.onInstanceBooted) continue;
+      try {
+        const outcome = await hooks.onInstanceBooted(booted, record.userData, { firstBoot: record.bootCount === 0 });
+        if (outcome) failure = outcome.fail;
+      } catch (error) {
+        failure = error instanceof Error ? error.message : String(error);
+      }
+      if (failure !== undefined) break;
+    }
+    if (!this.core.stillDue(record, transition)) return;
+    if (failure !== undefined) {
+      this.terminateNow(record, { code: "BootFailed", message: failure });
+      return;
+    }
+    this.core.write(() => {
+      this.core.cancelTransition(record);
+      record.state = "running";
+      record.bootCount += 1;
+      record.runningSince = this.core.now();
+      record.launchedAt = this.core.iso(record.runningSince);
+      delete record.stateReason;
+      log(record, record.launchedAt, "running");
+      if (record.dieAfterMs === undefined) this.core.state.put(record);
+      else this.core.schedule(record, "die", this.core.scale(record.dieAfterMs));
+    });
+  }
+
+  private terminateNow(record: InstanceRecord, reason: StateReason): void {
+    this.core.write(() => {
+      this.core.cancelTransition(record);
+      const at = this.core.now();
+      record.state = "terminated";
+      record.stateReason = reason;
+      record.terminatedAt = this.core.iso(at);
+      delete record.runningSince;
+      const held = record.publicIpId ? this.core.state.get("publicIp", record.publicIpId) : undefined;
+      if (held) {
+        held.state = "available";
+        delete held.instanceId;
+        this.core.state.put(held);
+      }
+      delete record.publicIp;
+      delete record.publicIpId;
+      log(record, record.terminatedAt, `terminated: ${reason.message}`);
+      this.core.schedule(record, "purge", this.core.scale(this.core.terminatedRetentionMs));
+    });
+    if (reason.code !== "UserInitiatedShutdown") {
+      this.core.logger.info({ instance: record.id, reason: reason.code, message: reason.message }, "sim cloud instance terminated");
+    }
+    const view = instanceView(record);
+    for (const hooks of this.core.hooks) {
+      if (!hooks.onInstanceTerminated) continue;
+      Promise.resolve()
+        .then(() => hooks.onInstanceTerminated?.(view))
+        .catch((error: unknown) => this.core.logger.error({ err: error, instance: record.id }, "instance termination hook failed"));
+    }
+  }
+}

@@ -1,0 +1,144 @@
+// Load balancers: provisioning → active after the profile's delay, deleting → gone; targets are instances
+// of the same network, and their health is derived on read (see views.ts).
+import { checkRegion } from "./catalog.ts";
+import type { CloudCore } from "./core.ts";
+import { InvalidParameterError } from "./errors.ts";
+import { findOwned, requireReady } from "./lookup.ts";
+import type { LoadBalancerRecord, Transition } from "./records.ts";
+import {
+  CreateLoadBalancerInputSchema,
+  TargetsInputSchema,
+  checkInput,
+  type CreateLoadBalancerInput,
+} from "./schemas.ts";
+import type { LoadBalancer } from "./types.ts";
+import { loadBalancerView } from "./views.ts";
+
+export class LoadBalancerService {
+  constructor(private readonly core: CloudCore) {
+    core.onTransition("loadBalancer", (record, action) => this.transition(record as LoadBalancerRecord, action));
+  }
+
+  private view = (record: LoadBalancerRecord): LoadBalancer => loadBalancerView(this.core, record);
+
+  createLoadBalancer(account: string, region: string, raw: CreateLoadBalancerInput): LoadBalancer {
+    checkRegion(region);
+    const input = checkInput(CreateLoadBalancerInputSchema, raw, "loadBalancer");
+    const ports = input.listeners.map((l) => l.port);
+    if (new Set(ports).size !== ports.length) {
+      throw new InvalidParameterError("loadBalancer.listeners: two listeners use the same port", {
+        details: { field: "loadBalancer.listeners" },
+      });
+    }
+    return this.core.createOnce(account, "loadBalancer", region, input, this.view, () => {
+      const subnets = [...new Set(input.subnetIds)].map((id) => findOwned(this.core, account, region, "subnet", id));
+      subnets.forEach(requireReady);
+      const networkId = subnets[0]?.networkId ?? "";
+      if (subnets.some((s) => s.networkId !== networkId)) {
+        throw new InvalidParameterError("loadBalancer.subnetIds: the subnets belong to different networks", {
+          details: { field: "loadBalancer.subnetIds" },
+        });
+      }
+      if (new Set(subnets.map((s) => s.zone)).size !== subnets.length) {
+        throw new InvalidParameterError("loadBalancer.subnetIds: give at most one subnet per zone", {
+          details: { field: "loadBalancer.subnetIds" },
+        });
+      }
+      this.core.quotas.requireRoom(account, region, { loadBalancers: 1 });
+      const id = this.core.newId("loadBalancer");
+      const name = input.name ?? id;
+      const dnsName = `${name}-${id.slice(3, 11)}.${region}.lb.simcloud.internal`.toLowerCase();
+      const record: LoadBalancerRecord = {
+        id,
+        kind: "loadBalancer",
+        account,
+        region,
+        tags: { ...input.tags },
+        createdAt: this.core.iso(),
+        state: "provisioning",
+        name,
+        scheme: input.scheme ?? "internet-facing",
+        networkId,
+        subnetIds: subnets.map((s) => s.id),
+        listeners: structuredClone(input.listeners),
+        targets: [],
+        dnsName,
+        host: dnsName,
+        port: input.listeners[0]?.port ?? 0,
+      };
+      this.core.schedule(record, "active", this.core.sampleDelay("loadBalancerProvision"));
+      return record;
+    });
+  }
+
+  deleteLoadBalancer(account: string, region: string, id: string): void {
+    const record = findOwned(this.core, account, region, "loadBalancer", id);
+    if (record.state === "deleting") return;
+    this.core.write(() => {
+      record.state = "deleting";
+      this.core.schedule(record, "gone", this.core.sampleDelay("loadBalancerDelete"));
+    });
+  }
+
+  registerTargets(account: string, region: string, id: string, instanceIds: string[]): LoadBalancer {
+    const record = findOwned(this.core, account, region, "loadBalancer", id);
+    const wanted = [...new Set(checkInput(TargetsInputSchema, { instanceIds }, "targets").instanceIds)];
+    if (record.state === "deleting") throw new InvalidParameterError(`load balancer ${id} is being deleted`);
+    for (const instanceId of wanted) {
+      const instance = this.core.state.get("instance", instanceId);
+      if (!instance || instance.account !== account || instance.region !== region) {
+        throw new InvalidParameterError(`target ${instanceId}: no such instance in ${region}`, { details: { field: "instanceIds" } });
+      }
+      if (instance.state === "terminated") {
+        throw new InvalidParameterError(`target ${instanceId} is terminated`, { details: { field: "instanceIds" } });
+      }
+      if (instance.networkId !== record.networkId) {
+        throw new InvalidParameterError(`target ${instanceId} is in ${instance.networkId}, not in ${record.networkId}`, {
+          details: { field: "instanceIds" },
+        });
+      }
+    }
+    const registered = new Set(record.targets.map((t) => t.instanceId));
+    const registeredAt = this.core.iso();
+    this.core.write(() => {
+      for (const instanceId of wanted.filter((i) => !registered.has(i))) {
+        record.targets.push({ instanceId, registeredAt, healthCheckMs: this.core.sampleDelay("targetHealthy") });
+      }
+      this.core.state.put(record);
+    });
+    return this.view(record);
+  }
+
+  deregisterTargets(account: string, region: string, id: string, instanceIds: string[]): LoadBalancer {
+    const record = findOwned(this.core, account, region, "loadBalancer", id);
+    const leaving = new Set(checkInput(TargetsInputSchema, { instanceIds }, "targets").instanceIds);
+    this.core.write(() => {
+      record.targets = record.targets.filter((t) => !leaving.has(t.instanceId));
+      this.core.state.put(record);
+    });
+    return this.view(record);
+  }
+
+  private transition(record: LoadBalancerRecord, action: Transition["action"]): void {
+    if (action === "gone") {
+      this.core.write(() => {
+        this.core.cancelTransition(record);
+        this.core.state.remove(record.id, { ...this.view(record), state: "deleted" });
+      });
+      return;
+    }
+    if (action !== "active") return;
+    this.core.write(() => {
+      this.core.cancelTransition(record);
+      record.state = "active";
+      for (const hooks of this.core.hooks) {
+        const endpoint = hooks.onLoadBalancerActive?.(this.view(record));
+        if (endpoint) {
+          record.host = endpoint.host;
+          record.port = endpoint.port;
+        }
+      }
+      this.core.state.put(record);
+    });
+  }
+}

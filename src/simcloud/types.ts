@@ -1,0 +1,284 @@
+// The public shape of the sim cloud: what its resources look like and the operations of `CloudApi`, which
+// both the in-process `SimCloud` and the HTTP `SimCloudClient` implement, so callers use either unchanged.
+import type {
+  CreateInstanceInput,
+  CreateKeyPairInput,
+  CreateLoadBalancerInput,
+  CreateNetworkInput,
+  CreatePublicIpInput,
+  CreateSecurityGroupInput,
+  CreateSubnetInput,
+  ListFilter,
+  Listener,
+  ResourceFilter,
+  SecurityGroupRule,
+  Tags,
+} from "./schemas.ts";
+
+export type {
+  CreateInstanceInput,
+  CreateKeyPairInput,
+  CreateLoadBalancerInput,
+  CreateNetworkInput,
+  CreatePublicIpInput,
+  CreateSecurityGroupInput,
+  CreateSubnetInput,
+  ListFilter,
+  Listener,
+  ResourceFilter,
+  SecurityGroupRule,
+  Tags,
+} from "./schemas.ts";
+
+export interface Region {
+  name: string;
+  displayName: string;
+  zones: string[];
+}
+
+export interface Zone {
+  name: string;
+  region: string;
+  state: "available";
+}
+
+export interface MachineType {
+  name: string;
+  family: "general" | "memory";
+  vcpus: number;
+  memoryMiB: number;
+  /** On-demand price in US dollars per hour in this region. */
+  hourlyPrice: number;
+}
+
+export interface Image {
+  id: string;
+  name: string;
+  region: string;
+  os: "ubuntu";
+  version: string;
+  architecture: "x86_64";
+}
+
+export type ResourceKind = "network" | "subnet" | "securityGroup" | "keyPair" | "instance" | "loadBalancer" | "publicIp";
+
+/** Fields every resource has. `state` "deleted" is only seen when an idempotency token outlives its resource. */
+export interface ResourceBase {
+  id: string;
+  kind: ResourceKind;
+  account: string;
+  region: string;
+  tags: Tags;
+  createdAt: string;
+}
+
+export interface Network extends ResourceBase {
+  kind: "network";
+  state: "pending" | "available" | "deleted";
+  cidr: string;
+}
+
+export interface Subnet extends ResourceBase {
+  kind: "subnet";
+  state: "pending" | "available" | "deleted";
+  networkId: string;
+  zone: string;
+  cidr: string;
+  /** Addresses left for instances (five per subnet are reserved, as on public clouds). */
+  availableIpCount: number;
+}
+
+export interface SecurityGroup extends ResourceBase {
+  kind: "securityGroup";
+  state: "pending" | "available" | "deleted";
+  networkId: string;
+  name: string;
+  description: string;
+  rules: SecurityGroupRule[];
+}
+
+export interface KeyPair extends ResourceBase {
+  kind: "keyPair";
+  state: "available" | "deleted";
+  name: string;
+  publicKey: string;
+  /** OpenSSH-style fingerprint: "SHA256:" and the unpadded base64 SHA-256 of the key blob. */
+  fingerprint: string;
+}
+
+/** pending → running → stopping → stopped (stop) or terminated (terminate); stopped → pending (start). */
+export type InstanceState = "pending" | "running" | "stopping" | "stopped" | "terminated";
+
+export interface StateReason {
+  /** e.g. "UserInitiatedShutdown", "BootFailed", "InstanceFailure", "AdminKilled". */
+  code: string;
+  message: string;
+}
+
+export interface Instance extends ResourceBase {
+  kind: "instance";
+  state: InstanceState;
+  /** Why the instance last stopped or terminated. */
+  stateReason?: StateReason;
+  zone: string;
+  networkId: string;
+  subnetId: string;
+  machineType: string;
+  vcpus: number;
+  memoryMiB: number;
+  imageId: string;
+  keyPairId?: string;
+  securityGroupIds: string[];
+  privateIp: string;
+  publicIp?: string;
+  /** The public IP resource associated at launch, if any. */
+  publicIpId?: string;
+  /** SHA-256 of the user data (the data itself is never returned: it carries bootstrap secrets). */
+  userDataSha256?: string;
+  /** When the instance last reached running. */
+  launchedAt?: string;
+  terminatedAt?: string;
+  /** What the instance printed while booting (cloud-init style lines). */
+  bootLog: string[];
+}
+
+export type TargetHealthState = "initial" | "healthy" | "unhealthy" | "unused";
+
+export interface LoadBalancerTarget {
+  instanceId: string;
+  health: TargetHealthState;
+  /** Why the target is not healthy, e.g. "Target.NotRunning", "Elb.InitialHealthChecking". */
+  reason?: string;
+  registeredAt: string;
+}
+
+export interface LoadBalancer extends ResourceBase {
+  kind: "loadBalancer";
+  state: "provisioning" | "active" | "deleting" | "deleted";
+  name: string;
+  scheme: "internet-facing" | "internal";
+  networkId: string;
+  subnetIds: string[];
+  listeners: Listener[];
+  targets: LoadBalancerTarget[];
+  dnsName: string;
+  /** Where clients connect: the DNS name unless a workload emulator published another endpoint. */
+  host: string;
+  /** The first listener's port unless a workload emulator published another endpoint. */
+  port: number;
+}
+
+export interface PublicIp extends ResourceBase {
+  kind: "publicIp";
+  state: "available" | "in-use" | "deleted";
+  /** An address from a documentation range (never contacted). */
+  address: string;
+  instanceId?: string;
+}
+
+export type CloudResource = Network | Subnet | SecurityGroup | KeyPair | Instance | LoadBalancer | PublicIp;
+
+export interface QuotaLimits {
+  vcpus: number;
+  instances: number;
+  networks: number;
+  loadBalancers: number;
+  publicIps: number;
+}
+
+export interface Quota {
+  account: string;
+  region: string;
+  limits: QuotaLimits;
+  usage: QuotaLimits;
+}
+
+/**
+ * The operations of the cloud for one account. Creates return at once with a pending state; transitions
+ * happen later. Every create accepts `clientToken`: the same token returns the same resource.
+ */
+export interface CloudApi {
+  /** Lists the regions with their zones. */
+  describeRegions(): Promise<Region[]>;
+  /** Lists the zones of a region. */
+  describeZones(region: string): Promise<Zone[]>;
+  /** Lists the machine types offered in a region, with prices. */
+  describeMachineTypes(region: string): Promise<MachineType[]>;
+  /** Lists the images of a region (ids differ per region). */
+  describeImages(region: string): Promise<Image[]>;
+  /** Returns the account's limits and current usage in a region (for pre-flight checks). */
+  getQuota(region: string): Promise<Quota>;
+  /** Lists every resource of the account (all regions unless filtered), e.g. to find what a tag left. */
+  listResources(filter?: ResourceFilter): Promise<CloudResource[]>;
+
+  /** Creates a network (state pending → available). */
+  createNetwork(region: string, input: CreateNetworkInput): Promise<Network>;
+  /** Returns a network or throws NotFound. */
+  getNetwork(region: string, id: string): Promise<Network>;
+  /** Lists networks, optionally only those carrying every given tag. */
+  listNetworks(region: string, filter?: ListFilter): Promise<Network[]>;
+  /** Deletes a network; DependencyViolation while subnets, security groups or load balancers remain. */
+  deleteNetwork(region: string, id: string): Promise<void>;
+
+  /** Creates a subnet in a zone, inside its available network's range (pending → available). */
+  createSubnet(region: string, input: CreateSubnetInput): Promise<Subnet>;
+  /** Returns a subnet or throws NotFound. */
+  getSubnet(region: string, id: string): Promise<Subnet>;
+  /** Lists subnets, optionally filtered by tags. */
+  listSubnets(region: string, filter?: ListFilter): Promise<Subnet[]>;
+  /** Deletes a subnet; DependencyViolation while instances or load balancers use it. */
+  deleteSubnet(region: string, id: string): Promise<void>;
+
+  /** Creates a security group with its rules in a network (pending → available). */
+  createSecurityGroup(region: string, input: CreateSecurityGroupInput): Promise<SecurityGroup>;
+  /** Returns a security group or throws NotFound. */
+  getSecurityGroup(region: string, id: string): Promise<SecurityGroup>;
+  /** Lists security groups, optionally filtered by tags. */
+  listSecurityGroups(region: string, filter?: ListFilter): Promise<SecurityGroup[]>;
+  /** Deletes a security group; DependencyViolation while an instance that is not terminated uses it. */
+  deleteSecurityGroup(region: string, id: string): Promise<void>;
+
+  /** Imports an SSH public key under a name unique in the region (available at once). */
+  createKeyPair(region: string, input: CreateKeyPairInput): Promise<KeyPair>;
+  /** Returns a key pair or throws NotFound. */
+  getKeyPair(region: string, id: string): Promise<KeyPair>;
+  /** Lists key pairs, optionally filtered by tags. */
+  listKeyPairs(region: string, filter?: ListFilter): Promise<KeyPair[]>;
+  /** Deletes a key pair (instances launched with it keep running). */
+  deleteKeyPair(region: string, id: string): Promise<void>;
+
+  /** Allocates a public address (available at once). */
+  createPublicIp(region: string, input: CreatePublicIpInput): Promise<PublicIp>;
+  /** Returns a public IP or throws NotFound. */
+  getPublicIp(region: string, id: string): Promise<PublicIp>;
+  /** Lists public IPs, optionally filtered by tags. */
+  listPublicIps(region: string, filter?: ListFilter): Promise<PublicIp[]>;
+  /** Releases a public IP; DependencyViolation while an instance holds it. */
+  deletePublicIp(region: string, id: string): Promise<void>;
+
+  /** Launches an instance in a subnet (pending → running); its boot reads the user data. */
+  createInstance(region: string, input: CreateInstanceInput): Promise<Instance>;
+  /** Returns an instance (terminated ones stay visible for a while) or throws NotFound. */
+  getInstance(region: string, id: string): Promise<Instance>;
+  /** Lists instances, optionally filtered by tags (terminated ones included while retained). */
+  listInstances(region: string, filter?: ListFilter): Promise<Instance[]>;
+  /** Stops a running instance (stopping → stopped); a no-op when already stopping or stopped. */
+  stopInstance(region: string, id: string): Promise<Instance>;
+  /** Starts a stopped instance (pending → running); a no-op when pending or running. */
+  startInstance(region: string, id: string): Promise<Instance>;
+  /** Terminates an instance (stopping → terminated); the delete of instances, a no-op when terminated. */
+  terminateInstance(region: string, id: string): Promise<Instance>;
+
+  /** Creates a load balancer over subnets of one network (provisioning → active). */
+  createLoadBalancer(region: string, input: CreateLoadBalancerInput): Promise<LoadBalancer>;
+  /** Returns a load balancer with the current health of each target, or throws NotFound. */
+  getLoadBalancer(region: string, id: string): Promise<LoadBalancer>;
+  /** Lists load balancers, optionally filtered by tags. */
+  listLoadBalancers(region: string, filter?: ListFilter): Promise<LoadBalancer[]>;
+  /** Deletes a load balancer (deleting → gone); a no-op while already deleting. */
+  deleteLoadBalancer(region: string, id: string): Promise<void>;
+  /** Adds instances of the load balancer's network as targets (already registered ones are kept). */
+  registerTargets(region: string, id: string, instanceIds: string[]): Promise<LoadBalancer>;
+  /** Removes targets (ids not registered are ignored). */
+  deregisterTargets(region: string, id: string, instanceIds: string[]): Promise<LoadBalancer>;
+}
