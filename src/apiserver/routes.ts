@@ -292,6 +292,8 @@ async function serveWatch(
   const watch = await ctx.objects.watch(def, namespace, { resourceVersion: query.resourceVersion, labelSelector: query.labelSelector, fieldSelector: query.fieldSelector }, onEvent, onError);
   reply.hijack();
   res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache, private", "Transfer-Encoding": "chunked" });
+  // Clients wait for the headers before reading events; a quiet collection must not hold them back.
+  res.flushHeaders();
   started = true;
   ctx.metrics.watches.inc({ resource: def.plural });
   for (const event of pending.splice(0)) send(event);

@@ -1,0 +1,134 @@
+// Dynamic validation of a cluster before any cloud resource exists (as ARO-RP validates quota and
+// networks before installing): every connection, region, machine type and image must exist, the
+// control-plane machines must meet kubeadm's preflight minimums, and quota in every connection must
+// cover the whole cluster. Every problem is reported at once.
+import type { ClusterSpec } from "../../api/slipway/cluster.ts";
+import type { ImageInfo, MachineTypeInfo, QuotaReport, QuotaResources } from "../../providers/provider.ts";
+
+/** kubeadm's preflight minimums for control-plane machines. */
+export const CONTROL_PLANE_MIN_VCPUS = 2;
+export const CONTROL_PLANE_MIN_MEMORY_MIB = 1700;
+
+export interface ConnectionFacts {
+  /** Why the connection cannot be used at all (missing, unknown provider, unknown region, unreachable). */
+  unusable?: string;
+  machineTypes?: MachineTypeInfo[];
+  images?: ImageInfo[];
+  quota?: QuotaReport;
+  /** What this cluster already holds in the connection (so a retry or a scale-up is not counted twice). */
+  ownUsage?: QuotaResources;
+}
+
+export interface PreflightProblem {
+  field: string;
+  reason: "ValidationFailed" | "QuotaExceeded";
+  message: string;
+}
+
+const ZERO: QuotaResources = { vcpus: 0, instances: 0, networks: 0, loadBalancers: 0, publicIps: 0 };
+
+interface MachineGroup {
+  field: string;
+  connection: string;
+  machineType: string;
+  image: string;
+  replicas: number;
+  controlPlane: boolean;
+}
+
+function groups(spec: ClusterSpec): MachineGroup[] {
+  const cp = spec.controlPlane;
+  return [
+    { field: "spec.controlPlane", connection: cp.connection, machineType: cp.machineType, image: cp.image ?? "ubuntu-22.04", replicas: cp.replicas ?? 1, controlPlane: true },
+    ...(spec.workers ?? []).map((w, i) => ({
+      field: `spec.workers[${i}]`,
+      connection: w.connection,
+      machineType: w.machineType,
+      image: w.image ?? "ubuntu-22.04",
+      replicas: w.replicas ?? 1,
+      controlPlane: false,
+    })),
+  ];
+}
+
+/** The connections a cluster uses, control plane's first. */
+export function clusterConnections(spec: ClusterSpec): string[] {
+  return [...new Set(groups(spec).map((g) => g.connection))];
+}
+
+/** What the whole cluster needs in each connection. */
+export function clusterDemand(spec: ClusterSpec, machineTypes: (connection: string) => MachineTypeInfo[] | undefined): Map<string, QuotaResources> {
+  const demand = new Map<string, QuotaResources>();
+  for (const connection of clusterConnections(spec)) {
+    demand.set(connection, { ...ZERO, networks: 1, loadBalancers: connection === spec.controlPlane.connection ? 1 : 0 });
+  }
+  for (const g of groups(spec)) {
+    const d = demand.get(g.connection)!;
+    const type = machineTypes(g.connection)?.find((t) => t.name === g.machineType);
+    d.instances += g.replicas;
+    d.vcpus += g.replicas * (type?.vcpus ?? 0);
+  }
+  return demand;
+}
+
+const QUOTA_NAMES: Record<keyof QuotaResources, string> = {
+  vcpus: "vCPUs",
+  instances: "instances",
+  networks: "networks",
+  loadBalancers: "load balancers",
+  publicIps: "public IPs",
+};
+
+export function preflight(spec: ClusterSpec, facts: Map<string, ConnectionFacts>): PreflightProblem[] {
+  const problems: PreflightProblem[] = [];
+  const invalid = (field: string, message: string) => problems.push({ field, reason: "ValidationFailed", message });
+  const reported = new Set<string>();
+  for (const g of groups(spec)) {
+    const f = facts.get(g.connection);
+    if (!f || f.unusable) {
+      if (!reported.has(g.connection)) invalid(`${g.field}.connection`, f?.unusable ?? `connection "${g.connection}" does not exist`);
+      reported.add(g.connection);
+      continue;
+    }
+    const type = f.machineTypes?.find((t) => t.name === g.machineType);
+    if (!type) {
+      const offered = (f.machineTypes ?? []).map((t) => t.name).join(", ");
+      invalid(`${g.field}.machineType`, `machine type "${g.machineType}" is not offered in connection "${g.connection}" (offered: ${offered})`);
+    } else if (g.controlPlane && (type.vcpus < CONTROL_PLANE_MIN_VCPUS || type.memoryMiB < CONTROL_PLANE_MIN_MEMORY_MIB)) {
+      invalid(
+        `${g.field}.machineType`,
+        `machine type "${g.machineType}" (${type.vcpus} vCPU, ${type.memoryMiB} MiB) is below kubeadm's control-plane minimum of ${CONTROL_PLANE_MIN_VCPUS} vCPU and ${CONTROL_PLANE_MIN_MEMORY_MIB} MiB`,
+      );
+    }
+    if (!f.images?.some((i) => i.name === g.image)) {
+      invalid(`${g.field}.image`, `image "${g.image}" is not available in connection "${g.connection}"`);
+    }
+  }
+  const demand = clusterDemand(spec, (c) => facts.get(c)?.machineTypes);
+  for (const [connection, need] of demand) {
+    const f = facts.get(connection);
+    if (!f?.quota) continue;
+    const own = f.ownUsage ?? ZERO;
+    for (const key of Object.keys(QUOTA_NAMES) as (keyof QuotaResources)[]) {
+      const more = need[key] - own[key];
+      const free = f.quota.limits[key] - f.quota.usage[key];
+      if (more > 0 && more > free) {
+        problems.push({
+          field: `connection "${connection}"`,
+          reason: "QuotaExceeded",
+          message: `quota for ${QUOTA_NAMES[key]} in connection "${connection}" is short by ${more - free}: the cluster needs ${more} more, ${free} of ${f.quota.limits[key]} are free`,
+        });
+      }
+    }
+  }
+  return problems;
+}
+
+/** The cluster's reason when preflight fails: QuotaExceeded only when quota is all that is wrong. */
+export function preflightReason(problems: PreflightProblem[]): "ValidationFailed" | "QuotaExceeded" {
+  return problems.every((p) => p.reason === "QuotaExceeded") ? "QuotaExceeded" : "ValidationFailed";
+}
+
+export function preflightMessage(problems: PreflightProblem[]): string {
+  return problems.map((p) => `${p.field}: ${p.message}`).join("; ");
+}

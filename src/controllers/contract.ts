@@ -1,0 +1,75 @@
+// What the controllers agree on: names of the objects they make for a cluster, the labels, annotations
+// and finalizers on them, the tags on cloud resources, and idempotency tokens.
+import { createHash } from "node:crypto";
+import type { KubeObject, OwnerReferenceT } from "../api/meta.ts";
+
+export const LABEL_CLUSTER = "slipway.dev/cluster";
+export const LABEL_POOL = "slipway.dev/pool";
+export const LABEL_ROLE = "slipway.dev/role";
+export const LABEL_CONNECTION = "slipway.dev/connection";
+/** On the first control-plane machine: it runs `kubeadm init`; every other machine joins. */
+export const ANNOTATION_BOOTSTRAP = "slipway.dev/bootstrap";
+
+export const FINALIZER_CLUSTER = "slipway.dev/cluster";
+export const FINALIZER_INFRASTRUCTURE = "slipway.dev/infrastructure";
+export const FINALIZER_MACHINE_POOL = "slipway.dev/machinepool";
+export const FINALIZER_MACHINE = "slipway.dev/machine";
+
+export const TAG_CLUSTER = "slipway.dev/cluster";
+export const TAG_CLUSTER_UID = "slipway.dev/cluster-uid";
+export const TAG_OWNER = "slipway.dev/owner";
+export const TAG_OWNER_UID = "slipway.dev/owner-uid";
+export const TAG_ROLE = "slipway.dev/role";
+
+export const ROLE_CONTROL_PLANE = "control-plane";
+export const ROLE_WORKER = "worker";
+
+export const names = {
+  infrastructure: (cluster: string, connection: string) => `${cluster}-${connection}`,
+  machinePool: (cluster: string, pool: string) => `${cluster}-${pool}`,
+  controlPlaneMachine: (cluster: string, index: number) => `${cluster}-cp-${index}`,
+  poolMachine: (poolObject: string, index: number) => `${poolObject}-${index}`,
+  pkiSecret: (cluster: string) => `${cluster}-pki`,
+  tokenSecret: (cluster: string) => `${cluster}-bootstrap-token`,
+  kubeconfigSecret: (cluster: string) => `${cluster}-kubeconfig`,
+  sshSecret: (cluster: string) => `${cluster}-ssh`,
+  bootstrapSecret: (machine: string) => `${machine}-bootstrap`,
+  operation: (cluster: string, type: string, generation: number) => `${cluster}-${type.toLowerCase()}-${generation}`,
+};
+
+/** An owner reference making `owner` the managing controller of the object it is put on. */
+export function controllerRef(owner: KubeObject): OwnerReferenceT {
+  return {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.metadata.name!,
+    uid: owner.metadata.uid!,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+/** The owner that manages an object, if any. */
+export function controllerOf(object: KubeObject): OwnerReferenceT | undefined {
+  return object.metadata.ownerReferences?.find((r) => r.controller);
+}
+
+/** Tags every cloud resource of a cluster carries, naming the cluster and the owning object. */
+export function cloudTags(cluster: { namespace: string; name: string; uid: string }, owner: KubeObject, role: string): Record<string, string> {
+  return {
+    [TAG_CLUSTER]: `${cluster.namespace}/${cluster.name}`,
+    [TAG_CLUSTER_UID]: cluster.uid,
+    [TAG_OWNER]: `${owner.kind}/${owner.metadata.name}`,
+    [TAG_OWNER_UID]: owner.metadata.uid!,
+    [TAG_ROLE]: role,
+  };
+}
+
+/**
+ * The idempotency token of one intent: the owner's uid and what is being made. A retry, a restart or
+ * another replica taking over computes the same token, so the cloud returns the resource already made.
+ */
+export function idempotencyToken(ownerUid: string, purpose: string): string {
+  const text = `${ownerUid}/${purpose}`;
+  return text.length <= 64 ? text : createHash("sha256").update(text).digest("hex").slice(0, 64);
+}
