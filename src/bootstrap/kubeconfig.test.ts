@@ -132,6 +132,33 @@ test("kubectl connects with a rendered kubeconfig: verifies the server and sends
   await assert.rejects(kubectl(dir, ["--kubeconfig", wrongFile, "version", "-o", "json", "--request-timeout=5s"]), /certificate signed by unknown authority/);
 });
 
+test("a server name other than the URL's host reads back, and kubectl verifies and sends it over a path-prefixed URL", { skip: kubectlMissing }, async (t) => {
+  const dir = tempDir(t);
+  const serving = await issueCertificate(ca, { commonName: "apiserver", dnsNames: ["api.cluster-abc.internal"], usages: ["server"] });
+  const seen: { servername: string | false | null; url?: string }[] = [];
+  const server = createServer(serverTlsOptions(serving), (req, res) => {
+    seen.push({ servername: (req.socket as TLSSocket).servername, url: req.url });
+    res.setHeader("Content-Type", "application/json");
+    res.end(JSON.stringify({ major: "1", minor: "32", gitVersion: "v1.32.0-abc", platform: "linux/amd64" }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const serverUrl = `https://127.0.0.1:${(server.address() as AddressInfo).port}/clusters/abc`;
+  const text = renderKubeconfig({ clusterName: "abc", server: serverUrl, caCertPem: ca.certPem, user: "admin", token: "t", tlsServerName: "api.cluster-abc.internal" });
+  assert.equal(parse(text).clusters[0].cluster["tls-server-name"], "api.cluster-abc.internal");
+  assert.deepEqual(parseKubeconfig(text), { contextName: "admin@abc", server: serverUrl, caCertPem: ca.certPem, token: "t", tlsServerName: "api.cluster-abc.internal" });
+
+  const file = join(dir, "kubeconfig");
+  writeFileSync(file, text);
+  const version = JSON.parse(await kubectl(dir, ["--kubeconfig", file, "version", "-o", "json"]));
+  assert.equal(version.serverVersion.gitVersion, "v1.32.0-abc");
+  assert.equal(seen.at(-1)?.servername, "api.cluster-abc.internal");
+  assert.equal(seen.at(-1)?.url?.split("?")[0], "/clusters/abc/version");
+});
+
 const clusterA = renderKubeconfig({ clusterName: "a", server: "https://a.example:6443", caCertPem: ca.certPem, user: "admin-a", token: "ta", context: "a" });
 const clusterB = renderKubeconfig({ clusterName: "b", server: "https://b.example:6443", caCertPem: ca.certPem, user: "admin-b", token: "tb", context: "b" });
 

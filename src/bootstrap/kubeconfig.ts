@@ -21,6 +21,8 @@ export interface KubeconfigOptions {
   /** Context name; defaults to `user@clusterName`, as kubeadm names it. */
   context?: string;
   namespace?: string;
+  /** The name to verify the server's certificate against (and send in SNI) when it differs from the URL's host. */
+  tlsServerName?: string;
 }
 
 export interface KubeconfigConnection {
@@ -31,6 +33,7 @@ export interface KubeconfigConnection {
   clientCertPem?: string;
   clientKeyPem?: string;
   namespace?: string;
+  tlsServerName?: string;
 }
 
 interface NamedEntry {
@@ -55,15 +58,12 @@ export function renderKubeconfig(options: KubeconfigOptions): string {
   const contextName = options.context ?? `${options.user}@${options.clusterName}`;
   const context: Record<string, string> = { cluster: options.clusterName, user: options.user };
   if (options.namespace !== undefined) context.namespace = options.namespace;
+  const cluster: Record<string, string> = { server: options.server, "certificate-authority-data": base64(options.caCertPem) };
+  if (options.tlsServerName !== undefined) cluster["tls-server-name"] = options.tlsServerName;
   const document = {
     apiVersion: "v1",
     kind: "Config",
-    clusters: [
-      {
-        name: options.clusterName,
-        cluster: { server: options.server, "certificate-authority-data": base64(options.caCertPem) },
-      },
-    ],
+    clusters: [{ name: options.clusterName, cluster }],
     users: [{ name: options.user, user }],
     contexts: [{ name: contextName, context }],
     "current-context": contextName,
@@ -97,6 +97,8 @@ export function parseKubeconfig(text: string, options: { context?: string } = {}
   }
   const caData = requiredString(cluster["certificate-authority-data"], `cluster "${clusterName}" certificate-authority-data`);
   const result: KubeconfigConnection = { contextName, server, caCertPem: decodePem(caData, `cluster "${clusterName}" certificate-authority-data`) };
+  const tlsServerName = optionalString(cluster["tls-server-name"], `cluster "${clusterName}" tls-server-name`);
+  if (tlsServerName !== undefined && tlsServerName !== "") result.tlsServerName = tlsServerName;
   if (namespace !== undefined) result.namespace = namespace;
 
   if (userName !== undefined && userName !== "") {

@@ -138,7 +138,7 @@ export interface CloudProvider {
   create<K extends ResourceKind>(kind: K, spec: ResourceSpecs[K], options: CreateOptions): Promise<ResourceInfos[K]>;
   /** The resource, or undefined when it does not exist (any more). */
   get<K extends ResourceKind>(kind: K, id: string): Promise<ResourceInfos[K] | undefined>;
-  /** Resources carrying every given tag. */
+  /** Resources carrying every given tag that still exist: none in state `gone`. */
   findTagged<K extends ResourceKind>(kind: K, tags: Tags): Promise<ResourceInfos[K][]>;
   delete(kind: ResourceKind, id: string): Promise<void>;
 
