@@ -78,6 +78,8 @@ export interface ObjectWatch {
 export interface WriteResult {
   object: KubeObject;
   warnings: string[];
+  /** The object as it was before the write (updates and patches). */
+  previous?: KubeObject;
 }
 
 export const FINALIZER_ORPHAN = "orphan";
@@ -379,15 +381,15 @@ export class ObjectService {
         merged.metadata.generation = (current.metadata.generation ?? 0) + 1;
       }
       this.checkFinalizers(def, current, merged);
-      if (sameJson(merged, current) || options.dryRun) return { object: merged, warnings };
+      if (sameJson(merged, current) || options.dryRun) return { object: merged, warnings, previous: current };
       const removing = merged.metadata.deletionTimestamp && (merged.metadata.finalizers ?? []).length === 0 && !this.namespaceHolds(def, merged);
       try {
         if (removing) {
           await this.store.delete(key, kv.modRevision);
-          return { object: merged, warnings };
+          return { object: merged, warnings, previous: current };
         }
         const written = await this.store.update(key, this.encode(merged), kv.modRevision);
-        return { object: this.decode(def, written), warnings };
+        return { object: this.decode(def, written), warnings, previous: current };
       } catch (e) {
         if (e instanceof RevisionMismatchError) {
           if (rv) throw new ConflictError(this.ref(def, name), "the object has been modified; please apply your changes to the latest version and try again");

@@ -13,6 +13,16 @@ import { patchTypeOf } from "./patch.ts";
 import { toTable, wantsTable, type IncludeObject } from "./table.ts";
 import type { FieldValidation } from "./validation.ts";
 
+/** A successful write, as the after-write hook sees it. */
+export interface AfterWrite {
+  verb: "create" | "update" | "patch" | "delete";
+  def: KindDefinition;
+  object: KubeObject;
+  /** The object before an update or patch. */
+  previous?: KubeObject;
+  reply: FastifyReply;
+}
+
 /** What a request resolves to: which API it addresses and the path inside it. */
 export interface ApiContext {
   registry: Registry;
@@ -22,7 +32,7 @@ export interface ApiContext {
   openapi: { index: string; documents: Map<string, string> };
   bookmarkIntervalMs: number;
   /** Called after every successful write, e.g. to add headers. */
-  afterWrite?: (event: { verb: string; def: KindDefinition; object: KubeObject; reply: FastifyReply }) => Promise<void> | void;
+  afterWrite?: (event: AfterWrite) => Promise<void> | void;
 }
 
 export function createApiContext(options: {
@@ -206,7 +216,7 @@ async function serveResource(ctx: ApiContext, request: FastifyRequest, reply: Fa
       const result =
         subresource === "status" ? await objects.updateStatus(def, namespace, name, body, options) : await objects.update(def, namespace, name, body, options);
       setWarnings(reply, result.warnings);
-      await ctx.afterWrite?.({ verb: "update", def, object: result.object, reply });
+      await ctx.afterWrite?.({ verb: "update", def, object: result.object, previous: result.previous, reply });
       return result.object;
     }
     case "PATCH": {
@@ -216,7 +226,7 @@ async function serveResource(ctx: ApiContext, request: FastifyRequest, reply: Fa
       if (body === undefined) throw new BadRequestError("the request body is empty");
       const result = await objects.patch(def, namespace, name, type, body, { ...writeOptions(query), subresource: subresource === "status" ? "status" : undefined });
       setWarnings(reply, result.warnings);
-      await ctx.afterWrite?.({ verb: "patch", def, object: result.object, reply });
+      await ctx.afterWrite?.({ verb: "patch", def, object: result.object, previous: result.previous, reply });
       return result.object;
     }
     case "DELETE": {

@@ -1,0 +1,88 @@
+// The cluster controller: owns everything a Cluster is made of. It reconciles a cluster when the
+// cluster changes and when any of its children (infrastructure, pools, machines) or connections do;
+// every object of a cluster lives in the cluster's shard.
+import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
+import { clusterKind } from "../../api/slipway/cluster.ts";
+import { connectionKind } from "../../api/slipway/connection.ts";
+import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
+import { machineKind } from "../../api/slipway/machine.ts";
+import { machinePoolKind } from "../../api/slipway/machinepool.ts";
+import type { Controller } from "../../runtime/controller.ts";
+import { keyFor } from "../../runtime/keys.ts";
+import type { ControllerManager } from "../../runtime/manager.ts";
+import { objectReconciler } from "../../runtime/reconciler.ts";
+import { FINALIZER_CLUSTER, LABEL_CLUSTER } from "../contract.ts";
+import { clusterPhases, deleteChildren, type ClusterDeps, type ClusterScope, type ClusterTiming } from "./phases.ts";
+import { clusterConnections } from "./preflight.ts";
+import { stepEvents, summarizeCluster } from "./status.ts";
+
+export const CLUSTER_COMPONENT = "slipway.dev/cluster-controller";
+
+export interface ClusterControllerOptions extends Partial<ClusterTiming> {
+  concurrency?: number;
+}
+
+function ofCluster<T extends { metadata: { namespace?: string } }>(items: T[], namespace: string | undefined): T[] {
+  return items.filter((i) => i.metadata.namespace === namespace);
+}
+
+export function registerClusterController(manager: ControllerManager, deps: ClusterDeps, options: ClusterControllerOptions = {}): Controller<ClusterObject> {
+  const clusters = manager.informer(clusterKind);
+  const connections = manager.informer(connectionKind);
+  const infrastructures = manager.informer(infrastructureKind);
+  const pools = manager.informer(machinePoolKind);
+  const machines = manager.informer(machineKind);
+  const timing: ClusterTiming = { pollMs: options.pollMs ?? 1000, revalidateMs: options.revalidateMs ?? 30_000 };
+
+  const reconcile = objectReconciler<ClusterObject, ClusterScope>({
+    kind: clusterKind,
+    cache: clusters.cache,
+    finalizer: FINALIZER_CLUSTER,
+    observedGeneration: true,
+    scope: (_ctx, base) => {
+      const cluster = base.object;
+      const ns = cluster.metadata.namespace;
+      const name = cluster.metadata.name!;
+      const conns = new Map<string, ConnectionObject | undefined>();
+      for (const c of clusterConnections(cluster.spec)) conns.set(c, connections.cache.get(keyFor(ns, c)));
+      const all = ofCluster(machines.cache.withLabel(LABEL_CLUSTER, name), ns) as MachineObject[];
+      return {
+        ...base,
+        deps,
+        timing,
+        connections: conns,
+        infrastructures: ofCluster(infrastructures.cache.withLabel(LABEL_CLUSTER, name), ns) as InfrastructureObject[],
+        pools: ofCluster(pools.cache.withLabel(LABEL_CLUSTER, name), ns) as MachinePoolObject[],
+        controlPlane: all.filter((m) => m.spec.role === "control-plane"),
+        machines: all,
+      };
+    },
+    phases: clusterPhases,
+    deletePhases: [deleteChildren],
+    summarize: summarizeCluster,
+    afterStatusWrite: async (ctx, _scope, previous, written) => {
+      for (const e of stepEvents(previous.status?.steps, written.status?.steps)) await ctx.event(written, e.type, e.reason, e.message);
+      const phase = written.status?.phase;
+      if (phase !== previous.status?.phase) {
+        const failed = phase === "Failed";
+        await ctx.event(written, failed ? "Warning" : "Normal", failed ? (written.status?.reason ?? "Failed") : `Cluster${phase}`, written.status?.message ?? `cluster is ${phase}`);
+      }
+    },
+  });
+
+  const controller = manager.add<ClusterObject>({ name: "cluster", component: CLUSTER_COMPONENT, informer: clusters, reconcile, concurrency: options.concurrency ?? 8 });
+  const ownerKey = (o: { metadata: { namespace?: string; labels?: Record<string, string> } }) => {
+    const cluster = o.metadata.labels?.[LABEL_CLUSTER];
+    return cluster ? [keyFor(o.metadata.namespace, cluster)] : [];
+  };
+  controller.watch(infrastructures, ownerKey);
+  controller.watch(pools, ownerKey);
+  controller.watch(machines, ownerKey);
+  controller.watch(connections, (c) =>
+    clusters.cache
+      .list()
+      .filter((cl) => cl.metadata.namespace === c.metadata.namespace && clusterConnections(cl.spec).includes(c.metadata.name!))
+      .map((cl) => keyFor(cl.metadata.namespace, cl.metadata.name!)),
+  );
+  return controller;
+}

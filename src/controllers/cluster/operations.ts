@@ -1,0 +1,61 @@
+// Asynchronous operation records for Cluster writes (as ARO-RP's front end creates one a client polls):
+// a create, a change of the spec, or a delete of a Cluster makes an Operation, and the response carries
+// its address in the `Operation-Location` header. The operation controller keeps it up to date.
+import type { KindDefinition } from "../../api/registry.ts";
+import type { KubeObject } from "../../api/meta.ts";
+import { operationKind } from "../../api/slipway/operation.ts";
+import { AlreadyExistsError } from "../../apiserver/errors.ts";
+import type { ObjectService } from "../../apiserver/objects.ts";
+import type { AfterWrite } from "../../apiserver/routes.ts";
+import { LABEL_CLUSTER, names } from "../contract.ts";
+
+type OperationType = "Create" | "Update" | "Delete";
+
+/** The operation a write starts, if any: creates, spec changes (a raised generation) and deletes. */
+function operationType(event: AfterWrite): OperationType | undefined {
+  if (event.verb === "create") return "Create";
+  if (event.verb === "delete") return "Delete";
+  const before = event.previous?.metadata.generation ?? 0;
+  return (event.object.metadata.generation ?? 0) > before ? "Update" : undefined;
+}
+
+export function operationPath(namespace: string, name: string): string {
+  return `/apis/slipway.dev/v1alpha1/namespaces/${namespace}/operations/${name}`;
+}
+
+/** Records an Operation for a Cluster write and returns its name (an existing record is reused). */
+export async function recordOperation(objects: ObjectService, type: OperationType, cluster: KubeObject): Promise<string> {
+  const generation = cluster.metadata.generation ?? 1;
+  const name = names.operation(cluster.metadata.name!, type, generation);
+  const namespace = cluster.metadata.namespace!;
+  try {
+    await objects.create(operationKind as unknown as KindDefinition, namespace, {
+      apiVersion: "slipway.dev/v1alpha1",
+      kind: "Operation",
+      // Not owned by the cluster: the record of a delete must outlive what it deleted.
+      metadata: { name, namespace, labels: { [LABEL_CLUSTER]: cluster.metadata.name! } },
+      spec: {
+        type,
+        target: { apiVersion: cluster.apiVersion, kind: cluster.kind, name: cluster.metadata.name!, uid: cluster.metadata.uid! },
+        generation,
+      },
+    });
+  } catch (e) {
+    if (!(e instanceof AlreadyExistsError)) throw e;
+  }
+  return name;
+}
+
+/**
+ * The API server's after-write hook for Clusters. Writes that leave the spec alone (labels, annotations,
+ * finalizers, a repeated delete) start no new operation.
+ */
+export function clusterOperationsHook(objects: ObjectService) {
+  return async (event: AfterWrite): Promise<void> => {
+    if (event.def.group !== "slipway.dev" || event.def.kind !== "Cluster") return;
+    const type = operationType(event);
+    if (!type) return;
+    const name = await recordOperation(objects, type, event.object);
+    event.reply.header("Operation-Location", operationPath(event.object.metadata.namespace!, name));
+  };
+}

@@ -1,0 +1,164 @@
+// The cluster's status, summed up from its children after every reconcile: replica counts, conditions,
+// the phase with a reason when something is wrong, and the step journal the CLI draws as a timeline.
+import type { ClusterObject, ClusterStep, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
+import type { ConditionT } from "../../api/meta.ts";
+import { nowTimestamp } from "../../apiserver/objects.ts";
+import { getCondition, isTrue, setCondition, type ConditionInput } from "../../runtime/conditions.ts";
+import type { ReconcileContext } from "../../runtime/controller.ts";
+import type { ClusterScope } from "./phases.ts";
+
+type Status = NonNullable<ClusterObject["status"]>;
+
+function machineReady(m: MachineObject): boolean {
+  return m.status?.phase === "Running" && m.status.nodeReady === true && !m.metadata.deletionTimestamp;
+}
+
+function failingChild(scope: ClusterScope): { reason: string; message: string } | undefined {
+  for (const infra of scope.infrastructures) {
+    if (infra.status?.phase === "Failed") return { reason: infra.status.reason ?? "InfrastructureFailed", message: `infrastructure ${infra.spec.connection}: ${infra.status.message ?? "failed"}` };
+  }
+  for (const pool of scope.pools) {
+    if (pool.status?.phase === "Failed") return { reason: pool.status.reason ?? "WorkerPoolFailed", message: `pool ${pool.metadata.name}: ${pool.status.message ?? "failed"}` };
+  }
+  return undefined;
+}
+
+/** Machines that failed and are being replaced: worth saying, not a failed cluster. */
+function replacing(scope: ClusterScope): string | undefined {
+  const failed = scope.machines.filter((m) => m.status?.phase === "Failed");
+  if (failed.length === 0) return undefined;
+  return failed.map((m) => `${m.metadata.name} ${m.status?.failureReason ?? "failed"}: ${m.status?.failureMessage ?? ""}`.trim()).join("; ");
+}
+
+export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, error: unknown): void {
+  const cluster = scope.object;
+  const st: Status = (cluster.status ??= {});
+  const now = nowTimestamp(new Date(ctx.clock.now()));
+  const deleting = cluster.metadata.deletionTimestamp !== undefined;
+
+  const cpDesired = cluster.spec.controlPlane.replicas ?? 1;
+  const cpReady = scope.controlPlane.filter(machineReady).length;
+  const workersDesired = (cluster.spec.workers ?? []).reduce((sum, w) => sum + (w.replicas ?? 1), 0);
+  const workerMachines = scope.machines.filter((m) => m.spec.role === "worker");
+  const workersReady = workerMachines.filter(machineReady).length;
+  st.controlPlane = { desired: cpDesired, ready: cpReady };
+  st.workers = { desired: workersDesired, ready: workersReady };
+  st.version = scope.controlPlane.some((m) => m.status?.bootstrapped) ? cluster.spec.kubernetesVersion : st.version;
+
+  const infraReady = scope.infrastructures.length > 0 && scope.infrastructures.every((i) => isTrue(i.status?.conditions, "Ready"));
+  const set = (input: ConditionInput) => setCondition(st, input, now);
+  set(
+    infraReady
+      ? { type: "InfrastructureReady", status: "True", reason: "Ready", message: `${scope.infrastructures.length} connection(s) ready` }
+      : { type: "InfrastructureReady", status: "False", reason: "Provisioning", message: pendingInfra(scope.infrastructures) },
+  );
+  const initialized = scope.controlPlane.some((m) => m.status?.bootstrapped);
+  set(initialized ? { type: "ControlPlaneInitialized", status: "True", reason: "Initialized", message: "kubeadm init completed" } : { type: "ControlPlaneInitialized", status: "False", reason: "WaitingForInit", message: "the first control-plane machine has not initialised the cluster yet" });
+  set({ type: "ControlPlaneReady", status: cpReady >= cpDesired ? "True" : "False", reason: cpReady >= cpDesired ? "Ready" : "Scaling", message: `${cpReady}/${cpDesired} control-plane nodes Ready` });
+  set({ type: "WorkersReady", status: workersReady >= workersDesired && workerMachines.length === workersDesired ? "True" : "False", reason: workersReady >= workersDesired ? "Ready" : "Scaling", message: `${workersReady}/${workersDesired} worker nodes Ready` });
+  const validated = isTrue(st.conditions, "Validated");
+  const ready = validated && infraReady && initialized && ["ControlPlaneReady", "WorkersReady", "NetworkPluginInstalled"].every((t) => isTrue(st.conditions, t));
+  set(ready ? { type: "Ready", status: "True", reason: "Ready", message: "every node is Ready" } : { type: "Ready", status: "False", reason: "NotReady", message: scope.waitingOn ? `waiting for ${scope.waitingOn}` : "provisioning" });
+
+  const failing = scope.problem ?? failingChild(scope);
+  const wasRunning = st.phase === "Running" || st.phase === "Updating";
+  if (deleting) {
+    st.phase = "Deleting";
+    st.reason = undefined;
+    st.message = scope.waitingOn ? `waiting for ${scope.waitingOn}` : undefined;
+  } else if (failing) {
+    st.phase = "Failed";
+    st.reason = failing.reason;
+    st.message = failing.message;
+  } else if (error !== undefined) {
+    // A reconcile error is retried with backoff; it is shown, not made the cluster's fate.
+    st.reason = st.reason ?? "Retrying";
+    st.message = `retrying after: ${(error as Error).message}`;
+    if (!st.phase || st.phase === "Pending") st.phase = "Provisioning";
+  } else if (ready) {
+    st.phase = "Running";
+    st.reason = undefined;
+    st.message = undefined;
+  } else {
+    st.phase = wasRunning || (st.phase === "Failed" && initialized) ? "Updating" : validated ? "Provisioning" : "Validating";
+    const replaced = replacing(scope);
+    st.reason = replaced ? "ReplacingMachine" : undefined;
+    st.message = replaced ?? (scope.waitingOn ? `waiting for ${scope.waitingOn}` : undefined);
+  }
+  if (st.reason === undefined) delete st.reason;
+  if (st.message === undefined) delete st.message;
+  st.steps = journal(cluster, scope, now);
+}
+
+function pendingInfra(infras: InfrastructureObject[]): string {
+  if (infras.length === 0) return "no infrastructure yet";
+  const pending = infras.filter((i) => !isTrue(i.status?.conditions, "Ready")).map((i) => i.spec.connection);
+  return `waiting for connection(s) ${pending.join(", ")}`;
+}
+
+function transition(conditions: ConditionT[] | undefined, type: string): string | undefined {
+  const c = getCondition(conditions, type);
+  return c?.status === "True" ? c.lastTransitionTime : undefined;
+}
+
+/**
+ * The step journal, rebuilt from the children each time: when each piece started and ended. Start and
+ * end times come from creation timestamps and conditions' transition times, so the journal survives
+ * restarts and replicas without bookkeeping of its own.
+ */
+export function journal(cluster: ClusterObject, scope: ClusterScope, now: string): ClusterStep[] {
+  const steps: ClusterStep[] = [];
+  const add = (name: string, startedAt: string | undefined, finishedAt: string | undefined, failed?: string, target?: { kind: string; name: string }) => {
+    if (!startedAt) return;
+    steps.push({
+      name,
+      startedAt,
+      ...(finishedAt ? { finishedAt } : {}),
+      outcome: failed ? "Failed" : finishedAt ? "Succeeded" : "Running",
+      ...(failed ? { message: failed } : {}),
+      ...(target ? { target } : {}),
+    });
+  };
+  const st = cluster.status ?? {};
+  add("Validate", cluster.metadata.creationTimestamp, transition(st.conditions, "Validated"), st.reason === "ValidationFailed" || st.reason === "QuotaExceeded" ? st.message : undefined);
+  for (const infra of scope.infrastructures) {
+    const c = infra.status?.conditions;
+    const target = { kind: "Infrastructure", name: infra.metadata.name! };
+    const conn = infra.spec.connection;
+    const network = transition(c, "NetworkReady");
+    const subnet = transition(c, "SubnetReady");
+    add(`Network ${conn}`, infra.metadata.creationTimestamp, network, undefined, target);
+    add(`Subnet ${conn}`, network, subnet, undefined, target);
+    add(`SecurityGroup ${conn}`, subnet, transition(c, "SecurityGroupReady"), undefined, target);
+    add(`KeyPair ${conn}`, subnet, transition(c, "KeyPairReady"), undefined, target);
+    if (infra.spec.controlPlane) add(`LoadBalancer ${conn}`, subnet, transition(c, "LoadBalancerReady"), undefined, target);
+    if (infra.status?.phase === "Failed") add(`Infrastructure ${conn}`, infra.metadata.creationTimestamp, now, infra.status.message, target);
+  }
+  const machines = [...scope.machines].sort((a, b) => (a.metadata.creationTimestamp ?? "").localeCompare(b.metadata.creationTimestamp ?? ""));
+  for (const m of machines) {
+    const role = m.spec.role === "control-plane" ? "ControlPlane" : "Worker";
+    add(`${role} ${m.metadata.name}`, m.metadata.creationTimestamp, transition(m.status?.conditions, "Ready"), m.status?.phase === "Failed" ? `${m.status.failureReason}: ${m.status.failureMessage}` : undefined, {
+      kind: "Machine",
+      name: m.metadata.name!,
+    });
+  }
+  const cni = getCondition(st.conditions, "NetworkPluginInstalled");
+  if (cni?.status === "True") add("NetworkPlugin", cni.lastTransitionTime, cni.lastTransitionTime);
+  const ready = transition(st.conditions, "Ready");
+  if (ready) add("Ready", ready, ready);
+  return steps.sort((a, b) => a.startedAt.localeCompare(b.startedAt));
+}
+
+/** Events for steps that started, finished or failed between two journals. */
+export function stepEvents(before: ClusterStep[] | undefined, after: ClusterStep[] | undefined): { type: "Normal" | "Warning"; reason: string; message: string }[] {
+  const previous = new Map((before ?? []).map((s) => [s.name, s]));
+  const events: { type: "Normal" | "Warning"; reason: string; message: string }[] = [];
+  for (const step of after ?? []) {
+    const old = previous.get(step.name);
+    if (old?.outcome === step.outcome) continue;
+    if (step.outcome === "Running") events.push({ type: "Normal", reason: "StepStarted", message: `${step.name} started` });
+    if (step.outcome === "Succeeded" && step.name !== "Ready") events.push({ type: "Normal", reason: "StepSucceeded", message: `${step.name} succeeded` });
+    if (step.outcome === "Failed") events.push({ type: "Warning", reason: "StepFailed", message: `${step.name} failed: ${step.message ?? ""}` });
+  }
+  return events;
+}
