@@ -95,6 +95,7 @@ describe("slipway sim-cloud serve", () => {
       });
       child.once("exit", (code) => reject(new Error(`serve exited early (${code}): ${stderr}`)));
     });
+    assert.match(stdout, /workload clusters at https:\/\/127\.0\.0\.1:\d+\/clusters\/<id>\)/);
     const regions = await new SimCloudClient({ endpoint: url, token: "serve-test-token" }).describeRegions();
     assert.equal(regions.length, 3);
     child.kill("SIGTERM");

@@ -72,6 +72,7 @@ async function withRetries<R>(attempt: () => Promise<R>): Promise<R> {
 
 interface ServeOptions {
   port: number;
+  workloadPort: number;
   state: string;
   profile: ProfileName;
   seed: number;
@@ -84,6 +85,7 @@ interface ServeOptions {
 async function serve(options: ServeOptions, io: CliOutput): Promise<void> {
   const server = await startSimCloudServer({
     port: options.port,
+    workloadPort: options.workloadPort,
     state: options.state,
     profile: options.profile,
     seed: options.seed,
@@ -93,7 +95,8 @@ async function serve(options: ServeOptions, io: CliOutput): Promise<void> {
     adminToken: options.adminToken,
     logger: pino({ level: "warn" }, pino.destination(2)),
   });
-  io.out(`sim-cloud ready at ${server.url} (profile ${options.profile}, seed ${options.seed}, time scale ${options.timeScale}, state ${options.state})\n`);
+  const workloads = server.workloadUrl ? `; workload clusters at ${server.workloadUrl}/clusters/<id>` : "";
+  io.out(`sim-cloud ready at ${server.url} (profile ${options.profile}, seed ${options.seed}, time scale ${options.timeScale}, state ${options.state}${workloads})\n`);
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off("SIGTERM", stop);
@@ -115,6 +118,7 @@ export function registerSimCloudCommands(program: Command, io: CliOutput = proce
     .command("serve")
     .description("serve the sim cloud's HTTP API on 127.0.0.1")
     .option("--port <port>", "port to listen on", numberOption("port", (n) => Number.isInteger(n) && n >= 0 && n < 65536), DEFAULT_PORT)
+    .option("--workload-port <port>", "HTTPS port of the emulated workload clusters' APIs (0: a free one)", numberOption("workload port", (n) => Number.isInteger(n) && n >= 0 && n < 65536), 0)
     .option("--state <file>", 'state file (":memory:" keeps nothing)', ":memory:")
     .option("--profile <name>", "latency profile: instant, fast, demo, realistic", profileOption, "demo" as ProfileName)
     .option("--seed <n>", "seed of ids, jitter and faults", numberOption("seed", Number.isInteger), 1)

@@ -270,9 +270,37 @@ export class SimCloud extends AccountCloud {
     return this.services.instances.killInstance(id, reason, code);
   }
 
-  /** Attaches workload-emulator hooks; returns a function that detaches them. */
+  /**
+   * Attaches workload-emulator hooks; returns a function that detaches them. Active load balancers are
+   * offered to `onLoadBalancerActive` at once, so an emulator that restarted publishes its endpoints again.
+   */
   addHooks(hooks: SimCloudHooks): () => void {
-    return this.core.addHooks(hooks);
+    const detach = this.core.addHooks(hooks);
+    this.services.loadBalancers.republishEndpoints(hooks);
+    return detach;
+  }
+
+  /** Appends lines to an instance's boot log, whatever its account (kubeadm's output, for the emulator). */
+  appendBootLog(instanceId: string, lines: string[]): void {
+    this.services.instances.appendBootLog(instanceId, lines);
+  }
+
+  /** An instance of any account, without throttling or faults (for the workload emulator). */
+  findInstance(instanceId: string): T.Instance | undefined {
+    const record = this.core.state.get("instance", instanceId);
+    return record ? instanceView(record) : undefined;
+  }
+
+  /** The load balancer, of any account, with that DNS name (kubeadm's endpoints name them). */
+  findLoadBalancerByDnsName(dnsName: string): T.LoadBalancer | undefined {
+    const wanted = dnsName.toLowerCase();
+    const record = this.core.state.all("loadBalancer").find((lb) => lb.dnsName === wanted);
+    return record ? loadBalancerView(this.core, record) : undefined;
+  }
+
+  /** The state file (":memory:" when the state is kept in memory only). */
+  get statePath(): string {
+    return this.core.state.path;
   }
 
   get profile(): LatencyProfile {

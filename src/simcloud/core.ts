@@ -21,6 +21,14 @@ export interface BootContext {
 /** What a boot hook answers: nothing to let the boot succeed, or `{ fail }` to fail it with a reason. */
 export type BootOutcome = void | { fail: string };
 
+/** Where clients reach what a load balancer fronts, as a workload emulator publishes it. */
+export interface PublishedEndpoint {
+  host: string;
+  port: number;
+  /** A path prefix on that host and port, e.g. /clusters/lb-0123. */
+  path?: string;
+}
+
 /** Extension points for the workload-cluster emulator. Every hook is optional. */
 export interface SimCloudHooks {
   /** Called when an instance finishes booting, with its user data; may fail the boot (→ terminated). */
@@ -29,8 +37,11 @@ export interface SimCloudHooks {
   onInstanceTerminated?(instance: Instance): void | Promise<void>;
   /** Whether a running instance answers on `port`; targets that do not are unhealthy. Default: yes. */
   isTargetServing?(instance: Instance, port: number): boolean;
-  /** Called when a load balancer becomes active; may publish the endpoint clients should use. */
-  onLoadBalancerActive?(loadBalancer: LoadBalancer): { host: string; port: number } | void;
+  /**
+   * Called when a load balancer becomes active (and for every active one when the hooks are attached);
+   * may publish the endpoint clients should use, with a path when one port serves several APIs.
+   */
+  onLoadBalancerActive?(loadBalancer: LoadBalancer): PublishedEndpoint | void;
 }
 
 type TransitionHandler = (record: ResourceRecord, action: Transition["action"]) => void | Promise<void>;

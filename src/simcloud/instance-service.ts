@@ -166,6 +166,17 @@ export class InstanceService {
     return instanceView(record);
   }
 
+  /** Adds lines to what an instance printed (a workload emulator reporting kubeadm's output). */
+  appendBootLog(id: string, lines: string[]): void {
+    const record = this.core.state.get("instance", id);
+    if (!record) throw new NotFoundError(`instance ${id} not found`, { details: { kind: "instance", id } });
+    const at = this.core.iso();
+    this.core.write(() => {
+      for (const line of lines) log(record, at, line);
+      this.core.state.put(record);
+    });
+  }
+
   /** Terminates an instance of any account at once, as a host failure would. */
   killInstance(id: string, message: string, code: string): Instance {
     const record = this.core.state.get("instance", id);

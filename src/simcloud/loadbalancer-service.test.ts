@@ -65,6 +65,16 @@ describe("load balancers", () => {
     assert.deepEqual([active.state, active.host, active.port], ["active", "127.0.0.1", 31443]);
   });
 
+  it("publish a path too, and publish again for hooks attached later (an emulator restarted on another port)", async () => {
+    const { clock, cloud, net } = await demoCloud({ hooks: { onLoadBalancerActive: (lb) => ({ host: "127.0.0.1", port: 31443, path: `/clusters/${lb.id}` }) } });
+    const lb = await cloud.createLoadBalancer(REGION, { subnetIds: [net.subnet.id], listeners: [API_LISTENER] });
+    clock.advance(5_000);
+    assert.equal((await cloud.getLoadBalancer(REGION, lb.id)).path, `/clusters/${lb.id}`);
+    cloud.addHooks({ onLoadBalancerActive: () => ({ host: "127.0.0.1", port: 40000 }) });
+    const republished = await cloud.getLoadBalancer(REGION, lb.id);
+    assert.deepEqual([republished.host, republished.port, republished.path], ["127.0.0.1", 40000, undefined]);
+  });
+
   it("hold their subnets until deleted, then go after deleting", async () => {
     const { clock, cloud, net } = await demoCloud();
     const lb = await cloud.createLoadBalancer(REGION, { subnetIds: [net.subnet.id], listeners: [API_LISTENER] });

@@ -1,7 +1,7 @@
 // Load balancers: provisioning → active after the profile's delay, deleting → gone; targets are instances
 // of the same network, and their health is derived on read (see views.ts).
 import { checkRegion } from "./catalog.ts";
-import type { CloudCore } from "./core.ts";
+import type { CloudCore, SimCloudHooks } from "./core.ts";
 import { InvalidParameterError } from "./errors.ts";
 import { findOwned, requireReady } from "./lookup.ts";
 import type { LoadBalancerRecord, Transition } from "./records.ts";
@@ -131,14 +131,31 @@ export class LoadBalancerService {
     this.core.write(() => {
       this.core.cancelTransition(record);
       record.state = "active";
-      for (const hooks of this.core.hooks) {
-        const endpoint = hooks.onLoadBalancerActive?.(this.view(record));
-        if (endpoint) {
-          record.host = endpoint.host;
-          record.port = endpoint.port;
-        }
-      }
+      this.publishEndpoint(record, this.core.hooks);
       this.core.state.put(record);
     });
+  }
+
+  /** Lets `hooks` publish the endpoint of every active load balancer (e.g. after an emulator restarted on another port). */
+  republishEndpoints(hooks: SimCloudHooks): void {
+    if (!hooks.onLoadBalancerActive) return;
+    this.core.write(() => {
+      for (const record of this.core.state.all("loadBalancer")) {
+        if (record.state !== "active") continue;
+        this.publishEndpoint(record, [hooks]);
+        this.core.state.put(record);
+      }
+    });
+  }
+
+  private publishEndpoint(record: LoadBalancerRecord, hookSets: readonly SimCloudHooks[]): void {
+    for (const hooks of hookSets) {
+      const endpoint = hooks.onLoadBalancerActive?.(this.view(record));
+      if (!endpoint) continue;
+      record.host = endpoint.host;
+      record.port = endpoint.port;
+      if (endpoint.path) record.path = endpoint.path;
+      else delete record.path;
+    }
   }
 }

@@ -2,6 +2,7 @@
 // the control-plane process.
 import { SimCloud, type SimCloudOptions } from "./cloud.ts";
 import { createSimCloudHttp } from "./http.ts";
+import { startWorkloadEmulation, type WorkloadEmulation } from "./workload/index.ts";
 
 export const DEFAULT_PORT = 7480;
 export const DEFAULT_ADMIN_TOKEN = "sim-admin-token";
@@ -13,12 +14,19 @@ export interface SimCloudServerOptions extends SimCloudOptions {
   adminToken?: string;
   /** Serve an existing cloud instead of creating one (it is then not closed by `close`). */
   cloud?: SimCloud;
+  /**
+   * Port of the emulated workload clusters' HTTPS API on 127.0.0.1 (default 0: a free one); false
+   * leaves the workload emulation off (for a caller that runs its own).
+   */
+  workloadPort?: number | false;
 }
 
 export interface SimCloudServer {
   /** Base URL, e.g. http://127.0.0.1:7480 */
   url: string;
   cloud: SimCloud;
+  /** Base URL of the workload clusters' APIs (each at `${workloadUrl}/clusters/<id>`), unless turned off. */
+  workloadUrl?: string;
   /** Stops listening, then closes the cloud (unless it was handed in). */
   close(): Promise<void>;
 }
@@ -37,13 +45,25 @@ export async function startSimCloudServer(options: SimCloudServerOptions = {}): 
   }
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : (options.port ?? DEFAULT_PORT);
+  let workloads: WorkloadEmulation | undefined;
+  if (options.workloadPort !== false) {
+    try {
+      workloads = await startWorkloadEmulation(cloud, { port: options.workloadPort ?? 0, ...(options.logger ? { logger: options.logger } : {}) });
+    } catch (error) {
+      await app.close();
+      if (!options.cloud) await cloud.close();
+      throw error;
+    }
+  }
   let closing: Promise<void> | undefined;
   return {
     url: `http://127.0.0.1:${port}`,
     cloud,
+    ...(workloads ? { workloadUrl: workloads.url } : {}),
     close() {
       closing ??= (async () => {
         await app.close();
+        await workloads?.close();
         if (!options.cloud) await cloud.close();
       })();
       return closing;

@@ -166,6 +166,8 @@ export interface LoadBalancer extends ResourceBase {
   host: string;
   /** The first listener's port unless a workload emulator published another endpoint. */
   port: number;
+  /** A path prefix under host:port, when a workload emulator serves several APIs on one port. */
+  path?: string;
 }
 
 export interface PublicIp extends ResourceBase {

@@ -1,0 +1,169 @@
+// apps/v1 DaemonSet and Deployment of an emulated workload cluster: specs are kept as sent (manifests of
+// network plugins and add-ons carry every field of the pod template); statuses are typed for the columns.
+import { Type } from "@sinclair/typebox";
+import { ageColumn, fieldColumn, readyOfDesired } from "../../api/columns.ts";
+import { FreeForm, StringEnum, Struct, objectSchema, type KubeObject, type ObjectOf } from "../../api/meta.ts";
+import type { KindDefinition, PrinterColumn } from "../../api/registry.ts";
+
+const APPS = { group: "apps", version: "v1" } as const;
+
+const WorkloadConditionSchema = Struct(
+  {
+    type: Type.String({ description: "Available, Progressing or ReplicaFailure." }),
+    status: StringEnum(["True", "False", "Unknown"], { description: "True, False or Unknown." }),
+    reason: Type.Optional(Type.String({ description: "One-word CamelCase reason for the last transition." })),
+    message: Type.Optional(Type.String({ description: "Human-readable details." })),
+    lastUpdateTime: Type.Optional(Type.String({ description: "When the condition was last updated (RFC 3339)." })),
+    lastTransitionTime: Type.Optional(Type.String({ description: "When the status last changed (RFC 3339)." })),
+  },
+  { description: "One aspect of the workload's state." },
+);
+
+interface PodTemplateView {
+  selector?: { matchLabels?: Record<string, string>; matchExpressions?: unknown[] };
+  template?: { spec?: { nodeSelector?: Record<string, string>; containers?: { name?: string; image?: string }[] } };
+}
+
+function templateOf(object: KubeObject): PodTemplateView {
+  const spec = object.spec;
+  return typeof spec === "object" && spec !== null ? (spec as PodTemplateView) : {};
+}
+
+function labelsText(labels: Record<string, string> | undefined): string {
+  const entries = Object.entries(labels ?? {});
+  return entries.length > 0 ? entries.map(([k, v]) => `${k}=${v}`).join(",") : "<none>";
+}
+
+const wideColumns: PrinterColumn[] = [
+  {
+    name: "CONTAINERS",
+    type: "string",
+    jsonPath: ".spec.template.spec.containers",
+    description: "Names of the containers.",
+    priority: 1,
+    value: (o) => (templateOf(o).template?.spec?.containers ?? []).map((c) => c.name ?? "").join(","),
+  },
+  {
+    name: "IMAGES",
+    type: "string",
+    jsonPath: ".spec.template.spec.containers",
+    description: "Images of the containers.",
+    priority: 1,
+    value: (o) => (templateOf(o).template?.spec?.containers ?? []).map((c) => c.image ?? "").join(","),
+  },
+  {
+    name: "SELECTOR",
+    type: "string",
+    jsonPath: ".spec.selector",
+    description: "Label selector of the pods.",
+    priority: 1,
+    value: (o) => labelsText(templateOf(o).selector?.matchLabels),
+  },
+];
+
+// ---------------------------------------------------------------------------------------------------------
+// DaemonSet
+
+export const DaemonSetSchema = objectSchema("apps/v1", "DaemonSet", "Runs a copy of a pod on every (selected) node.", {
+  spec: Type.Optional(FreeForm("Desired state: selector, pod template, update strategy (kept as sent).")),
+  status: Type.Optional(
+    Struct(
+      {
+        desiredNumberScheduled: Type.Integer({ minimum: 0, description: "Nodes that should run the pod." }),
+        currentNumberScheduled: Type.Integer({ minimum: 0, description: "Nodes running at least one pod of the set." }),
+        numberMisscheduled: Type.Integer({ minimum: 0, description: "Nodes running the pod but not supposed to." }),
+        numberReady: Type.Integer({ minimum: 0, description: "Nodes whose pod of the set is ready." }),
+        updatedNumberScheduled: Type.Optional(Type.Integer({ minimum: 0, description: "Nodes running the current pod template." })),
+        numberAvailable: Type.Optional(Type.Integer({ minimum: 0, description: "Nodes whose pod has been ready long enough." })),
+        numberUnavailable: Type.Optional(Type.Integer({ minimum: 0, description: "Nodes that should run an available pod and do not." })),
+        observedGeneration: Type.Optional(Type.Integer({ description: "Generation the status was computed from." })),
+        collisionCount: Type.Optional(Type.Integer({ description: "Hash collisions of controller revisions." })),
+        conditions: Type.Optional(Type.Array(WorkloadConditionSchema, { description: "Current conditions." })),
+      },
+      { description: "Observed state of the daemon set." },
+    ),
+  ),
+});
+export type DaemonSetObject = ObjectOf<typeof DaemonSetSchema>;
+
+export const daemonSetKind: KindDefinition<DaemonSetObject> = {
+  ...APPS,
+  kind: "DaemonSet",
+  plural: "daemonsets",
+  singular: "daemonset",
+  shortNames: ["ds"],
+  categories: ["all"],
+  namespaced: true,
+  schema: DaemonSetSchema,
+  description: "Runs a copy of a pod on every (selected) node.",
+  subresources: { status: true },
+  printerColumns: [
+    fieldColumn("DESIRED", ".status.desiredNumberScheduled", "Nodes that should run the pod.", { type: "integer" }),
+    fieldColumn("CURRENT", ".status.currentNumberScheduled", "Nodes running the pod.", { type: "integer" }),
+    fieldColumn("READY", ".status.numberReady", "Nodes whose pod is ready.", { type: "integer" }),
+    fieldColumn("UP-TO-DATE", ".status.updatedNumberScheduled", "Nodes running the current template.", { type: "integer" }),
+    fieldColumn("AVAILABLE", ".status.numberAvailable", "Nodes whose pod is available.", { type: "integer" }),
+    {
+      name: "NODE SELECTOR",
+      type: "string",
+      jsonPath: ".spec.template.spec.nodeSelector",
+      description: "Labels a node needs to run the pod.",
+      value: (o) => labelsText(templateOf(o).template?.spec?.nodeSelector),
+    },
+    ageColumn,
+    ...wideColumns,
+  ],
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Deployment
+
+export const DeploymentSchema = objectSchema("apps/v1", "Deployment", "A replicated, rolling-updated set of identical pods.", {
+  spec: Type.Optional(FreeForm("Desired state: replicas, selector, pod template, strategy (kept as sent).")),
+  status: Type.Optional(
+    Struct(
+      {
+        observedGeneration: Type.Optional(Type.Integer({ description: "Generation the status was computed from." })),
+        replicas: Type.Optional(Type.Integer({ minimum: 0, description: "Pods targeted by the deployment." })),
+        updatedReplicas: Type.Optional(Type.Integer({ minimum: 0, description: "Pods running the current template." })),
+        readyReplicas: Type.Optional(Type.Integer({ minimum: 0, description: "Pods that are ready." })),
+        availableReplicas: Type.Optional(Type.Integer({ minimum: 0, description: "Pods ready for at least minReadySeconds." })),
+        unavailableReplicas: Type.Optional(Type.Integer({ minimum: 0, description: "Pods still needed for full availability." })),
+        collisionCount: Type.Optional(Type.Integer({ description: "Hash collisions of replica sets." })),
+        conditions: Type.Optional(Type.Array(WorkloadConditionSchema, { description: "Current conditions." })),
+      },
+      { description: "Observed state of the deployment." },
+    ),
+  ),
+});
+export type DeploymentObject = ObjectOf<typeof DeploymentSchema>;
+
+export const deploymentKind: KindDefinition<DeploymentObject> = {
+  ...APPS,
+  kind: "Deployment",
+  plural: "deployments",
+  singular: "deployment",
+  shortNames: ["deploy"],
+  categories: ["all"],
+  namespaced: true,
+  schema: DeploymentSchema,
+  description: "A replicated, rolling-updated set of identical pods.",
+  subresources: { status: true },
+  printerColumns: [
+    {
+      name: "READY",
+      type: "string",
+      jsonPath: ".status.readyReplicas",
+      description: "Ready pods of the desired number.",
+      value: (o) => {
+        const d = o as DeploymentObject;
+        const desired = (templateOf(d) as { replicas?: number }).replicas ?? 1;
+        return readyOfDesired(d.status?.readyReplicas, desired);
+      },
+    },
+    fieldColumn("UP-TO-DATE", ".status.updatedReplicas", "Pods running the current template.", { type: "integer" }),
+    fieldColumn("AVAILABLE", ".status.availableReplicas", "Pods available.", { type: "integer" }),
+    ageColumn,
+    ...wideColumns,
+  ],
+};

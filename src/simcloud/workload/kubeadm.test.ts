@@ -1,0 +1,142 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { ClusterPki } from "../../bootstrap/kubeadm.ts";
+import { caCertHash, createCertificateAuthority } from "../../bootstrap/pki.ts";
+import { SimCloud } from "../cloud.ts";
+import { readyNetwork, waitFor, type ReadyNetwork } from "../test-support.ts";
+import type { LoadBalancer } from "../types.ts";
+import { ManualClock } from "../clock.ts";
+import { DISCOVERY_TIMEOUT_MS, startWorkloadEmulation, type WorkloadEmulation } from "./index.ts";
+import { REGION, bootLogMatching, clusterPki, controlPlaneLoadBalancer, endpointOf, initData, joinData, launch, runDueSteps } from "./test-support.ts";
+
+// Instant steps run as they fall due; time moves only when a test advances the clock.
+const clock = new ManualClock(Date.now());
+const stopSteps = runDueSteps(clock);
+let cloud: SimCloud;
+let workloads: WorkloadEmulation;
+let net: ReadyNetwork;
+let lb: LoadBalancer;
+let pki: ClusterPki;
+
+before(async () => {
+  cloud = new SimCloud({ profile: "instant", clock, seed: 5 });
+  workloads = await startWorkloadEmulation(cloud);
+  net = await readyNetwork(cloud);
+  lb = await controlPlaneLoadBalancer(cloud, net, "beta");
+  pki = await clusterPki();
+  const first = await launch(cloud, net, initData(lb, pki, "beta-cp-0"));
+  await bootLogMatching(cloud, first.id, /control-plane has initialized successfully/);
+});
+
+after(async () => {
+  stopSteps();
+  await workloads.close();
+  await cloud.close();
+});
+
+async function hasNode(name: string, clusterId = lb.id): Promise<boolean> {
+  return (await workloads.emulator.cluster(clusterId)?.hasNode(name)) ?? false;
+}
+
+/** Boots a machine and waits for kubeadm to give up; the machine keeps running and no node appears. */
+async function failedJoin(userData: string, node: string, beforeFailing?: (instanceId: string) => Promise<void>): Promise<string[]> {
+  const instance = await launch(cloud, net, userData);
+  await beforeFailing?.(instance.id);
+  const log = await bootLogMatching(cloud, instance.id, /^\S+ error execution phase/);
+  assert.equal((await cloud.getInstance(REGION, instance.id)).state, "running", "a failed kubeadm leaves the machine running");
+  assert.equal(await hasNode(node), false, `no node ${node}`);
+  return log;
+}
+
+describe("kubeadm join on the sim cloud", () => {
+  it("refuses a token the cluster does not know", async () => {
+    const log = await failedJoin(joinData(lb, pki, { name: "beta-w-token" }, { token: "zzzzzz.0123456789abcdef" }), "beta-w-token");
+    assert.ok(
+      log.some((l) => l.includes('error execution phase preflight: couldn\'t validate the identity of the API Server: token id "zzzzzz" is invalid for this cluster or it has expired')),
+      log.join("\n"),
+    );
+  });
+
+  it("refuses the right token id with the wrong secret", async () => {
+    const log = await failedJoin(joinData(lb, pki, { name: "beta-w-secret" }, { token: "abcdef.zzzzzzzzzzzzzzzz" }), "beta-w-secret");
+    assert.ok(log.some((l) => l.includes("failed to verify JWS signature of received cluster info object")), log.join("\n"));
+  });
+
+  it("refuses a CA hash that does not pin the cluster's CA, naming the CA's actual key", async () => {
+    const other = await createCertificateAuthority({ commonName: "not-the-cluster-ca" });
+    const log = await failedJoin(joinData(lb, pki, { name: "beta-w-ca" }, { caCertHashes: [caCertHash(other.certPem)] }), "beta-w-ca");
+    const expected = `cluster CA found in cluster-info ConfigMap is invalid: none of the public keys "${caCertHash(pki.ca.certPem)}" are pinned`;
+    assert.ok(log.some((l) => l.includes(expected)), log.join("\n"));
+  });
+
+  it("refuses an endpoint nothing listens on, at once", async () => {
+    const wrongPort = `${lb.dnsName}:6444`;
+    const log = await failedJoin(joinData(lb, pki, { name: "beta-w-port" }, { endpoint: wrongPort }), "beta-w-port");
+    assert.ok(log.some((l) => l.includes(`[discovery] failed to request the cluster-info ConfigMap: Get "https://${wrongPort}/api/v1/namespaces/kube-public/configmaps/cluster-info?timeout=10s": dial tcp ${wrongPort}: connect: connection refused`)), log.join("\n"));
+    const unknown = await failedJoin(joinData(lb, pki, { name: "beta-w-host" }, { endpoint: "nowhere.example:6443" }), "beta-w-host");
+    assert.ok(unknown.some((l) => l.includes("dial tcp: lookup nowhere.example: no such host")), unknown.join("\n"));
+  });
+
+  it("refuses a control-plane join whose certificates are not the cluster's", async () => {
+    const foreign = await clusterPki();
+    const data = joinData(lb, { ...foreign, ca: foreign.ca }, { name: "beta-cp-foreign" }, { controlPlane: true, caCertHashes: [caCertHash(pki.ca.certPem)] });
+    const log = await failedJoin(data, "beta-cp-foreign");
+    assert.ok(log.some((l) => l.includes("One or more conditions for hosting a new control plane instance is not satisfied") && l.includes("is not the cluster's certificate authority")), log.join("\n"));
+  });
+
+  it("refuses a node name the cluster already has", async () => {
+    const log = await failedJoin(joinData(lb, pki, { name: "beta-cp-0" }), "beta-cp-never");
+    assert.ok(log.some((l) => l.includes('a Node with name "beta-cp-0" already exists in the cluster')), log.join("\n"));
+  });
+
+  it("waits for a control plane that is not up yet, then joins it", async () => {
+    const later = await controlPlaneLoadBalancer(cloud, net, "gamma");
+    const laterPki = await clusterPki();
+    const worker = await launch(cloud, net, joinData(later, laterPki, { name: "gamma-w-0" }));
+    await bootLogMatching(cloud, worker.id, /does not answer yet; retrying/);
+    await launch(cloud, net, initData(later, laterPki, "gamma-cp-0"));
+    await bootLogMatching(cloud, worker.id, /This node has joined the cluster/);
+    assert.equal(await hasNode("gamma-w-0", later.id), true);
+  });
+
+  it("gives up when no control plane answers within kubeadm's discovery timeout", async () => {
+    const log = await failedJoin(joinData(lb, pki, { name: "beta-w-late" }, { endpoint: "10.0.99.99:6443" }), "beta-w-late", async (id) => {
+      await bootLogMatching(cloud, id, /does not answer yet; retrying/);
+      clock.advance(DISCOVERY_TIMEOUT_MS - 1);
+      await workloads.emulator.idle();
+      assert.ok(!(await cloud.getInstance(REGION, id)).bootLog.some((l) => l.includes("error execution phase")), "still retrying just before the timeout");
+      clock.advance(1);
+    });
+    assert.ok(log.some((l) => l.includes("context deadline exceeded")), log.join("\n"));
+  });
+
+  it("refuses a token past its expiration", async () => {
+    const short = await controlPlaneLoadBalancer(cloud, net, "delta");
+    const shortPki = await clusterPki();
+    const first = await launch(cloud, net, initData(short, shortPki, "delta-cp-0", { tokenTtl: "1s" }));
+    await bootLogMatching(cloud, first.id, /initialized successfully/);
+    clock.advance(1000);
+    const instance = await launch(cloud, net, joinData(short, shortPki, { name: "delta-w-0" }));
+    const log = await bootLogMatching(cloud, instance.id, /error execution phase/);
+    assert.ok(log.some((l) => l.includes('token id "abcdef" is invalid for this cluster or it has expired')), log.join("\n"));
+  });
+});
+
+describe("kubeadm init on the sim cloud", () => {
+  it("refuses a configuration kubeadm's preflight would refuse, and creates no cluster", async () => {
+    const broken = await controlPlaneLoadBalancer(cloud, net, "epsilon");
+    const instance = await launch(cloud, net, initData(broken, pki, "epsilon-cp-0", { kubernetesVersion: "1.31", podSubnet: "10.96.0.0/16" }));
+    const log = await bootLogMatching(cloud, instance.id, /error execution phase preflight/);
+    assert.ok(log.some((l) => l.includes('[ERROR KubernetesVersion]: couldn\'t parse Kubernetes version "1.31"')), log.join("\n"));
+    assert.equal(workloads.emulator.records.clusterAt(endpointOf(broken)), undefined);
+    assert.equal((await cloud.getInstance(REGION, instance.id)).state, "running");
+    await waitFor(async () => (await cloud.registerTargets(REGION, broken.id, [instance.id])).targets[0]?.health === "unhealthy", "the machine not serving");
+  });
+
+  it("refuses a second cluster on an endpoint whose control plane is alive", async () => {
+    const instance = await launch(cloud, net, initData(lb, await clusterPki(), "beta-cp-again"));
+    const log = await bootLogMatching(cloud, instance.id, /error execution phase preflight/);
+    assert.ok(log.some((l) => l.includes(`${endpointOf(lb)} already serves the cluster "beta"`)), log.join("\n"));
+    assert.equal(await hasNode("beta-cp-0"), true, "the first cluster is untouched");
+  });
+});

@@ -1,0 +1,192 @@
+// One HTTPS server on one loopback port for every emulated workload cluster. A request names its cluster
+// by path (/clusters/<id>/…) or, without that prefix, by the TLS server name it asked for; the server
+// presents that cluster's serving certificate (chosen by SNI) and accepts client certificates issued by
+// that cluster's CA. API contexts, collectors and TLS contexts are made when a cluster is first used.
+import { X509Certificate } from "node:crypto";
+import { createSecureContext, type SecureContext, type TLSSocket } from "node:tls";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Logger } from "pino";
+import type { Registry } from "../../api/registry.ts";
+import { Collectors } from "../../apiserver/collectors.ts";
+import { ApiMetrics } from "../../apiserver/metrics.ts";
+import { renderOpenApi } from "../../apiserver/openapi.ts";
+import type { ApiContext } from "../../apiserver/routes.ts";
+import { createApiServer, type Identity, type Mounted } from "../../apiserver/server.ts";
+import { certificateInfo, createCertificateAuthority, derToPem, issueCertificate } from "../../bootstrap/pki.ts";
+import type { WorkloadEmulator } from "./emulator.ts";
+import type { ClusterRecord } from "./records.ts";
+
+const CLUSTER_PATH = /^\/clusters\/([^/]+)(\/.*)?$/;
+/** TLS contexts and verified client certificates kept; beyond this the oldest are dropped. */
+const CACHE_LIMIT = 4096;
+
+interface ClusterApi {
+  ctx: ApiContext;
+  collectors: Collectors;
+}
+
+/** A Map that forgets its oldest entries past a size. */
+class BoundedCache<V> extends Map<string, V> {
+  override set(key: string, value: V): this {
+    if (!this.has(key) && this.size >= CACHE_LIMIT) {
+      const oldest = this.keys().next().value;
+      if (oldest !== undefined) this.delete(oldest);
+    }
+    return super.set(key, value);
+  }
+}
+
+export interface WorkloadServerOptions {
+  emulator: WorkloadEmulator;
+  registry: Registry;
+  logger: Logger;
+  host: string;
+  port: number;
+}
+
+export class WorkloadApiServer {
+  private readonly apis = new Map<string, ClusterApi>();
+  private readonly tlsContexts = new BoundedCache<SecureContext>();
+  private readonly clientIdentities = new BoundedCache<Identity | null>();
+  private readonly caCertificates = new BoundedCache<X509Certificate>();
+  private readonly metrics = new ApiMetrics();
+  private readonly openapi: ApiContext["openapi"];
+  private app: FastifyInstance | undefined;
+  port = 0;
+
+  constructor(private readonly options: WorkloadServerOptions) {
+    // Every cluster serves the same kinds, so the OpenAPI documents are rendered once.
+    this.openapi = renderOpenApi(options.registry);
+    options.emulator.onClusterGone((cluster) => this.forget(cluster));
+  }
+
+  async listen(): Promise<void> {
+    const ca = await createCertificateAuthority({ commonName: "sim-cloud-workload-default" });
+    const fallback = await issueCertificate(ca, { commonName: "sim-cloud-workload", dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"], usages: ["server"] });
+    this.app = createApiServer({
+      tls: {
+        key: fallback.keyPem,
+        cert: fallback.certPem,
+        requestCert: true,
+        rejectUnauthorized: false,
+        SNICallback: (serverName, done) => {
+          this.tlsContextFor(serverName).then(
+            (context) => done(null, context),
+            (error: unknown) => {
+              this.options.logger.error({ err: error, serverName }, "no serving certificate for a workload cluster");
+              done(null, undefined);
+            },
+          );
+        },
+      },
+      logger: this.options.logger,
+      metrics: this.metrics,
+      route: (request, path) => this.route(request, path),
+    });
+    await this.app.listen({ host: this.options.host, port: this.options.port });
+    const address = this.app.server.address();
+    this.port = typeof address === "object" && address ? address.port : this.options.port;
+  }
+
+  private async tlsContextFor(serverName: string): Promise<SecureContext | undefined> {
+    const cluster = this.options.emulator.records.clusterServedAs(serverName.toLowerCase());
+    if (!cluster) return undefined;
+    let context = this.tlsContexts.get(cluster.id);
+    if (!context) {
+      const serving = await this.options.emulator.servingCertificate(cluster);
+      this.tlsContexts.set(cluster.id, (context = createSecureContext({ key: serving.keyPem, cert: serving.certPem })));
+    }
+    return context;
+  }
+
+  private route(request: FastifyRequest, path: string): Mounted | undefined {
+    const records = this.options.emulator.records;
+    const match = CLUSTER_PATH.exec(path);
+    let cluster: ClusterRecord | undefined;
+    let inner = path;
+    if (match) {
+      cluster = records.cluster(decodeURIComponent(match[1]!));
+      inner = match[2] ?? "/";
+    } else {
+      const serverName = (request.raw.socket as TLSSocket).servername;
+      cluster = typeof serverName === "string" ? records.clusterServedAs(serverName.toLowerCase()) : undefined;
+    }
+    if (!cluster) return undefined;
+    const api = this.apiOf(cluster);
+    if (!api) return undefined;
+    const found = cluster;
+    return { ctx: api.ctx, path: inner, authenticate: (req) => this.authenticate(req, found) };
+  }
+
+  private apiOf(cluster: ClusterRecord): ClusterApi | undefined {
+    const existing = this.apis.get(cluster.id);
+    if (existing) return existing;
+    const objects = this.options.emulator.cluster(cluster.id)?.objects;
+    if (!objects) return undefined;
+    const prefix = `/clusters/${cluster.id}`;
+    const ctx: ApiContext = {
+      registry: this.options.registry,
+      objects,
+      metrics: this.metrics,
+      bookmarkIntervalMs: 10_000,
+      // Clients that resolve these URLs against the server's root keep the cluster's path.
+      openapi: { index: this.openapi.index.replaceAll('"serverRelativeURL":"/openapi/', `"serverRelativeURL":"${prefix}/openapi/`), documents: this.openapi.documents },
+      afterWrite: ({ verb, def, object }) => this.options.emulator.clientWrote(cluster.id, verb, def, object),
+    };
+    const collectors = new Collectors(objects, this.options.logger.child({ cluster: cluster.id, component: "collectors" }));
+    collectors.start().catch((error: unknown) => this.options.logger.warn({ err: error, cluster: cluster.id }, "workload collectors did not start"));
+    const api = { ctx, collectors };
+    this.apis.set(cluster.id, api);
+    return api;
+  }
+
+  /** The identity in a client certificate issued by the cluster's CA (CN = user, O = groups). */
+  private authenticate(request: FastifyRequest, cluster: ClusterRecord): Identity | undefined {
+    const socket = request.raw.socket as TLSSocket;
+    const peer = typeof socket.getPeerCertificate === "function" ? socket.getPeerCertificate() : undefined;
+    if (!peer || !Buffer.isBuffer(peer.raw)) return undefined;
+    const key = `${cluster.id}/${peer.fingerprint256}`;
+    const cached = this.clientIdentities.get(key);
+    if (cached !== undefined) return cached ?? undefined;
+    const identity = this.verify(peer.raw, cluster);
+    this.clientIdentities.set(key, identity ?? null);
+    return identity;
+  }
+
+  private verify(der: Buffer, cluster: ClusterRecord): Identity | undefined {
+    let ca = this.caCertificates.get(cluster.id);
+    if (!ca) this.caCertificates.set(cluster.id, (ca = new X509Certificate(cluster.ca.certPem)));
+    let cert: X509Certificate;
+    try {
+      cert = new X509Certificate(der);
+    } catch {
+      return undefined;
+    }
+    const now = Date.now();
+    const current = Date.parse(cert.validFrom) <= now && now <= Date.parse(cert.validTo);
+    if (!current || !cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return undefined;
+    const info = certificateInfo(derToPem(der));
+    if (!info.commonName) return undefined;
+    return { user: info.commonName, groups: [...info.organizations, "system:authenticated"] };
+  }
+
+  private forget(cluster: ClusterRecord): void {
+    const api = this.apis.get(cluster.id);
+    if (api) void api.collectors.stop();
+    this.apis.delete(cluster.id);
+    this.tlsContexts.delete(cluster.id);
+    this.caCertificates.delete(cluster.id);
+    for (const key of [...this.clientIdentities.keys()]) if (key.startsWith(`${cluster.id}/`)) this.clientIdentities.delete(key);
+  }
+
+  /** Clusters whose API has been used since the start (they hold an API context and collectors). */
+  get activeApis(): number {
+    return this.apis.size;
+  }
+
+  async close(): Promise<void> {
+    for (const api of this.apis.values()) await api.collectors.stop();
+    this.apis.clear();
+    await this.app?.close();
+  }
+}
