@@ -1,0 +1,285 @@
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { eventKind, secretKind } from "../../api/core.ts";
+import type { ClusterObject, InfrastructureObject, SecretObject } from "../../api/kinds.ts";
+import { apiVersionOf } from "../../api/registry.ts";
+import { clusterKind } from "../../api/slipway/cluster.ts";
+import { connectionKind } from "../../api/slipway/connection.ts";
+import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
+import { getCondition } from "../../runtime/conditions.ts";
+import { until } from "../../runtime/testing.ts";
+import { DEFAULT_ACCOUNT, type SimCloudOptions } from "../../simcloud/cloud.ts";
+import { controllerRef, names, TAG_CLUSTER_UID, TAG_OWNER_UID, TAG_ROLE } from "../contract.ts";
+import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
+import { registerInfrastructureController, type InfrastructureControllerOptions } from "./controller.ts";
+import { SSH_PRIVATE_KEY, SSH_PUBLIC_KEY } from "./sshkey.ts";
+
+const NS = "default";
+const REGION = "sim-east-1";
+
+const envs: ControllerTestEnv[] = [];
+after(async () => {
+  for (const env of envs) await env.close();
+});
+
+async function setup(cloud: SimCloudOptions = {}, options: InfrastructureControllerOptions = {}) {
+  const env = await controllerTestEnv({ cloud });
+  envs.push(env);
+  registerInfrastructureController(
+    env.manager,
+    { providers: env.providers },
+    { pollMs: 10, failureRetryMs: 100, dependencyRetryMs: 20, backoff: { baseMs: 5, capMs: 50 }, ...options },
+  );
+  await env.start();
+  const cluster = await env.client.of(clusterKind).create({
+    apiVersion: apiVersionOf(clusterKind),
+    kind: "Cluster",
+    metadata: { name: "demo", namespace: NS },
+    spec: { controlPlane: { connection: "east", machineType: "s1.medium" } },
+  } as ClusterObject);
+  await env.client.of(connectionKind).create({
+    apiVersion: apiVersionOf(connectionKind),
+    kind: "Connection",
+    metadata: { name: "east", namespace: NS },
+    spec: { provider: "sim", region: REGION },
+  });
+  const infras = env.client.of(infrastructureKind);
+  const createInfra = (spec: Partial<InfrastructureObject["spec"]> = {}) =>
+    infras.create({
+      apiVersion: apiVersionOf(infrastructureKind),
+      kind: "Infrastructure",
+      metadata: { name: names.infrastructure("demo", "east"), namespace: NS, ownerReferences: [controllerRef(cluster)] },
+      spec: {
+        clusterName: "demo",
+        connection: "east",
+        region: REGION,
+        nodeCIDR: "10.0.0.0/20",
+        controlPlane: true,
+        machineTypes: ["s1.medium", "s1.large"],
+        images: ["ubuntu-22.04"],
+        ...spec,
+      },
+    } as InfrastructureObject);
+  const waitForPhase = (phase: string, timeoutMs?: number) =>
+    env.waitFor(infrastructureKind, NS, "demo-east", (i) => i?.status?.phase === phase, timeoutMs) as Promise<InfrastructureObject>;
+  /** Cloud resources of one kind tagged with the infrastructure's uid. */
+  const owned = async (uid: string, kind?: string) =>
+    (await env.cloud.listResources({ tags: { [TAG_OWNER_UID]: uid } })).filter((r) => kind === undefined || r.kind === kind);
+  /** Events about the object: reason → count. */
+  const eventCounts = async (uid: string) => {
+    const counts = new Map<string, number>();
+    for (const e of (await env.client.of(eventKind).list(NS)).items) {
+      if (e.involvedObject?.uid === uid) counts.set(e.reason ?? "", (counts.get(e.reason ?? "") ?? 0) + (e.count ?? 1));
+    }
+    return counts;
+  };
+  return { env, cluster, infras, createInfra, waitForPhase, owned, eventCounts };
+}
+
+describe("infrastructure controller", () => {
+  it("builds network, subnet, security group, key pair and load balancer, and reports them Ready", async () => {
+    const { env, cluster, createInfra, waitForPhase, owned, eventCounts } = await setup();
+    const created = await createInfra();
+    const ready = await waitForPhase("Ready");
+    const status = ready.status!;
+
+    assert.equal(status.ready, true);
+    assert.match(status.networkId ?? "", /^vpc-/);
+    assert.match(status.subnetId ?? "", /^subnet-/);
+    assert.match(status.securityGroupId ?? "", /^sg-/);
+    assert.match(status.keyPairId ?? "", /^key-/);
+    assert.match(status.loadBalancer?.id ?? "", /^lb-/);
+    assert.equal(status.loadBalancer?.port, 6443);
+    assert.match(status.loadBalancer?.host ?? "", /\.lb\.simcloud\.internal$/);
+    assert.match(status.loadBalancer?.url ?? "", /^https:\/\//);
+    assert.deepEqual(status.zones, [`${REGION}a`]);
+    assert.deepEqual(status.machineTypes, { "s1.medium": { vcpu: 2, memoryMiB: 4096 }, "s1.large": { vcpu: 4, memoryMiB: 8192 } });
+    assert.match(status.images?.["ubuntu-22.04"] ?? "", /^img-/);
+    assert.equal(status.observedGeneration, ready.metadata.generation);
+    for (const type of ["NetworkReady", "SubnetReady", "SecurityGroupReady", "KeyPairReady", "LoadBalancerReady", "Ready"]) {
+      const condition = getCondition(status.conditions, type);
+      assert.equal(condition?.status, "True", type);
+      assert.ok(condition.lastTransitionTime, `${type} has a transition time`);
+    }
+
+    // One of each, tagged with the infrastructure and its cluster; the subnet in the first half.
+    const resources = await owned(created.metadata.uid!);
+    assert.deepEqual(resources.map((r) => r.kind).sort(), ["keyPair", "loadBalancer", "network", "securityGroup", "subnet"]);
+    for (const r of resources) {
+      assert.equal(r.tags[TAG_CLUSTER_UID], cluster.metadata.uid);
+      assert.equal(r.tags[TAG_ROLE], r.kind);
+    }
+    const subnet = await env.cloud.getSubnet(REGION, status.subnetId!);
+    assert.equal(subnet.cidr, "10.0.0.0/21");
+    const group = await env.cloud.getSecurityGroup(REGION, status.securityGroupId!);
+    assert.ok(group.rules.some((r) => r.direction === "ingress" && r.protocol === "tcp" && r.fromPort === 6443 && r.cidr === "0.0.0.0/0"));
+    assert.ok(group.rules.some((r) => r.direction === "ingress" && r.protocol === "all" && r.cidr === "10.0.0.0/20"));
+
+    // The cluster's SSH key: a Secret owned by the Cluster whose public key is the key pair's.
+    const secret = await env.client.of<SecretObject>(secretKind).get(NS, "demo-ssh");
+    assert.equal(secret.metadata.ownerReferences?.[0]?.uid, cluster.metadata.uid);
+    const publicKey = Buffer.from(secret.data![SSH_PUBLIC_KEY]!, "base64").toString("utf8");
+    assert.match(publicKey, /^ssh-ed25519 AAAA/);
+    assert.match(Buffer.from(secret.data![SSH_PRIVATE_KEY]!, "base64").toString("utf8"), /^-----BEGIN OPENSSH PRIVATE KEY-----/);
+    const keyPair = await env.cloud.getKeyPair(REGION, status.keyPairId!);
+    assert.equal(keyPair.name, "demo-east");
+    assert.equal(keyPair.publicKey, publicKey.trim());
+
+    const events = await eventCounts(created.metadata.uid!);
+    for (const reason of ["CreatingNetwork", "NetworkReady", "SubnetReady", "SecurityGroupReady", "KeyPairReady", "LoadBalancerReady", "InfrastructureReady"]) {
+      assert.equal(events.get(reason), 1, reason);
+    }
+  });
+
+  it("makes exactly one network when the answer to its create call is lost", async () => {
+    // Every createNetwork makes the network, then answers with an InternalError.
+    const { createInfra, waitForPhase, owned, eventCounts } = await setup({ faults: { errors: { createNetwork: { InternalError: 1 } }, failAfterCommit: 1 } });
+    const infra = await createInfra();
+    const ready = await waitForPhase("Ready");
+    assert.equal((await eventCounts(infra.metadata.uid!)).get("AdoptedNetwork"), 1);
+    const networks = await owned(infra.metadata.uid!, "network");
+    assert.equal(networks.length, 1);
+    assert.equal(ready.status?.networkId, networks[0]!.id);
+  });
+
+  it("makes a resource deleted behind its back again, once", async () => {
+    const { env, infras, createInfra, waitForPhase, owned, eventCounts } = await setup();
+    const infra = await createInfra();
+    const first = await waitForPhase("Ready");
+    const lostId = first.status!.keyPairId!;
+    await env.cloud.deleteKeyPair(REGION, lostId);
+    // Any change makes the controller look again (the informer's resync would, later).
+    await infras.patch(NS, "demo-east", "merge", { metadata: { annotations: { touched: "1" } } });
+    const again = await env.waitFor(infrastructureKind, NS, "demo-east", (i) => i?.status?.ready === true && i.status.keyPairId !== lostId);
+    const keyPairs = await owned(infra.metadata.uid!, "keyPair");
+    assert.deepEqual(keyPairs.map((k) => k.id), [again!.status!.keyPairId]);
+    assert.equal((await eventCounts(infra.metadata.uid!)).get("KeyPairLost"), 1);
+  });
+
+  it("fails with CreateNetworkFailed when the network quota is used up, and recovers once it is raised", async () => {
+    const { env, createInfra, waitForPhase } = await setup({ quota: { networks: 0 } });
+    const infra = await createInfra();
+    const failed = await waitForPhase("Failed");
+    assert.equal(failed.status?.reason, "CreateNetworkFailed");
+    assert.match(failed.status?.message ?? "", /quota/i);
+    assert.equal(getCondition(failed.status?.conditions, "NetworkReady")?.status, "False");
+
+    env.cloud.setQuota(DEFAULT_ACCOUNT, REGION, { networks: 5 });
+    const ready = await waitForPhase("Ready");
+    assert.equal(ready.metadata.uid, infra.metadata.uid);
+    assert.equal(ready.status?.reason, undefined);
+  });
+
+  it("fails validation naming the machine types and images the region lacks", async () => {
+    const { createInfra, waitForPhase } = await setup();
+    await createInfra({ machineTypes: ["s1.medium", "x9.huge"], images: ["windows-95"] });
+    const failed = await waitForPhase("Failed");
+    assert.equal(failed.status?.reason, "ValidationFailed");
+    assert.match(failed.status?.message ?? "", /x9\.huge/);
+    assert.match(failed.status?.message ?? "", /windows-95/);
+    assert.equal(failed.status?.networkId, undefined);
+  });
+
+  it("reaches Ready with 30% of creates failing transiently, with one resource of each kind", async () => {
+    const rate = { InternalError: 0.3 };
+    const { createInfra, waitForPhase, owned, eventCounts } = await setup({
+      seed: 11,
+      faults: {
+        errors: { createNetwork: rate, createSubnet: rate, createSecurityGroup: rate, createKeyPair: rate, createLoadBalancer: rate },
+      },
+    });
+    const infra = await createInfra();
+    await waitForPhase("Ready");
+    // Some creates did fail (the seed decides which): their resources were found again, or made on a retry.
+    const events = [...(await eventCounts(infra.metadata.uid!))];
+    assert.ok(events.some(([reason, count]) => reason.startsWith("Adopted") || (reason.startsWith("Creating") && count > 1)));
+    const kinds = (await owned(infra.metadata.uid!)).map((r) => r.kind).sort();
+    assert.deepEqual(kinds, ["keyPair", "loadBalancer", "network", "securityGroup", "subnet"]);
+  });
+
+  it("builds no load balancer outside the control plane's connection", async () => {
+    const { createInfra, waitForPhase, owned } = await setup();
+    const infra = await createInfra({ controlPlane: false });
+    const ready = await waitForPhase("Ready");
+    assert.equal(ready.status?.loadBalancer, undefined);
+    assert.equal(getCondition(ready.status?.conditions, "LoadBalancerReady"), undefined);
+    assert.equal((await owned(infra.metadata.uid!, "loadBalancer")).length, 0);
+  });
+
+  it("deletes every cloud resource it made, also one whose id never reached the status, then goes", async () => {
+    const { env, infras, createInfra, waitForPhase, owned } = await setup();
+    const infra = await createInfra();
+    const ready = await waitForPhase("Ready");
+    const uid = infra.metadata.uid!;
+    // A network made by a create whose answer was lost: only its tags say whose it is.
+    await env.cloud.createNetwork(REGION, { cidr: "10.1.0.0/16", tags: { [TAG_OWNER_UID]: uid, [TAG_ROLE]: "network" } });
+    // An instance still in the subnet holds the deletion up until it is terminated.
+    const instance = await env.cloud.createInstance(REGION, {
+      subnetId: ready.status!.subnetId!,
+      machineType: "s1.small",
+      imageId: ready.status!.images!["ubuntu-22.04"]!,
+      securityGroupIds: [ready.status!.securityGroupId!],
+    });
+
+    await infras.delete(NS, "demo-east");
+    const waiting = await env.waitFor(infrastructureKind, NS, "demo-east", (i) => /waiting to delete/.test(i?.status?.message ?? ""));
+    assert.equal(waiting?.status?.phase, "Deleting");
+    assert.ok((await owned(uid)).length > 0);
+
+    await env.cloud.terminateInstance(REGION, instance.id);
+    await env.waitFor(infrastructureKind, NS, "demo-east", (i) => i === undefined);
+    assert.deepEqual(await owned(uid), []);
+  });
+
+  it("fails validation without its connection, and is deleted at once when nothing was made", async () => {
+    const { env, infras, createInfra, waitForPhase } = await setup();
+    await createInfra({ connection: "nowhere" });
+    const failed = await waitForPhase("Failed");
+    assert.equal(failed.status?.reason, "ValidationFailed");
+    assert.match(failed.status?.message ?? "", /connection "nowhere" does not exist/);
+    await infras.delete(NS, "demo-east");
+    await env.waitFor(infrastructureKind, NS, "demo-east", (i) => i === undefined);
+  });
+
+  it("waits, loudly, for a connection it needs to delete its resources", async () => {
+    const { env, infras, createInfra, waitForPhase, owned, eventCounts } = await setup();
+    const infra = await createInfra();
+    await waitForPhase("Ready");
+    const connections = env.client.of(connectionKind);
+    const connection = await connections.get(NS, "east");
+    await connections.delete(NS, "east");
+    // The controller works from its informer's cache: wait until it has seen the connection go.
+    const cached = env.manager.informer(connectionKind).cache;
+    await until(() => cached.get(`${NS}/east`) === undefined, "the connection to leave the cache");
+    await infras.delete(NS, "demo-east");
+    const blocked = await env.waitFor(infrastructureKind, NS, "demo-east", (i) => i?.status?.reason === "DeleteFailed");
+    assert.equal(blocked?.status?.phase, "Deleting");
+    assert.match(blocked?.status?.message ?? "", /connection "east" does not exist/);
+    assert.ok((await eventCounts(infra.metadata.uid!)).get("DeleteFailed")! >= 1);
+    assert.equal((await owned(infra.metadata.uid!)).length, 5);
+
+    await connections.create({ ...connection, metadata: { name: "east", namespace: NS } });
+    await env.waitFor(infrastructureKind, NS, "demo-east", (i) => i === undefined);
+    assert.deepEqual(await owned(infra.metadata.uid!), []);
+  });
+
+  it("says so loudly when the cloud refuses a delete, and finishes once it is allowed", async () => {
+    const { env, infras, createInfra, waitForPhase, owned, eventCounts } = await setup();
+    const infra = await createInfra();
+    await waitForPhase("Ready");
+    const secrets = env.client.of<SecretObject>(secretKind);
+    await secrets.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "east-credentials", namespace: NS }, stringData: { token: "not-a-valid-token" } } as SecretObject);
+    const connections = env.client.of(connectionKind);
+    await connections.patch(NS, "east", "merge", { spec: { credentialsRef: { name: "east-credentials" } } });
+    const cached = env.manager.informer(connectionKind).cache;
+    await until(() => cached.get(`${NS}/east`)?.spec.credentialsRef !== undefined, "the controller to see the new credentials");
+    await infras.delete(NS, "demo-east");
+    const blocked = await env.waitFor(infrastructureKind, NS, "demo-east", (i) => i?.status?.reason === "DeleteFailed");
+    assert.match(blocked?.status?.message ?? "", /cannot delete the load balancer/);
+    assert.ok((await eventCounts(infra.metadata.uid!)).get("DeleteFailed")! >= 1);
+
+    await connections.patch(NS, "east", "merge", { spec: { credentialsRef: null } });
+    await env.waitFor(infrastructureKind, NS, "demo-east", (i) => i === undefined);
+    assert.deepEqual(await owned(infra.metadata.uid!), []);
+  });
+});
