@@ -16,6 +16,9 @@ export interface UpFlags {
   logFile?: string;
   logLevel: string;
   compactionInterval: string;
+  replicaName?: string;
+  shardLeaseTtl: string;
+  shutdownGrace: string;
 }
 
 export function defaultDataDir(): string {
@@ -34,6 +37,9 @@ export function registerUpCommand(program: Command): void {
     .option("--log-file <path>", "log file, or - for stderr (default: <data-dir>/slipway.log)")
     .option("--log-level <level>", "debug, info, warn or error", "info")
     .option("--compaction-interval <duration>", "how often store history is compacted (5 intervals are kept)", "60s")
+    .option("--replica-name <name>", "this replica's name among those sharing an etcd store (default: host:port)")
+    .option("--shard-lease-ttl <duration>", "TTL of the lease through which a replica holds its shards of the work (etcd)", "5s")
+    .option("--shutdown-grace <duration>", "how long reconciles in flight may finish on shutdown", "10s")
     .action(async (flags: UpFlags) => {
       await runUp(flags);
     });
@@ -43,6 +49,11 @@ export async function runUp(flags: UpFlags): Promise<void> {
   if (flags.store !== "sqlite" && flags.store !== "etcd") throw new UsageError(`--store must be sqlite or etcd (got "${flags.store}")`);
   const endpoints = flags.etcdEndpoints?.split(",").map((e) => e.trim()).filter(Boolean);
   if (flags.store === "etcd" && !endpoints?.length) throw new UsageError("--store etcd needs --etcd-endpoints");
+  const leaseTtlMs = parseDuration(flags.shardLeaseTtl, "--shard-lease-ttl");
+  if (leaseTtlMs < 2000 || leaseTtlMs % 1000 !== 0) throw new UsageError(`--shard-lease-ttl must be whole seconds, at least 2s (got "${flags.shardLeaseTtl}")`);
+  if (flags.replicaName !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._:-]*$/.test(flags.replicaName)) {
+    throw new UsageError(`--replica-name may hold letters, digits, '.', '_', ':' and '-' (got "${flags.replicaName}")`);
+  }
   const dataDir = resolve(flags.dataDir);
   const logger = createLogger({ file: flags.logFile ?? join(dataDir, "slipway.log"), level: flags.logLevel });
   const plane = await startControlPlane({
@@ -53,10 +64,13 @@ export async function runUp(flags: UpFlags): Promise<void> {
     etcdEndpoints: endpoints,
     logger,
     compactionIntervalMs: parseDuration(flags.compactionInterval, "--compaction-interval"),
+    replicaName: flags.replicaName,
+    shardLeaseTtlSeconds: leaseTtlMs / 1000,
+    shutdownGraceMs: parseDuration(flags.shutdownGrace, "--shutdown-grace"),
   });
   process.stdout.write(
     [
-      `slipway: API server on ${plane.url} (store: ${flags.store})`,
+      `slipway: API server on ${plane.url} (store: ${flags.store}, replica: ${plane.replicaName})`,
       `slipway: admin kubeconfig: ${plane.kubeconfigPath}`,
       `slipway: ready`,
       ``,

@@ -1,5 +1,5 @@
-// Assembles the `slipway up` process: store, API server, background collectors, compaction — and the
-// admin kubeconfig in the data directory.
+// Assembles the `slipway up` process: store, API server, background collectors, compaction, the
+// controllers — and the admin kubeconfig in the data directory.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
@@ -17,6 +17,7 @@ import { openStore, type StoreKind } from "./stores.ts";
 import { ensureCredentials, issueServingCertificate } from "./credentials.ts";
 import { Compactor } from "./compaction.ts";
 import { ensureDefaultNamespaces } from "./namespaces.ts";
+import { defaultReplicaName, startControllers } from "./controllers.ts";
 import { timingSafeEqual } from "node:crypto";
 
 export interface ControlPlaneOptions {
@@ -29,6 +30,12 @@ export interface ControlPlaneOptions {
   logger: Logger;
   registry?: Registry;
   compactionIntervalMs?: number;
+  /** Names this replica among those sharing a store (default: host name and port). */
+  replicaName?: string;
+  /** TTL of the shard lease each replica holds on etcd. Default 5 s. */
+  shardLeaseTtlSeconds?: number;
+  /** How long a stopping replica lets reconciles in flight finish. Default 10 s. */
+  shutdownGraceMs?: number;
 }
 
 export interface ControlPlane {
@@ -39,6 +46,8 @@ export interface ControlPlane {
   store: Store;
   objects: ObjectService;
   api: ApiContext;
+  /** This replica's name (events' reportingInstance, shard lock holder). */
+  replicaName: string;
   close(): Promise<void>;
 }
 
@@ -85,13 +94,26 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : options.port;
     const url = `https://${host}:${port}`;
+    const replicaName = options.replicaName ?? defaultReplicaName(port);
+    const controllers = await startControllers({
+      objects,
+      store,
+      replica: replicaName,
+      log,
+      metrics: metrics.registry,
+      shardLeaseTtlSeconds: options.shardLeaseTtlSeconds,
+      shutdownGraceMs: options.shutdownGraceMs,
+    });
+    // Stopped first: in-flight reconciles finish while the store is still open, and the shards are
+    // handed over before this replica goes away.
+    closers.unshift(() => controllers.stop());
     const kubeconfigPath = join(options.dataDir, "kubeconfig");
     writeFileSync(
       kubeconfigPath,
       renderKubeconfig({ clusterName: "slipway", server: url, caCertPem: credentials.ca.certPem, user: "admin", token: credentials.adminToken, context: "slipway" }),
       { mode: 0o600 },
     );
-    log.info({ url, store: options.store }, "control plane serving");
+    log.info({ url, store: options.store, replica: replicaName }, "control plane serving");
     return {
       url,
       port,
@@ -100,6 +122,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       store,
       objects,
       api,
+      replicaName,
       close: async () => {
         for (const close of closers.splice(0)) {
           try {

@@ -463,13 +463,17 @@ export function runStoreConformance(
       assert.deepEqual(keysOf((await store.list(p)).items), [`${p}a`, `${p}c`, `${p}d`]);
       assert.equal((await store.get(`${p}a`))?.value, "a2");
 
-      const tooOld = watch(p, a.modRevision);
-      try {
-        await tooOld.until(() => tooOld.error !== undefined, "a CompactedError");
-        assert.ok(tooOld.error instanceof CompactedError, `expected CompactedError, got ${String(tooOld.error)}`);
-        assert.deepEqual(tooOld.events, []);
-      } finally {
-        tooOld.close();
+      await assert.rejects(store.list(p, { revision: compactAt - 1 }), CompactedError);
+
+      for (const afterRevision of [a.modRevision, compactAt - 1]) {
+        const tooOld = watch(p, afterRevision);
+        try {
+          await tooOld.until(() => tooOld.error !== undefined, `a CompactedError after ${afterRevision}`);
+          assert.ok(tooOld.error instanceof CompactedError, `expected CompactedError, got ${String(tooOld.error)}`);
+          assert.deepEqual(tooOld.events, []);
+        } finally {
+          tooOld.close();
+        }
       }
 
       const fromCompaction = watch(p, compactAt);

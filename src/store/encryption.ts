@@ -61,6 +61,11 @@ export class EncryptedStore implements Store {
     this.prefixes = [...options.prefixes];
   }
 
+  /** The store underneath, for what only it offers (such as etcd leases). */
+  unwrap(): Store {
+    return this.inner;
+  }
+
   revision(): Promise<number> {
     return this.inner.revision();
   }

@@ -26,6 +26,8 @@ import {
   type WatchOptions,
 } from "./store.ts";
 import { WatchChannel } from "./watch-channel.ts";
+import { EtcdLeases } from "./etcd-leases.ts";
+import type { Leases } from "./leases.ts";
 
 export interface EtcdStoreOptions {
   /** Prepended to every key, so that several stores can share one etcd cluster. */
@@ -63,6 +65,16 @@ function revisionProblem(error: unknown): RevisionProblem {
   if (error.message.includes("required revision has been compacted")) return "compacted";
   if (error.message.includes("required revision is a future revision")) return "future";
   return undefined;
+}
+
+/**
+ * Where an etcd watch delivering changes after `afterRevision` starts. etcd refuses a start below its
+ * compaction revision; starting at `afterRevision` itself (its events are dropped as already seen) makes
+ * it refuse exactly the watches the contract refuses, those after a revision below the compaction.
+ * Revision 0 would mean "from now", so the earliest start is 1.
+ */
+function watchStart(afterRevision: number): number {
+  return Math.max(1, afterRevision);
 }
 
 interface EtcdWatch {
@@ -103,6 +115,12 @@ export class EtcdStore implements Store {
       throw error;
     }
     return store;
+  }
+
+  /** Leases on the same cluster and under the same key prefix, for coordinating replicas. */
+  leases(): Leases {
+    this.assertOpen();
+    return new EtcdLeases(this.client, (key) => this.fullKey(key));
   }
 
   async revision(): Promise<number> {
@@ -220,7 +238,7 @@ export class EtcdStore implements Store {
         .watch()
         .inRange({ start: rangeStart(from), end: rangeEnd(from) })
         .withPreviousKV()
-        .startRevision(String(options.afterRevision + 1))
+        .startRevision(String(watchStart(options.afterRevision)))
         .watcher(),
       last: options.afterRevision,
       canceledByServer: false,
@@ -229,9 +247,9 @@ export class EtcdStore implements Store {
 
     state.watcher.on("data", (response: IWatchResponse) => this.deliver(state, response));
     // After a lost connection the client resumes from the last revision it saw in a response header,
-    // which can be past events not yet received; resume after the last event passed on instead.
+    // which can be past events not yet received; resume from the last event passed on instead.
     state.watcher.on("disconnected", () => {
-      state.watcher.request.start_revision = state.last + 1;
+      state.watcher.request.start_revision = watchStart(state.last);
     });
     state.watcher.on("error", (error: Error) => {
       state.canceledByServer = true;
@@ -339,7 +357,7 @@ export class EtcdStore implements Store {
 
   private deliver(state: EtcdWatch, response: IWatchResponse): void {
     // Every event of one revision arrives in one response; anything at or below `last` was passed on
-    // before a reconnection.
+    // already (or, at the start, is the revision the watch asked to follow).
     const seen = state.last;
     for (const event of response.events) {
       const revision = Number(event.kv.mod_revision);
@@ -374,7 +392,7 @@ export class EtcdStore implements Store {
     } catch {
       // keep the last known compaction revision
     }
-    if (state.last + 1 < compacted) state.channel.fail(new CompactedError(state.last, compacted));
+    if (state.last < compacted) state.channel.fail(new CompactedError(state.last, compacted));
     else state.channel.fail(error);
   }
 

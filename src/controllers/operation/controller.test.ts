@@ -1,0 +1,113 @@
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { apiVersionOf } from "../../api/registry.ts";
+import { clusterKind } from "../../api/slipway/cluster.ts";
+import { operationKind } from "../../api/slipway/operation.ts";
+import { eventKind } from "../../api/core.ts";
+import type { ClusterObject, ClusterStatus, OperationObject } from "../../api/kinds.ts";
+import { ControllerManager } from "../../runtime/manager.ts";
+import { memoryObjects, silentLogger, until } from "../../runtime/testing.ts";
+import { OPERATION_COMPONENT, registerOperationController } from "./controller.ts";
+
+const managers: ControllerManager[] = [];
+after(async () => {
+  for (const manager of managers) await manager.stop();
+});
+
+async function setup() {
+  const objects = await memoryObjects();
+  const manager = new ControllerManager({ objects, replica: "replica-a", log: silentLogger });
+  registerOperationController(manager);
+  await manager.start();
+  managers.push(manager);
+  const clusters = manager.client.of(clusterKind);
+  const operations = manager.client.of(operationKind);
+  const events = manager.client.of(eventKind);
+
+  const createCluster = (name: string) =>
+    clusters.create({
+      apiVersion: apiVersionOf(clusterKind),
+      kind: "Cluster",
+      metadata: { name, namespace: "default" },
+      spec: { controlPlane: { connection: "sim-east", machineType: "m.large" } },
+    });
+  const createOperation = (name: string, type: "Create" | "Update" | "Delete", target: ClusterObject) =>
+    operations.create({
+      apiVersion: apiVersionOf(operationKind),
+      kind: "Operation",
+      metadata: { name, namespace: "default" },
+      spec: {
+        type,
+        target: { apiVersion: target.apiVersion, kind: "Cluster", name: target.metadata.name!, uid: target.metadata.uid! },
+        generation: target.metadata.generation,
+      },
+    });
+  const setClusterStatus = (name: string, status: ClusterStatus) => clusters.patch("default", name, "merge", { status }, { subresource: "status" });
+  const phaseOf = async (name: string) => (await operations.get("default", name)).status?.phase;
+  const eventsOf = async (op: OperationObject) =>
+    (await events.list("default", { fieldSelector: `involvedObject.uid=${op.metadata.uid}` })).items;
+  return { manager, createCluster, createOperation, setClusterStatus, phaseOf, eventsOf, operations, clusters };
+}
+
+describe("operation controller", () => {
+  it("follows a create from InProgress to Succeeded, with progress and one event per phase", async () => {
+    const env = await setup();
+    const cluster = await env.createCluster("demo");
+    const op = await env.createOperation("create-demo", "Create", cluster);
+    await until(async () => (await env.phaseOf("create-demo")) === "InProgress", "the operation to start");
+
+    await env.setClusterStatus("demo", {
+      phase: "Provisioning",
+      observedGeneration: 1,
+      steps: [
+        { name: "CreateNetwork", startedAt: "2025-01-01T00:00:00Z", finishedAt: "2025-01-01T00:00:05Z", outcome: "Succeeded" },
+        { name: "CreateMachine", startedAt: "2025-01-01T00:00:05Z", outcome: "Running" },
+      ],
+    });
+    await until(async () => (await env.operations.get("default", "create-demo")).status?.percentComplete === 50, "progress");
+    assert.equal((await env.operations.get("default", "create-demo")).status?.message, "Cluster demo: CreateMachine");
+
+    await env.setClusterStatus("demo", { phase: "Running", observedGeneration: 1 });
+    await until(async () => (await env.phaseOf("create-demo")) === "Succeeded", "the operation to succeed");
+    const done = await env.operations.get("default", "create-demo");
+    assert.equal(done.status?.percentComplete, 100);
+    assert.ok(done.status?.startTime && done.status.endTime);
+
+    const events = await until(async () => {
+      const found = await env.eventsOf(op);
+      return found.length === 2 && found;
+    }, "two events");
+    assert.deepEqual(events.map((e) => [e.reason, e.count]).sort(), [["Started", 1], ["Succeeded", 1]]);
+    assert.ok(events.every((e) => e.reportingInstance === "replica-a" && e.reportingComponent === OPERATION_COMPONENT));
+  });
+
+  it("fails with the cluster's reason, and never changes an operation that ended", async () => {
+    const env = await setup();
+    const cluster = await env.createCluster("demo");
+    await env.createOperation("create-demo", "Create", cluster);
+    await env.setClusterStatus("demo", { phase: "Failed", observedGeneration: 1, reason: "QuotaExceeded", message: "needs 8 vCPU, 4 left" });
+    await until(async () => (await env.phaseOf("create-demo")) === "Failed", "the operation to fail");
+    const failed = await env.operations.get("default", "create-demo");
+    assert.deepEqual(failed.status?.error, { code: "QuotaExceeded", message: "needs 8 vCPU, 4 left" });
+
+    // The cluster recovers later; the record of the failed operation stays as it was.
+    await env.setClusterStatus("demo", { phase: "Running", observedGeneration: 1 });
+    await until(() => env.manager.informer(clusterKind).cache.get("default/demo")?.status?.phase === "Running", "the controller to see the recovery");
+    const second = await env.createOperation("marker", "Create", await env.clusters.get("default", "demo"));
+    await until(async () => (await env.phaseOf("marker")) === "Succeeded", "a later operation on the same cluster");
+    assert.equal((await env.operations.get("default", "create-demo")).metadata.resourceVersion, failed.metadata.resourceVersion);
+    assert.ok(second);
+  });
+
+  it("cancels a create when the cluster is deleted, and completes a delete when it is gone", async () => {
+    const env = await setup();
+    const cluster = await env.createCluster("demo");
+    await env.createOperation("create-demo", "Create", cluster);
+    await env.createOperation("delete-demo", "Delete", cluster);
+    await until(async () => (await env.phaseOf("delete-demo")) === "InProgress", "the delete to start");
+    await env.clusters.delete("default", "demo");
+    await until(async () => (await env.phaseOf("delete-demo")) === "Succeeded", "the delete to succeed");
+    await until(async () => (await env.phaseOf("create-demo")) === "Canceled", "the create to be canceled");
+    assert.equal((await env.operations.get("default", "create-demo")).status?.message, "Cluster demo was deleted");
+  });
+});

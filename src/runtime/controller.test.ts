@@ -1,0 +1,149 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { apiVersionOf } from "../api/registry.ts";
+import { connectionKind } from "../api/slipway/connection.ts";
+import type { ConnectionObject } from "../api/kinds.ts";
+import { ConflictError } from "../apiserver/errors.ts";
+import type { ObjectService } from "../apiserver/objects.ts";
+import type { Reconcile, Result } from "./controller.ts";
+import { ControllerManager } from "./manager.ts";
+import { ManualClock, memoryObjects, recordingLogger, silentLogger, until } from "./testing.ts";
+import type { ShardCoordinator, ShardSet } from "./shards.ts";
+import type { Clock } from "./clock.ts";
+import type { Logger } from "pino";
+
+function connection(name: string): ConnectionObject {
+  return { apiVersion: apiVersionOf(connectionKind), kind: "Connection", metadata: { name, namespace: "default" }, spec: { provider: "sim", region: "sim-east-1" } };
+}
+
+async function run(
+  reconcile: Reconcile,
+  options: { objects?: ObjectService; clock?: Clock; log?: Logger; concurrency?: number; coordinator?: (shards: ShardSet) => ShardCoordinator } = {},
+) {
+  const objects = options.objects ?? (await memoryObjects());
+  const manager = new ControllerManager({ objects, replica: "test", log: options.log ?? silentLogger, clock: options.clock, coordinator: options.coordinator });
+  const controller = manager.add({
+    name: "test",
+    component: "slipway.dev/test-controller",
+    informer: manager.informer(connectionKind),
+    reconcile,
+    concurrency: options.concurrency,
+    backoff: { baseMs: 100, capMs: 10_000 },
+  });
+  await manager.start();
+  return { objects, manager, controller, connections: manager.client.of(connectionKind) };
+}
+
+describe("Controller", () => {
+  it("reconciles every change, never one key by two workers at once, ending on the latest state", async () => {
+    const active = new Set<string>();
+    let overlaps = 0;
+    const lastSeen = new Map<string, string | undefined>();
+    const env: Awaited<ReturnType<typeof run>> = await run(
+      async (ctx) => {
+        if (active.has(ctx.key)) overlaps++;
+        active.add(ctx.key);
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        lastSeen.set(ctx.key, env.manager.informer(connectionKind).cache.get(ctx.key)?.metadata.labels?.round);
+        active.delete(ctx.key);
+      },
+      { concurrency: 4 },
+    );
+    const { connections, manager } = env;
+    await connections.create(connection("a"));
+    await connections.create(connection("b"));
+    for (let round = 1; round <= 20; round++) {
+      for (const name of ["a", "b"]) {
+        const current = await connections.get("default", name);
+        await connections.update({ ...current, metadata: { ...current.metadata, labels: { round: String(round) } } });
+      }
+    }
+    await until(() => lastSeen.get("default/a") === "20" && lastSeen.get("default/b") === "20", "the last change of both objects");
+    assert.equal(overlaps, 0);
+    await manager.stop();
+  });
+
+  it("reconciles again after requeueAfter, and not before", async () => {
+    const clock = new ManualClock();
+    let calls = 0;
+    const { connections, manager } = await run(
+      async (): Promise<Result> => {
+        calls++;
+        return calls === 1 ? { requeueAfterMs: 30_000 } : {};
+      },
+      { clock },
+    );
+    await connections.create(connection("a"));
+    await until(() => calls === 1, "the first reconcile");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    clock.advance(29_999);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(calls, 1);
+    clock.advance(1);
+    await until(() => calls === 2, "the requeued reconcile");
+    await manager.stop();
+  });
+
+  it("backs off a failing key, logging each failure, but retries conflicts quietly", async () => {
+    const clock = new ManualClock();
+    const { log, lines } = recordingLogger("info");
+    let calls = 0;
+    const { connections, manager } = await run(
+      async (ctx) => {
+        calls++;
+        if (ctx.name === "failing" && calls <= 2) throw new Error("cloud unavailable");
+        if (ctx.name === "stale" && calls <= 1) {
+          throw new ConflictError({ group: "slipway.dev", kind: "Connection", plural: "connections", name: ctx.name }, "the object has been modified");
+        }
+      },
+      { clock, log },
+    );
+    await connections.create(connection("failing"));
+    await until(() => calls === 1, "the first attempt");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    clock.advance(99);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(calls, 1, "retried before its backoff");
+    clock.advance(1);
+    await until(() => calls === 2, "the first retry");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    clock.advance(199);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(calls, 2, "the second backoff doubles");
+    clock.advance(1);
+    await until(() => calls === 3, "the second retry");
+    const failures = lines().filter((l) => l.msg === "reconcile failed");
+    assert.equal(failures.length, 2);
+
+    calls = 0;
+    await connections.create(connection("stale"));
+    await until(() => calls === 1, "the conflicting attempt");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    clock.advance(100);
+    await until(() => calls === 2, "the retry after the conflict");
+    assert.equal(lines().filter((l) => l.level >= 40 && l.msg !== "reconcile failed").length, 0, "a conflict is not worth a warning");
+    await manager.stop();
+  });
+
+  it("works only on keys of active shards, and queues a shard's cached keys when it becomes active", async () => {
+    const reconciled: string[] = [];
+    const idle: ShardCoordinator = { shards: undefined as unknown as ShardSet, start: async () => {}, stop: async () => {} };
+    const { connections, manager, controller } = await run(
+      async (ctx) => {
+        reconciled.push(ctx.name);
+      },
+      { coordinator: () => idle },
+    );
+    const names = ["a", "b", "c", "d", "e", "f"];
+    for (const name of names) await connections.create(connection(name));
+    await until(() => manager.informer(connectionKind).cache.size === names.length, "the cache");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(reconciled, [], "no shard held, no work");
+    const shardOfA = controller.shardOf("default/a");
+    manager.shards.activate([shardOfA]);
+    const expected = names.filter((n) => controller.shardOf(`default/${n}`) === shardOfA);
+    await until(() => reconciled.length === expected.length, "the keys of the activated shard");
+    assert.deepEqual(reconciled.sort(), expected);
+    await manager.stop();
+  });
+});

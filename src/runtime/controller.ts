@@ -1,0 +1,204 @@
+// A controller: an informer's changes become keys in a work queue; workers take keys and reconcile
+// them, each key by one worker at a time. Only keys of the shards this replica works on are queued
+// and processed; when a shard becomes active, every cached key of it is queued. A reconcile's result
+// decides what follows: done, again after a delay (requeueAfter), or again after the key's backoff
+// (errors, and 409 conflicts — those quietly, as a stale read is expected now and then).
+import type { Logger } from "pino";
+import type { KubeObject } from "../api/meta.ts";
+import { ConflictError } from "../apiserver/errors.ts";
+import type { Client } from "./client.ts";
+import type { Clock } from "./clock.ts";
+import type { EventRecorder, EventType } from "./events.ts";
+import type { Informer } from "./informer.ts";
+import { objectKey, splitKey } from "./keys.ts";
+import type { ControllerMetrics, ReconcileOutcome } from "./metrics.ts";
+import { WorkQueue, type BackoffOptions } from "./queue.ts";
+import { ShardLostError, type ShardSet } from "./shards.ts";
+
+export interface Result {
+  /** Reconcile the key again after this long (e.g. to check on something slow). */
+  requeueAfterMs?: number;
+  /** Reconcile the key again after its backoff, without reporting an error. */
+  requeue?: boolean;
+}
+
+export interface ReconcileContext {
+  readonly key: string;
+  readonly namespace?: string;
+  readonly name: string;
+  /** Aborts when this replica loses the key's shard; writes through `client` then fail. */
+  readonly signal: AbortSignal;
+  /** Writes are fenced by `signal` (and, as every write, by resourceVersion when one is given). */
+  readonly client: Client;
+  readonly log: Logger;
+  readonly clock: Clock;
+  /** Records an Event about the object (skipped once the shard is lost). */
+  event(object: KubeObject, type: EventType, reason: string, message: string): Promise<void>;
+}
+
+export type Reconcile = (ctx: ReconcileContext) => Promise<Result | void>;
+
+export interface ControllerOptions<T extends KubeObject> {
+  /** Short name: logs, metrics, e.g. "operation". */
+  name: string;
+  /** The informer of the kind reconciled. */
+  informer: Informer<T>;
+  reconcile: Reconcile;
+  /** Keys reconciled at once (never the same key twice). Default 4. */
+  concurrency?: number;
+  backoff?: Partial<BackoffOptions>;
+  /**
+   * The key of the root object the key belongs to, which decides its shard: map a child to its owner
+   * so that one cluster's objects are reconciled by one replica. Default: the key itself.
+   */
+  rootKey?: (key: string) => string;
+}
+
+export interface ControllerDependencies {
+  shards: ShardSet;
+  client: Client;
+  recorder: EventRecorder;
+  log: Logger;
+  clock: Clock;
+  metrics?: ControllerMetrics;
+}
+
+export class Controller<T extends KubeObject> {
+  readonly name: string;
+  readonly queue: WorkQueue;
+  private readonly informer: Informer<T>;
+  private readonly reconcileFn: Reconcile;
+  private readonly concurrency: number;
+  private readonly rootKey: (key: string) => string;
+  private readonly log: Logger;
+  private readonly unsubscribe: (() => void)[] = [];
+  private workers: Promise<void>[] = [];
+
+  constructor(
+    options: ControllerOptions<T>,
+    private readonly deps: ControllerDependencies,
+  ) {
+    this.name = options.name;
+    this.informer = options.informer;
+    this.reconcileFn = options.reconcile;
+    this.concurrency = options.concurrency ?? 4;
+    this.rootKey = options.rootKey ?? ((key) => key);
+    this.log = deps.log.child({ controller: options.name });
+    this.queue = new WorkQueue({ clock: deps.clock, backoff: options.backoff, observer: deps.metrics?.queueObserver(options.name) });
+    this.unsubscribe.push(
+      this.informer.on({
+        added: (o) => this.enqueue(objectKey(o)),
+        updated: (_, o) => this.enqueue(objectKey(o)),
+        deleted: (o) => this.enqueue(objectKey(o)),
+      }),
+      deps.shards.onActivated((shards) => this.enqueueShards(shards)),
+    );
+  }
+
+  /** The shard of a key of this controller. */
+  shardOf(key: string): number {
+    return this.deps.shards.shardOf(this.rootKey(key));
+  }
+
+  /** Queues the key if this replica works on its shard. */
+  enqueue(key: string): void {
+    if (this.deps.shards.isActive(this.shardOf(key))) this.queue.add(key);
+  }
+
+  /** Changes to objects of another kind queue the keys `keysOf` names (e.g. an owner's key). */
+  watch<U extends KubeObject>(informer: Informer<U>, keysOf: (object: U) => readonly string[]): void {
+    const each = (object: U) => {
+      for (const key of keysOf(object)) this.enqueue(key);
+    };
+    this.unsubscribe.push(informer.on({ added: each, updated: (_, o) => each(o), deleted: each }));
+  }
+
+  start(): void {
+    for (let i = 0; i < this.concurrency; i++) this.workers.push(this.work());
+  }
+
+  /** Takes no more keys; resolves once every worker has finished its current key. */
+  async stop(): Promise<void> {
+    this.queue.shutDown();
+    for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
+    await Promise.all(this.workers);
+    this.workers = [];
+  }
+
+  /** Stops handing out keys (the first step of a graceful shutdown). */
+  stopTaking(): void {
+    this.queue.shutDown();
+  }
+
+  private enqueueShards(shards: number[]): void {
+    const wanted = new Set(shards);
+    for (const key of this.informer.cache.keys()) if (wanted.has(this.shardOf(key))) this.queue.add(key);
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      const ticket = this.deps.shards.begin(this.shardOf(key));
+      if (!ticket) {
+        // The shard moved to another replica while the key waited.
+        this.queue.forget(key);
+        this.queue.done(key);
+        continue;
+      }
+      const started = performance.now();
+      let outcome: ReconcileOutcome = "error";
+      try {
+        outcome = await this.process(key, ticket.signal);
+      } finally {
+        ticket.end();
+        this.queue.done(key);
+        this.deps.metrics?.duration.observe({ controller: this.name, outcome }, (performance.now() - started) / 1000);
+      }
+    }
+  }
+
+  private async process(key: string, signal: AbortSignal): Promise<ReconcileOutcome> {
+    const { namespace, name } = splitKey(key);
+    const log = this.log.child(namespace ? { namespace, name } : { name });
+    const client = this.deps.client.fencedBy(signal);
+    const ctx: ReconcileContext = {
+      key,
+      namespace,
+      name,
+      signal,
+      client,
+      log,
+      clock: this.deps.clock,
+      event: (object, type, reason, message) => this.deps.recorder.record(object, type, reason, message, { signal }),
+    };
+    try {
+      const result = (await this.reconcileFn(ctx)) ?? {};
+      if (signal.aborted) return "shard_lost";
+      if (result.requeueAfterMs !== undefined && result.requeueAfterMs > 0) {
+        this.queue.forget(key);
+        this.queue.addAfter(key, result.requeueAfterMs);
+        return "requeue";
+      }
+      if (result.requeue) {
+        this.queue.addWithBackoff(key);
+        return "requeue";
+      }
+      this.queue.forget(key);
+      return "success";
+    } catch (error) {
+      if (signal.aborted || error instanceof ShardLostError) {
+        log.debug("shard lost during reconcile; its new holder takes over");
+        return "shard_lost";
+      }
+      if (error instanceof ConflictError) {
+        const delay = this.queue.addWithBackoff(key);
+        log.debug({ retryInMs: delay }, "conflict; retrying with a fresh read");
+        return "conflict";
+      }
+      const delay = this.queue.addWithBackoff(key);
+      log.warn({ err: (error as Error).message, retryInMs: delay, failures: this.queue.failuresOf(key) }, "reconcile failed");
+      return "error";
+    }
+  }
+}

@@ -1,0 +1,141 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { WorkQueue } from "./queue.ts";
+import { ManualClock } from "./testing.ts";
+
+/** The key a worker would get now, or undefined if it would have to wait. */
+async function takeNow(queue: WorkQueue): Promise<string | undefined> {
+  return queue.length > 0 ? queue.get() : undefined;
+}
+
+/** Deterministic pseudo-random numbers (mulberry32). */
+function seeded(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe("WorkQueue", () => {
+  it("keeps a key once however often it is added while it waits", async () => {
+    const queue = new WorkQueue();
+    queue.add("default/a");
+    queue.add("default/b");
+    queue.add("default/a");
+    queue.add("default/a");
+    assert.equal(queue.length, 2);
+    assert.equal(await queue.get(), "default/a");
+    assert.equal(await queue.get(), "default/b");
+    assert.equal(await takeNow(queue), undefined);
+  });
+
+  it("holds back a key added while it is processed until the worker is done, then hands it out once", async () => {
+    const queue = new WorkQueue();
+    queue.add("k");
+    const key = await queue.get();
+    assert.equal(key, "k");
+    queue.add("k");
+    queue.add("k");
+    assert.equal(await takeNow(queue), undefined, "a second worker must not get the key while the first holds it");
+    queue.done("k");
+    assert.equal(await takeNow(queue), "k");
+    queue.done("k");
+    assert.equal(await takeNow(queue), undefined);
+  });
+
+  it("never lets two workers process one key at once, and processes every key after its last change", async () => {
+    const queue = new WorkQueue();
+    const random = seeded(7);
+    const keys = Array.from({ length: 5 }, (_, i) => `ns/key-${i}`);
+    const active = new Set<string>();
+    const version = new Map<string, number>();
+    const seenVersion = new Map<string, number>();
+    let overlaps = 0;
+    let processed = 0;
+    const worker = async () => {
+      for (;;) {
+        const key = await queue.get();
+        if (key === undefined) return;
+        if (active.has(key)) overlaps++;
+        active.add(key);
+        seenVersion.set(key, version.get(key) ?? 0);
+        await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 3)));
+        active.delete(key);
+        processed++;
+        queue.done(key);
+      }
+    };
+    const workers = Array.from({ length: 8 }, worker);
+    for (let i = 0; i < 400; i++) {
+      const key = keys[Math.floor(random() * keys.length)]!;
+      version.set(key, (version.get(key) ?? 0) + 1);
+      queue.add(key);
+      if (i % 10 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    while (queue.length > 0 || active.size > 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    queue.shutDown();
+    await Promise.all(workers);
+    assert.equal(overlaps, 0);
+    for (const key of keys) assert.equal(seenVersion.get(key), version.get(key), `${key} was not processed after its last change`);
+    assert.ok(processed < 400, "additions made while a key waited were merged");
+  });
+
+  it("backs a failing key off exponentially up to the cap, and forget() starts over", async () => {
+    const clock = new ManualClock();
+    const queue = new WorkQueue({ clock, backoff: { baseMs: 100, capMs: 1000 } });
+    const delays: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const delay = queue.addWithBackoff("k");
+      delays.push(delay);
+      clock.advance(delay - 1);
+      assert.equal(await takeNow(queue), undefined, `retry ${i + 1} came before its backoff`);
+      clock.advance(1);
+      assert.equal(await takeNow(queue), "k");
+      queue.done("k");
+    }
+    assert.deepEqual(delays, [100, 200, 400, 800, 1000, 1000]);
+    assert.equal(queue.failuresOf("k"), 6);
+    queue.forget("k");
+    assert.equal(queue.addWithBackoff("k"), 100);
+  });
+
+  it("hands a key out after addAfter's delay, keeping the earliest of several", async () => {
+    const clock = new ManualClock();
+    const queue = new WorkQueue({ clock });
+    queue.addAfter("k", 5000);
+    queue.addAfter("k", 2000);
+    queue.addAfter("k", 9000);
+    clock.advance(1999);
+    assert.equal(await takeNow(queue), undefined);
+    clock.advance(1);
+    assert.equal(await takeNow(queue), "k");
+    queue.done("k");
+    clock.advance(10_000);
+    assert.equal(await takeNow(queue), undefined, "the later delays were merged into the earliest");
+  });
+
+  it("hands out nothing once shut down, and wakes waiting workers", async () => {
+    const queue = new WorkQueue();
+    const waiting = queue.get();
+    queue.shutDown();
+    assert.equal(await waiting, undefined);
+    queue.add("k");
+    assert.equal(await queue.get(), undefined);
+  });
+
+  it("reports its depth, additions and retries", () => {
+    const reported = { depth: -1, added: 0, retried: 0 };
+    const queue = new WorkQueue({
+      clock: new ManualClock(),
+      observer: { depth: (n) => (reported.depth = n), added: () => reported.added++, retried: () => reported.retried++ },
+    });
+    queue.add("a");
+    queue.add("b");
+    queue.add("a");
+    queue.addWithBackoff("c");
+    assert.deepEqual(reported, { depth: 2, added: 2, retried: 1 });
+  });
+});

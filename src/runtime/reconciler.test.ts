@@ -1,0 +1,210 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { apiVersionOf } from "../api/registry.ts";
+import { clusterKind } from "../api/slipway/cluster.ts";
+import type { ClusterObject } from "../api/kinds.ts";
+import { ConflictError } from "../apiserver/errors.ts";
+import { Client } from "./client.ts";
+import type { ReconcileContext } from "./controller.ts";
+import { Informer } from "./informer.ts";
+import { getCondition, setCondition, summarize } from "./conditions.ts";
+import { objectReconciler, type Phase, type Scope } from "./reconciler.ts";
+import { ShardLostError } from "./shards.ts";
+import { ManualClock, memoryObjects, silentLogger, until } from "./testing.ts";
+
+const FINALIZER = "slipway.dev/test";
+
+function cluster(name: string): ClusterObject {
+  return {
+    apiVersion: apiVersionOf(clusterKind),
+    kind: "Cluster",
+    metadata: { name, namespace: "default" },
+    spec: { controlPlane: { connection: "sim-east", machineType: "m.large" } },
+  };
+}
+
+async function setup() {
+  const objects = await memoryObjects();
+  const client = new Client(objects);
+  const clusters = client.of(clusterKind);
+  const informer = new Informer(objects, clusterKind, { log: silentLogger, resyncMs: 0 });
+  await informer.start();
+  const clock = new ManualClock();
+  const context = (name: string, signal = new AbortController().signal): ReconcileContext => ({
+    key: `default/${name}`,
+    namespace: "default",
+    name,
+    signal,
+    client: client.fencedBy(signal),
+    log: silentLogger,
+    clock,
+    event: async () => {},
+  });
+  /** Waits until the cache holds the object as the store has it. */
+  const cached = async (name: string) => {
+    const current = await clusters.get("default", name);
+    return until(() => {
+      const c = informer.cache.get(`default/${name}`);
+      return c?.metadata.resourceVersion === current.metadata.resourceVersion && c;
+    }, "the cache to catch up");
+  };
+  return { clusters, informer, clock, context, cached };
+}
+
+function now(ctx: ReconcileContext): string {
+  return new Date(ctx.clock.now()).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+const validate: Phase<Scope<ClusterObject>> = (ctx, scope) => {
+  scope.object.status ??= {};
+  setCondition(scope.object.status, { type: "Validated", status: "True", reason: "Valid" }, now(ctx));
+};
+
+function summarizeCluster(ctx: ReconcileContext, scope: Scope<ClusterObject>, error: unknown): void {
+  const status = (scope.object.status ??= {});
+  setCondition(status, summarize(status.conditions, ["Validated", "InfrastructureReady"]), now(ctx));
+  status.phase = error ? "Failed" : "Provisioning";
+  if (error) status.reason = (error as Error).message;
+}
+
+describe("objectReconciler", () => {
+  it("adds its finalizer, runs phases until one halts, and writes conditions, phase and observedGeneration", async () => {
+    const { clusters, informer, context, cached, clock } = await setup();
+    await clusters.create(cluster("demo"));
+    await cached("demo");
+    const ran: string[] = [];
+    const reconcile = objectReconciler<ClusterObject>({
+      kind: clusterKind,
+      cache: informer.cache,
+      finalizer: FINALIZER,
+      phases: [
+        (ctx, scope) => {
+          ran.push("validate");
+          return validate(ctx, scope);
+        },
+        () => {
+          ran.push("wait");
+          return { halt: true, requeueAfterMs: 5000 };
+        },
+        () => {
+          ran.push("never");
+        },
+      ],
+      summarize: summarizeCluster,
+      observedGeneration: true,
+    });
+
+    assert.deepEqual(await reconcile(context("demo")), { requeueAfterMs: 5000 });
+    assert.deepEqual(ran, ["validate", "wait"]);
+    const written = await clusters.get("default", "demo");
+    assert.deepEqual(written.metadata.finalizers, [FINALIZER]);
+    assert.equal(written.status?.phase, "Provisioning");
+    assert.equal(written.status?.observedGeneration, 1);
+    assert.equal(getCondition(written.status?.conditions, "Validated")?.status, "True");
+    const ready = getCondition(written.status?.conditions, "Ready");
+    assert.equal(ready?.status, "Unknown");
+    assert.equal(ready?.lastTransitionTime, "2025-01-01T00:00:00Z");
+
+    // Nothing changed: the next reconcile writes nothing, and the transition times stay.
+    await cached("demo");
+    clock.advance(60_000);
+    await reconcile(context("demo"));
+    const again = await clusters.get("default", "demo");
+    assert.equal(again.metadata.resourceVersion, written.metadata.resourceVersion);
+  });
+
+  it("cannot overwrite newer state from a stale read: the status write gets a 409", async () => {
+    const { clusters, informer, context, cached } = await setup();
+    await clusters.create(cluster("demo"));
+    await cached("demo");
+    informer.stop(); // the cache now lags behind the store
+    const current = await clusters.get("default", "demo");
+    await clusters.updateStatus({ ...current, status: { phase: "Running", reason: "ByAnotherReplica" } });
+    const reconcile = objectReconciler<ClusterObject>({ kind: clusterKind, cache: informer.cache, phases: [validate], summarize: summarizeCluster });
+    await assert.rejects(reconcile(context("demo")), ConflictError);
+    const after = await clusters.get("default", "demo");
+    assert.equal(after.status?.phase, "Running");
+    assert.equal(after.status?.reason, "ByAnotherReplica");
+  });
+
+  it("writes the status also when a phase fails, then reports the failure", async () => {
+    const { clusters, informer, context, cached } = await setup();
+    await clusters.create(cluster("demo"));
+    await cached("demo");
+    const reconcile = objectReconciler<ClusterObject>({
+      kind: clusterKind,
+      cache: informer.cache,
+      phases: [
+        validate,
+        () => {
+          throw new Error("QuotaExceeded");
+        },
+      ],
+      summarize: summarizeCluster,
+    });
+    await assert.rejects(reconcile(context("demo")), /QuotaExceeded/);
+    const after = await clusters.get("default", "demo");
+    assert.equal(after.status?.phase, "Failed");
+    assert.equal(after.status?.reason, "QuotaExceeded");
+    assert.equal(getCondition(after.status?.conditions, "Validated")?.status, "True");
+  });
+
+  it("runs the delete phases, keeps the finalizer while they wait, and lets the object go when done", async () => {
+    const { clusters, informer, context, cached } = await setup();
+    let cleanedUp = false;
+    const reconcile = objectReconciler<ClusterObject>({
+      kind: clusterKind,
+      cache: informer.cache,
+      finalizer: FINALIZER,
+      phases: [validate],
+      deletePhases: [() => (cleanedUp ? undefined : { halt: true, requeueAfterMs: 1000 })],
+    });
+    await clusters.create(cluster("demo"));
+    await cached("demo");
+    await reconcile(context("demo"));
+    await clusters.delete("default", "demo");
+    await cached("demo");
+    assert.deepEqual(await reconcile(context("demo")), { requeueAfterMs: 1000 });
+    assert.deepEqual((await clusters.get("default", "demo")).metadata.finalizers, [FINALIZER], "held while cleanup waits");
+    cleanedUp = true;
+    await reconcile(context("demo"));
+    assert.equal(await clusters.tryGet("default", "demo"), undefined);
+  });
+
+  it("ends quietly when the object is deleted while it is reconciled", async () => {
+    const { clusters, informer, context, cached } = await setup();
+    await clusters.create(cluster("demo"));
+    await cached("demo");
+    const reconcile = objectReconciler<ClusterObject>({
+      kind: clusterKind,
+      cache: informer.cache,
+      phases: [
+        async (ctx, scope) => {
+          await clusters.delete("default", "demo");
+          return validate(ctx, scope);
+        },
+      ],
+    });
+    assert.deepEqual(await reconcile(context("demo")), {});
+    assert.equal(await clusters.tryGet("default", "demo"), undefined);
+  });
+
+  it("does not write for work whose shard was lost", async () => {
+    const { clusters, informer, context, cached } = await setup();
+    await clusters.create(cluster("demo"));
+    await cached("demo");
+    const lost = new AbortController();
+    const reconcile = objectReconciler<ClusterObject>({
+      kind: clusterKind,
+      cache: informer.cache,
+      phases: [
+        (ctx, scope) => {
+          lost.abort(new ShardLostError(7));
+          return validate(ctx, scope);
+        },
+      ],
+    });
+    await assert.rejects(reconcile(context("demo", lost.signal)), ShardLostError);
+    assert.equal((await clusters.get("default", "demo")).status, undefined);
+  });
+});

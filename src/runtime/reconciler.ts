@@ -1,0 +1,165 @@
+// The reconciler shape every controller follows (after Cluster API): read the object from the
+// informer cache; ensure its finalizer; if it is being deleted run the delete phases (and drop the
+// finalizer once they are done), otherwise run the phases; then, whatever happened, write the status —
+// conditions, phase, observedGeneration — through the status subresource, fenced by the
+// resourceVersion that was read, so a replica working from a stale read cannot overwrite newer state.
+import type { KindDefinition } from "../api/registry.ts";
+import type { KubeObject } from "../api/meta.ts";
+import { NotFoundError } from "../apiserver/errors.ts";
+import type { ObjectCache } from "./cache.ts";
+import type { Reconcile, ReconcileContext, Result } from "./controller.ts";
+
+export interface Scope<T extends KubeObject> {
+  /** The object as the cache held it when the reconcile began (frozen). */
+  readonly original: T;
+  /** The working copy: phases set its status; the deferred status write persists it. */
+  object: T;
+}
+
+export interface PhaseResult extends Result {
+  /** The remaining phases wait for a later reconcile (e.g. something they need is not ready yet). */
+  halt?: boolean;
+}
+
+/** One idempotent step of a reconcile. */
+export type Phase<S> = (ctx: ReconcileContext, scope: S) => Promise<PhaseResult | void> | PhaseResult | void;
+
+export interface ObjectReconcilerOptions<T extends KubeObject, S extends Scope<T>> {
+  kind: KindDefinition<T>;
+  /** Where the object is read from: the informer cache of the kind. */
+  cache: ObjectCache<T>;
+  /** Held on the object while it exists, so that its delete phases run before it goes. */
+  finalizer?: string;
+  /** Builds the scope the phases share (default: just the object). */
+  scope?: (ctx: ReconcileContext, base: Scope<T>) => S | Promise<S>;
+  phases: readonly Phase<S>[];
+  deletePhases?: readonly Phase<S>[];
+  /**
+   * Sums the state up into the status (conditions, phase, reason); runs before every status write,
+   * also after a phase failed (`error`).
+   */
+  summarize?: (ctx: ReconcileContext, scope: S, error: unknown) => void;
+  /** Sets status.observedGeneration to the generation reconciled. */
+  observedGeneration?: boolean;
+  /** Runs after the status was written, when it changed (e.g. events on a phase change). */
+  afterStatusWrite?: (ctx: ReconcileContext, scope: S, previous: T, written: T) => Promise<void> | void;
+}
+
+/** Merges phase results: the earliest requeue wins. */
+function mergeResults(a: Result, b: Result): Result {
+  const after = [a.requeueAfterMs, b.requeueAfterMs].filter((ms): ms is number => ms !== undefined && ms > 0);
+  return {
+    ...(after.length > 0 ? { requeueAfterMs: Math.min(...after) } : {}),
+    ...(a.requeue || b.requeue ? { requeue: true } : {}),
+  };
+}
+
+async function runPhases<S>(ctx: ReconcileContext, scope: S, phases: readonly Phase<S>[]): Promise<{ result: Result; halted: boolean }> {
+  let result: Result = {};
+  for (const phase of phases) {
+    const outcome = (await phase(ctx, scope)) ?? {};
+    result = mergeResults(result, outcome);
+    if (outcome.halt) return { result, halted: true };
+  }
+  return { result, halted: false };
+}
+
+function statusOf(object: KubeObject): unknown {
+  return object.status;
+}
+
+/** The object was deleted while it was being reconciled: there is nothing left to write. */
+class ObjectGone extends Error {
+  override readonly name = "ObjectGone";
+}
+
+/** One of the reconciler's own writes to the object; NotFound means the object is gone. */
+async function ownWrite<R>(write: () => Promise<R>): Promise<R> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof NotFoundError) throw new ObjectGone(error.message, { cause: error });
+    throw error;
+  }
+}
+
+/** A Reconcile following the reconciler shape for objects of one kind. */
+export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scope<T>>(options: ObjectReconcilerOptions<T, S>): Reconcile {
+  const reconcile = async (ctx: ReconcileContext): Promise<Result> => {
+    const cached = options.cache.get(ctx.key);
+    if (!cached) return {};
+    const objects = ctx.client.of(options.kind);
+    let object = structuredClone(cached) as T;
+    const finalizer = options.finalizer;
+    const deleting = object.metadata.deletionTimestamp !== undefined;
+    const holdsFinalizer = finalizer !== undefined && (object.metadata.finalizers ?? []).includes(finalizer);
+
+    if (finalizer && !deleting && !holdsFinalizer) {
+      object.metadata.finalizers = [...(object.metadata.finalizers ?? []), finalizer];
+      const withFinalizer = object;
+      object = await ownWrite(() => objects.update(withFinalizer));
+    }
+    // Deleted without our finalizer (or before we added it): nothing of ours to clean up.
+    if (deleting && finalizer && !holdsFinalizer) return {};
+
+    /** The object as last read or written: the status write compares against it. */
+    let persisted = structuredClone(object);
+    const scope = options.scope ? await options.scope(ctx, { original: cached, object }) : ({ original: cached, object } as S);
+    let result: Result = {};
+    let failure: unknown;
+    let statusWritten = false;
+    let removed = false;
+
+    const writeStatus = async (): Promise<void> => {
+      statusWritten = true;
+      options.summarize?.(ctx, scope, failure);
+      if (options.observedGeneration) {
+        const working: KubeObject = scope.object;
+        working.status = { ...(statusOf(working) as object | undefined), observedGeneration: working.metadata.generation };
+      }
+      if (JSON.stringify(statusOf(scope.object)) === JSON.stringify(statusOf(persisted))) return;
+      const previous = persisted;
+      const written = await ownWrite(() => objects.updateStatus(scope.object));
+      persisted = written;
+      scope.object = structuredClone(written);
+      await options.afterStatusWrite?.(ctx, scope, previous, written);
+    };
+
+    try {
+      if (deleting) {
+        const run = await runPhases(ctx, scope, options.deletePhases ?? []);
+        result = run.result;
+        const done = !run.halted && !result.requeue && result.requeueAfterMs === undefined;
+        if (finalizer && done) {
+          // The status goes first: removing the last finalizer removes the object.
+          await writeStatus();
+          const next = structuredClone(scope.object);
+          next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f) => f !== finalizer);
+          await ownWrite(() => objects.update(next));
+          removed = true;
+        }
+      } else {
+        result = (await runPhases(ctx, scope, options.phases)).result;
+      }
+    } catch (error) {
+      failure = error;
+    }
+    if (!removed && !statusWritten) {
+      try {
+        await writeStatus();
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    if (failure !== undefined) throw failure;
+    return result;
+  };
+  return async (ctx) => {
+    try {
+      return await reconcile(ctx);
+    } catch (error) {
+      if (error instanceof ObjectGone) return {};
+      throw error;
+    }
+  };
+}
