@@ -6,6 +6,21 @@ import { startControlPlane } from "../controlplane/controlplane.ts";
 import type { StoreKind } from "../controlplane/stores.ts";
 import { createLogger } from "./logging.ts";
 import { parseDuration, parsePort, UsageError } from "./usage.ts";
+import { isProfileName } from "../simcloud/profiles.ts";
+
+/** What a newcomer can do next; every line works as printed. */
+export function nextSteps(kubeconfig: string, simUrl: string | undefined): string[] {
+  const kc = kubeconfig === join(defaultDataDir(), "kubeconfig") ? "" : ` --kubeconfig ${kubeconfig}`;
+  return [
+    `Next:`,
+    `  slipway${kc} apply -f examples/quickstart.yaml --wait   # a 3+4 machine cluster across two regions`,
+    `  slipway${kc} get clusters`,
+    `  slipway${kc} describe cluster quickstart`,
+    `  slipway${kc} kubeconfig quickstart > quickstart.kubeconfig && kubectl --kubeconfig quickstart.kubeconfig get nodes`,
+    `  KUBECONFIG=${kubeconfig} kubectl get clusters,machinepools,machines`,
+    ...(simUrl ? [`  slipway sim-cloud resources --endpoint ${simUrl}`] : []),
+  ];
+}
 
 export interface UpFlags {
   dataDir: string;
@@ -19,6 +34,15 @@ export interface UpFlags {
   replicaName?: string;
   shardLeaseTtl: string;
   shutdownGrace: string;
+  simEndpoint?: string;
+  simProfile: string;
+  simPort: string;
+  simWorkloadPort: string;
+  simState?: string;
+  simSeed?: string;
+  simTimeScale?: string;
+  simToken?: string;
+  pollInterval: string;
 }
 
 export function defaultDataDir(): string {
@@ -40,6 +64,15 @@ export function registerUpCommand(program: Command): void {
     .option("--replica-name <name>", "this replica's name among those sharing an etcd store (default: host:port)")
     .option("--shard-lease-ttl <duration>", "TTL of the lease through which a replica holds its shards of the work (etcd)", "5s")
     .option("--shutdown-grace <duration>", "how long reconciles in flight may finish on shutdown", "10s")
+    .option("--sim-endpoint <url>", "use the sim cloud at this URL instead of embedding one")
+    .option("--sim-profile <name>", "latency profile of the embedded sim cloud: instant, fast, demo or realistic", "demo")
+    .option("--sim-port <port>", "port of the embedded sim cloud's API (0: a free one)", "7480")
+    .option("--sim-workload-port <port>", "port of the embedded sim cloud's workload clusters (0: a free one)", "0")
+    .option("--sim-state <file>", "state file of the embedded sim cloud (default: <data-dir>/simcloud.db)")
+    .option("--sim-seed <n>", "seed of the embedded sim cloud (ids, jitter, faults)")
+    .option("--sim-time-scale <x>", "multiplies every delay of the embedded sim cloud (0.1 is ten times faster)")
+    .option("--sim-token <token>", "the sim cloud account's token (default: the sim's default account)")
+    .option("--poll-interval <duration>", "how often controllers look again at slow cloud work", "1s")
     .action(async (flags: UpFlags) => {
       await runUp(flags);
     });
@@ -54,6 +87,23 @@ export async function runUp(flags: UpFlags): Promise<void> {
   if (flags.replicaName !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._:-]*$/.test(flags.replicaName)) {
     throw new UsageError(`--replica-name may hold letters, digits, '.', '_', ':' and '-' (got "${flags.replicaName}")`);
   }
+  if (!isProfileName(flags.simProfile)) throw new UsageError(`--sim-profile must be one of instant, fast, demo, realistic (got "${flags.simProfile}")`);
+  const number = (text: string | undefined, flag: string) => {
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} must be a positive number (got "${text}")`);
+    return n;
+  };
+  const sim = {
+    endpoint: flags.simEndpoint,
+    token: flags.simToken,
+    profile: flags.simProfile,
+    port: parsePort(flags.simPort, "--sim-port"),
+    workloadPort: parsePort(flags.simWorkloadPort, "--sim-workload-port"),
+    state: flags.simState,
+    seed: number(flags.simSeed, "--sim-seed"),
+    timeScale: number(flags.simTimeScale, "--sim-time-scale"),
+  };
   const dataDir = resolve(flags.dataDir);
   const logger = createLogger({ file: flags.logFile ?? join(dataDir, "slipway.log"), level: flags.logLevel });
   const plane = await startControlPlane({
@@ -67,18 +117,19 @@ export async function runUp(flags: UpFlags): Promise<void> {
     replicaName: flags.replicaName,
     shardLeaseTtlSeconds: leaseTtlMs / 1000,
     shutdownGraceMs: parseDuration(flags.shutdownGrace, "--shutdown-grace"),
+    sim,
+    pollMs: parseDuration(flags.pollInterval, "--poll-interval"),
   });
   process.stdout.write(
     [
       `slipway: API server on ${plane.url} (store: ${flags.store}, replica: ${plane.replicaName})`,
+      plane.sim.url
+        ? `slipway: embedded sim cloud on ${plane.sim.url} (profile ${flags.simProfile}; workload clusters on ${plane.sim.workloadUrl})`
+        : `slipway: sim cloud at ${flags.simEndpoint}`,
       `slipway: admin kubeconfig: ${plane.kubeconfigPath}`,
       `slipway: ready`,
       ``,
-      `Try:`,
-      `  export KUBECONFIG=${plane.kubeconfigPath}`,
-      `  kubectl get namespaces`,
-      `  kubectl api-resources --api-group=slipway.dev`,
-      `  kubectl explain cluster.spec`,
+      ...nextSteps(plane.kubeconfigPath, plane.sim.url),
       ``,
     ].join("\n"),
   );

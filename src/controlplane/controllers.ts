@@ -5,6 +5,14 @@ import type { Logger } from "pino";
 import type { Registry as MetricsRegistry } from "prom-client";
 import type { ObjectService } from "../apiserver/objects.ts";
 import { registerOperationController } from "../controllers/operation/controller.ts";
+import { registerClusterController } from "../controllers/cluster/controller.ts";
+import { registerConnectionController } from "../controllers/connection/controller.ts";
+import { registerInfrastructureController } from "../controllers/infrastructure/controller.ts";
+import { ProviderResolver } from "../controllers/providers.ts";
+import { registerMachineController } from "../controllers/machine/controller.ts";
+import { registerMachinePoolController } from "../controllers/machinepool/controller.ts";
+import { WorkloadClients } from "../controllers/workload.ts";
+import type { ProviderFactory } from "../providers/provider.ts";
 import { ControllerManager } from "../runtime/manager.ts";
 import { ShardLeases } from "../runtime/shard-leases.ts";
 import { EncryptedStore } from "../store/encryption.ts";
@@ -22,6 +30,10 @@ export interface ControllersOptions {
   shardLeaseTtlSeconds?: number;
   /** How long a stopping replica lets reconciles in flight finish. Default 10 s. */
   shutdownGraceMs?: number;
+  /** Finds a provider's factory by name. */
+  providers: (name: string) => ProviderFactory | undefined;
+  /** How often controllers look again at something slow (default 1 s). */
+  pollMs?: number;
 }
 
 /** The replica name `slipway up` uses unless told otherwise: host and port, unique on one machine. */
@@ -34,7 +46,7 @@ function etcdUnder(store: Store): EtcdStore | undefined {
   return inner instanceof EtcdStore ? inner : undefined;
 }
 
-export async function startControllers(options: ControllersOptions): Promise<ControllerManager> {
+export async function startControllers(options: ControllersOptions): Promise<{ manager: ControllerManager; stop(): Promise<void> }> {
   const etcd = etcdUnder(options.store);
   const log = options.log;
   const manager = new ControllerManager({
@@ -55,7 +67,15 @@ export async function startControllers(options: ControllersOptions): Promise<Con
           })
       : undefined,
   });
+  const providers = new ProviderResolver(manager.client, options.providers);
+  const workloads = new WorkloadClients(manager.client);
+  const pollMs = options.pollMs ?? 1000;
+  registerConnectionController(manager, { providers });
+  registerClusterController(manager, { providers, workloads }, { pollMs });
+  registerInfrastructureController(manager, { providers }, { pollMs: Math.min(pollMs, 500) });
+  registerMachinePoolController(manager, { providers, workloads }, { pollMs });
+  registerMachineController(manager, { providers, workloads }, { pollMs });
   registerOperationController(manager);
   await manager.start();
-  return manager;
+  return { manager, stop: async () => { await manager.stop(); workloads.close(); } };
 }

@@ -19,6 +19,9 @@ import { Compactor } from "./compaction.ts";
 import { ensureDefaultNamespaces } from "./namespaces.ts";
 import { defaultReplicaName, startControllers } from "./controllers.ts";
 import { timingSafeEqual } from "node:crypto";
+import { clusterOperationsHook } from "../controllers/cluster/operations.ts";
+import { providerFactory } from "../providers/provider.ts";
+import { openSimCloud, type SimCloudOptions } from "./simcloud.ts";
 
 export interface ControlPlaneOptions {
   dataDir: string;
@@ -36,6 +39,10 @@ export interface ControlPlaneOptions {
   shardLeaseTtlSeconds?: number;
   /** How long a stopping replica lets reconciles in flight finish. Default 10 s. */
   shutdownGraceMs?: number;
+  /** The sim cloud: embedded (default) or another process's. */
+  sim?: SimCloudOptions;
+  /** Controller timings (tests on the instant profile poll faster). */
+  pollMs?: number;
 }
 
 export interface ControlPlane {
@@ -48,6 +55,8 @@ export interface ControlPlane {
   api: ApiContext;
   /** This replica's name (events' reportingInstance, shard lock holder). */
   replicaName: string;
+  /** The embedded sim cloud's API and workload URLs, when it is embedded. */
+  sim: { url?: string; workloadUrl?: string };
   close(): Promise<void>;
 }
 
@@ -71,7 +80,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const objects = new ObjectService(registry, store);
     await ensureDefaultNamespaces(objects);
     const metrics = new ApiMetrics({ defaultMetrics: true });
-    const api = createApiContext({ registry, objects, metrics });
+    const api = createApiContext({ registry, objects, metrics, afterWrite: clusterOperationsHook(objects) });
+    const sim = await openSimCloud(options.sim ?? {}, options.dataDir, log);
+    closers.unshift(() => sim.close());
     const admin: Identity = { user: "admin", groups: ["system:masters"] };
     const app = createApiServer({
       tls: serverTlsOptions(serving),
@@ -103,6 +114,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       metrics: metrics.registry,
       shardLeaseTtlSeconds: options.shardLeaseTtlSeconds,
       shutdownGraceMs: options.shutdownGraceMs,
+      providers: (name) => (name === "sim" ? sim.factory : providerFactory(name)),
+      pollMs: options.pollMs,
     });
     // Stopped first: in-flight reconciles finish while the store is still open, and the shards are
     // handed over before this replica goes away.
@@ -123,6 +136,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       objects,
       api,
       replicaName,
+      sim: { url: sim.url, workloadUrl: sim.workloadUrl },
       close: async () => {
         for (const close of closers.splice(0)) {
           try {

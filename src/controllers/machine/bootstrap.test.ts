@@ -1,0 +1,86 @@
+import { before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
+import { readKubeadmBootstrap } from "../../bootstrap/cloudinit.ts";
+import type { ClusterPki } from "../../bootstrap/kubeadm.ts";
+import { caCertHash } from "../../bootstrap/pki.ts";
+import { clusterPki } from "../../simcloud/workload/test-support.ts";
+import { ANNOTATION_BOOTSTRAP } from "../contract.ts";
+import { renderBootstrapData } from "./bootstrap.ts";
+
+const TOKEN = "abcdef.0123456789abcdef";
+const ENDPOINT = { host: "demo-lb.sim-east-1.sim.internal", port: 6443 };
+
+const cluster: ClusterObject = {
+  apiVersion: "slipway.dev/v1alpha1",
+  kind: "Cluster",
+  metadata: { name: "demo", namespace: "default", uid: "c-1" },
+  spec: {
+    kubernetesVersion: "v1.30.4",
+    controlPlane: { connection: "east", machineType: "s1.medium" },
+    network: { podCIDR: "10.32.0.0/16", serviceCIDR: "10.100.0.0/16", serviceDomain: "demo.local" },
+  },
+};
+
+const pool: MachinePoolObject = {
+  apiVersion: "slipway.dev/v1alpha1",
+  kind: "MachinePool",
+  metadata: { name: "demo-gpu", namespace: "default", uid: "p-1" },
+  spec: {
+    clusterName: "demo",
+    connection: "east",
+    machineType: "s1.large",
+    labels: { "example.com/accelerator": "gpu" },
+    taints: [{ key: "example.com/gpu", value: "true", effect: "NoSchedule" }],
+  },
+};
+
+function machine(name: string, role: "control-plane" | "worker", extra: Partial<MachineObject["metadata"]> = {}, poolName?: string): MachineObject {
+  return {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Machine",
+    metadata: { name, namespace: "default", uid: `${name}-uid`, ...extra },
+    spec: { clusterName: "demo", role, connection: "east", machineType: "s1.medium", ...(poolName ? { pool: poolName } : {}) },
+  };
+}
+
+describe("bootstrap data", () => {
+  let pki: ClusterPki;
+  before(async () => {
+    pki = await clusterPki();
+  });
+
+  it("initialises the cluster on the machine annotated for it, with a token that never expires", () => {
+    const data = renderBootstrapData({ machine: machine("demo-cp-0", "control-plane", { annotations: { [ANNOTATION_BOOTSTRAP]: "init" } }), cluster, endpoint: ENDPOINT, pki, token: TOKEN });
+    const boot = readKubeadmBootstrap(data)!;
+    assert.equal(boot.command, "init");
+    assert.equal(boot.config.cluster?.controlPlaneEndpoint, "demo-lb.sim-east-1.sim.internal:6443");
+    assert.equal(boot.config.cluster?.kubernetesVersion, "v1.30.4");
+    assert.deepEqual(boot.config.cluster?.networking, { podSubnet: "10.32.0.0/16", serviceSubnet: "10.100.0.0/16", dnsDomain: "demo.local" });
+    assert.equal(boot.config.init?.bootstrapTokens[0]?.token, TOKEN);
+    assert.equal(boot.config.init?.bootstrapTokens[0]?.ttl, "0s");
+    assert.equal(boot.config.init?.nodeRegistration.name, "demo-cp-0");
+    assert.equal(boot.files.get("/etc/kubernetes/pki/ca.key"), pki.ca.keyPem);
+  });
+
+  it("joins further control-plane machines with the shared PKI, pinned to the cluster CA", () => {
+    const data = renderBootstrapData({ machine: machine("demo-cp-1", "control-plane"), cluster, endpoint: ENDPOINT, pki, token: TOKEN });
+    const boot = readKubeadmBootstrap(data)!;
+    assert.equal(boot.command, "join");
+    assert.ok(boot.config.join?.controlPlane);
+    assert.deepEqual(boot.config.join?.discovery.bootstrapToken.caCertHashes, [caCertHash(pki.ca.certPem)]);
+    assert.equal(boot.config.join?.discovery.bootstrapToken.apiServerEndpoint, "demo-lb.sim-east-1.sim.internal:6443");
+    assert.equal(boot.files.get("/etc/kubernetes/pki/ca.key"), pki.ca.keyPem);
+  });
+
+  it("joins workers without any private key, with the pool's labels and taints", () => {
+    const data = renderBootstrapData({ machine: machine("demo-gpu-0", "worker", {}, "demo-gpu"), cluster, endpoint: ENDPOINT, pki, token: TOKEN, pool });
+    const boot = readKubeadmBootstrap(data)!;
+    assert.equal(boot.command, "join");
+    assert.equal(boot.config.join?.controlPlane, undefined);
+    assert.ok(![...boot.files.keys()].some((path) => path.startsWith("/etc/kubernetes/pki/")), "a worker carries no cluster PKI");
+    assert.ok(!data.includes(pki.ca.keyPem.split("\n")[1]!), "the CA key appears nowhere in a worker's user data");
+    assert.deepEqual(boot.config.join?.nodeRegistration.labels, { "example.com/accelerator": "gpu", "slipway.dev/cluster": "demo", "slipway.dev/pool": "demo-gpu" });
+    assert.deepEqual(boot.config.join?.nodeRegistration.taints, [{ key: "example.com/gpu", value: "true", effect: "NoSchedule" }]);
+  });
+});

@@ -1,0 +1,78 @@
+// A machine's bootstrap data: the cloud-init user data that runs `kubeadm init` on the first
+// control-plane machine and `kubeadm join` on every other one, rendered from the Cluster, the
+// control-plane endpoint, the cluster's PKI and bootstrap token, and (for pool machines) the pool.
+import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
+import { DEFAULT_KUBERNETES_VERSION } from "../../api/slipway/cluster.ts";
+import { initUserData, joinUserData } from "../../bootstrap/cloudinit.ts";
+import type { ClusterPki, NodeRegistration } from "../../bootstrap/kubeadm.ts";
+import { caCertHash } from "../../bootstrap/pki.ts";
+import { LABEL_CLUSTER, LABEL_POOL } from "../contract.ts";
+import { isControlPlane, isInitMachine } from "./status.ts";
+
+/**
+ * Lifetime of the bootstrap token `kubeadm init` creates: "0s" means it never expires. A pool scaled
+ * up weeks later joins its new machines with the same token, so it must outlive kubeadm's 24 h default.
+ */
+export const BOOTSTRAP_TOKEN_TTL = "0s";
+
+/** The cluster's network settings, with the API's defaults for those an older object lacks. */
+const NETWORK_DEFAULTS = { podCIDR: "10.244.0.0/16", serviceCIDR: "10.96.0.0/12", serviceDomain: "cluster.local" };
+
+export interface BootstrapInput {
+  machine: MachineObject;
+  cluster: ClusterObject;
+  /** The control-plane load balancer: its DNS name and port. */
+  endpoint: { host: string; port: number };
+  pki: ClusterPki;
+  token: string;
+  /** The pool of a pool machine, for its node labels and taints. */
+  pool?: MachinePoolObject;
+}
+
+/** Labels the node registers with: its cluster, and for pool machines the pool and the pool's labels. */
+export function nodeLabels(machine: MachineObject, pool: MachinePoolObject | undefined): Record<string, string> {
+  return {
+    ...(pool?.spec.labels ?? {}),
+    [LABEL_CLUSTER]: machine.spec.clusterName,
+    ...(machine.spec.pool ? { [LABEL_POOL]: machine.spec.pool } : {}),
+  };
+}
+
+export function nodeRegistration(machine: MachineObject, pool: MachinePoolObject | undefined): NodeRegistration {
+  const taints = pool?.spec.taints ?? [];
+  return {
+    name: machine.metadata.name!,
+    labels: nodeLabels(machine, pool),
+    ...(taints.length > 0 ? { taints: taints.map((t) => ({ key: t.key, ...(t.value !== undefined ? { value: t.value } : {}), effect: t.effect })) } : {}),
+  };
+}
+
+/** The user data of the machine: init for the machine annotated for it, join for every other one. */
+export function renderBootstrapData(input: BootstrapInput): string {
+  const { machine, cluster, pki, token } = input;
+  const controlPlaneEndpoint = `${input.endpoint.host}:${input.endpoint.port}`;
+  const node = nodeRegistration(machine, input.pool);
+  if (isInitMachine(machine)) {
+    const network = { ...NETWORK_DEFAULTS, ...cluster.spec.network };
+    return initUserData(
+      {
+        clusterName: cluster.metadata.name!,
+        kubernetesVersion: cluster.spec.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION,
+        controlPlaneEndpoint,
+        podSubnet: network.podCIDR,
+        serviceSubnet: network.serviceCIDR,
+        dnsDomain: network.serviceDomain,
+        bootstrapToken: token,
+        tokenTtl: BOOTSTRAP_TOKEN_TTL,
+        node,
+      },
+      pki,
+    );
+  }
+  const controlPlane = isControlPlane(machine);
+  // Joining control-plane machines carry the shared PKI; workers never do.
+  return joinUserData(
+    { controlPlaneEndpoint, bootstrapToken: token, caCertHashes: [caCertHash(pki.ca.certPem)], node, ...(controlPlane ? { controlPlane: {} } : {}) },
+    controlPlane ? pki : undefined,
+  );
+}

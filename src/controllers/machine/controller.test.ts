@@ -1,0 +1,205 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { EventObject, MachineObject, SecretObject } from "../../api/kinds.ts";
+import { eventKind, secretKind } from "../../api/core.ts";
+import { clusterKind } from "../../api/slipway/cluster.ts";
+import { machineKind } from "../../api/slipway/machine.ts";
+import { joinUserData } from "../../bootstrap/cloudinit.ts";
+import { ANNOTATION_BOOTSTRAP, controllerRef, names, TAG_OWNER_UID } from "../contract.ts";
+import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
+import { registerMachineController } from "./controller.ts";
+import { applyNetworkPlugin, clusterFixture, CLUSTER, CONNECTION, NAMESPACE, workloadNodes, type ClusterFixture } from "./test-support.ts";
+
+function machine(fixture: ClusterFixture, name: string, role: "control-plane" | "worker", init = false): MachineObject {
+  return {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Machine",
+    metadata: {
+      name,
+      namespace: NAMESPACE,
+      ownerReferences: [controllerRef(fixture.cluster)],
+      ...(init ? { annotations: { [ANNOTATION_BOOTSTRAP]: "init" } } : {}),
+    },
+    spec: { clusterName: CLUSTER, role, connection: CONNECTION, machineType: "s1.medium" },
+  };
+}
+
+async function eventsOf(env: ControllerTestEnv, name: string): Promise<EventObject[]> {
+  const events = await env.client.of<EventObject>(eventKind).list(NAMESPACE);
+  return events.items.filter((e) => e.involvedObject.kind === "Machine" && e.involvedObject.name === name);
+}
+
+describe("machine controller", () => {
+  let env: ControllerTestEnv;
+  let fixture: ClusterFixture;
+  const machines = () => env.client.of<MachineObject>(machineKind);
+  const phaseOf = (name: string, phase: string) => env.waitFor(machineKind, NAMESPACE, name, (m) => m?.status?.phase === phase, 20_000);
+
+  before(async () => {
+    env = await controllerTestEnv({ emulateWorkloads: true });
+    registerMachineController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20, healthCheckMs: 50 });
+    await env.start();
+    fixture = await clusterFixture(env);
+  });
+
+  after(async () => {
+    fixture?.kube.close();
+    await env.close();
+  });
+
+  it("brings up the first control-plane machine and a worker until both nodes are Ready", async () => {
+    // The worker boots at the same time: its join waits for the control plane, as kubeadm retries discovery.
+    await machines().create(machine(fixture, "demo-cp-0", "control-plane", true));
+    await machines().create(machine(fixture, "demo-w-0", "worker"));
+
+    const provisioned = (await phaseOf("demo-cp-0", "Provisioned"))!;
+    assert.equal(provisioned.status?.bootstrapped, true);
+    assert.equal(provisioned.status?.nodeReady, false, "no node is Ready before the network plugin");
+    await applyNetworkPlugin(fixture);
+
+    const cp = (await phaseOf("demo-cp-0", "Running"))!;
+    const worker = (await phaseOf("demo-w-0", "Running"))!;
+    for (const m of [cp, worker]) {
+      assert.equal(m.status?.nodeReady, true);
+      assert.equal(m.status?.nodeName, m.metadata.name);
+      assert.match(m.status?.providerID ?? "", /^sim:\/\/sim-east-1\/i-/);
+      assert.equal(m.spec.providerID, m.status?.providerID, "the provider ID is recorded in the spec");
+      assert.ok(m.status?.addresses?.some((a) => a.type === "InternalIP" && a.address.startsWith("10.0.1.")));
+      assert.equal(m.status?.conditions?.find((c) => c.type === "Ready")?.status, "True");
+    }
+    const nodes = await workloadNodes(fixture);
+    assert.deepEqual(nodes.map((n) => [n.name, n.ready, n.labels["slipway.dev/cluster"]]), [["demo-cp-0", true, "demo"], ["demo-w-0", true, "demo"]]);
+
+    // The control-plane machine serves the API behind the load balancer; the worker does not.
+    const lb = await fixture.provider.get("loadBalancer", fixture.loadBalancer.id);
+    assert.deepEqual(lb?.targets.map((t) => t.instanceId), [cp.status?.instanceId]);
+
+    // Bootstrap data lives in a Secret owned by its machine; the worker's carries no private key.
+    const secret = await env.client.of<SecretObject>(secretKind).get(NAMESPACE, names.bootstrapSecret("demo-w-0"));
+    assert.equal(secret.metadata.ownerReferences?.[0]?.uid, worker.metadata.uid);
+    assert.doesNotMatch(Buffer.from(secret.data!.value!, "base64").toString(), /PRIVATE KEY/);
+
+    const reasons = (await eventsOf(env, "demo-w-0")).map((e) => e.reason);
+    for (const reason of ["BootstrapDataCreated", "InstanceCreated", "InstanceRunning", "NodeJoined", "NodeReady"]) assert.ok(reasons.includes(reason), `event ${reason} in ${reasons.join(", ")}`);
+  });
+
+  it("fails a worker whose join is refused with JoinWorkerFailed and kubeadm's error", async () => {
+    // Bootstrap data already in its Secret is used as it is: here, a join pinned to the wrong CA.
+    const userData = joinUserData({
+      controlPlaneEndpoint: `${fixture.loadBalancer.dnsName}:6443`,
+      bootstrapToken: "abcdef.0123456789abcdef",
+      caCertHashes: [`sha256:${"0".repeat(64)}`],
+      node: { name: "demo-w-bad" },
+    });
+    await env.client.of<SecretObject>(secretKind).create({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: names.bootstrapSecret("demo-w-bad"), namespace: NAMESPACE },
+      type: "Opaque",
+      data: { value: Buffer.from(userData).toString("base64") },
+    } as SecretObject);
+    await machines().create(machine(fixture, "demo-w-bad", "worker"));
+    const failed = (await phaseOf("demo-w-bad", "Failed"))!;
+    assert.equal(failed.status?.failureReason, "JoinWorkerFailed");
+    assert.match(failed.status?.failureMessage ?? "", /^error execution phase preflight: couldn't validate the identity of the API Server/);
+    const ready = failed.status?.conditions?.find((c) => c.type === "Ready");
+    assert.equal(ready?.reason, "JoinWorkerFailed");
+    assert.ok((await eventsOf(env, "demo-w-bad")).some((e) => e.type === "Warning" && e.reason === "JoinWorkerFailed"));
+  });
+
+  it("fails a Running machine whose instance dies", async () => {
+    await machines().create(machine(fixture, "demo-w-1", "worker"));
+    const running = (await phaseOf("demo-w-1", "Running"))!;
+    env.cloud.killInstance(running.status!.instanceId!);
+    const failed = (await phaseOf("demo-w-1", "Failed"))!;
+    assert.equal(failed.status?.failureReason, "InstanceFailure");
+    assert.match(failed.status?.failureMessage ?? "", /host failed/);
+  });
+
+  it("cordons and drains the node of a deleted machine, terminates its instance and removes the node", async () => {
+    await machines().create(machine(fixture, "demo-w-2", "worker"));
+    const running = (await phaseOf("demo-w-2", "Running"))!;
+    await fixture.kube.create("/api/v1/namespaces/default/pods", {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "web", namespace: "default" },
+      spec: { nodeName: "demo-w-2", containers: [{ name: "web", image: "nginx" }] },
+    });
+
+    await machines().delete(NAMESPACE, "demo-w-2");
+    await env.waitFor(machineKind, NAMESPACE, "demo-w-2", (m) => m === undefined, 20_000);
+
+    const events = await eventsOf(env, "demo-w-2");
+    assert.match(events.find((e) => e.reason === "DrainingNode")?.message ?? "", /cordoned node demo-w-2/);
+    const drained = events.find((e) => e.reason === "NodeDrained");
+    // Only the workload pod is evicted: DaemonSet pods (the network plugin, kube-proxy) stay until the node goes.
+    assert.match(drained?.message ?? "", /1 pod\(s\) evicted/);
+    const pods = await fixture.kube.listAll("/api/v1/namespaces/default/pods");
+    assert.ok(!pods.some((p) => p.metadata.name === "web"), "the workload pod was evicted");
+    const instance = await fixture.provider.get("instance", running.status!.instanceId!);
+    assert.ok(!instance || instance.state === "gone", `instance is ${instance?.state}`);
+    assert.ok(!(await workloadNodes(fixture)).some((n) => n.name === "demo-w-2"), "the node was deleted");
+  });
+
+  it("deletes a control-plane machine of a cluster going away without draining, leaving the load balancer", async () => {
+    const cp = await machines().get(NAMESPACE, "demo-cp-0");
+    await env.client.of(clusterKind).delete(NAMESPACE, CLUSTER);
+    await machines().delete(NAMESPACE, "demo-cp-0");
+    await env.waitFor(machineKind, NAMESPACE, "demo-cp-0", (m) => m === undefined, 20_000);
+    const reasons = (await eventsOf(env, "demo-cp-0")).map((e) => e.reason);
+    assert.ok(!reasons.includes("DrainingNode"), "no drain through the API of a cluster going away");
+    assert.ok(reasons.includes("InstanceTerminated"));
+    const lb = await fixture.provider.get("loadBalancer", fixture.loadBalancer.id);
+    assert.deepEqual(lb?.targets, []);
+    const instance = await fixture.provider.get("instance", cp.status!.instanceId!);
+    assert.ok(!instance || instance.state === "gone");
+  });
+});
+
+describe("machine controller, refused creates and deadlines", () => {
+  let env: ControllerTestEnv;
+  let fixture: ClusterFixture;
+
+  before(async () => {
+    env = await controllerTestEnv({ emulateWorkloads: true });
+    registerMachineController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20, retryFailedAfterMs: 50, joinDeadlineMs: 1500 });
+    await env.start();
+    fixture = await clusterFixture(env);
+  });
+
+  after(async () => {
+    fixture?.kube.close();
+    await env.close();
+  });
+
+  it("retries a create refused for quota once the quota is raised, then fails a node that never joins", async () => {
+    env.cloud.setQuota("default", "sim-east-1", { instances: 0 });
+    // No control plane ever initialises here: the worker's join waits for discovery until the deadline.
+    await env.client.of<MachineObject>(machineKind).create(machine(fixture, "demo-w-0", "worker"));
+    const refused = (await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m?.status?.phase === "Failed"))!;
+    const instanceReady = refused.status?.conditions?.find((c) => c.type === "InstanceReady");
+    assert.equal(instanceReady?.reason, "QuotaExceeded");
+    assert.equal(refused.status?.failureReason, undefined, "a refused create is retried, not given up");
+
+    env.cloud.setQuota("default", "sim-east-1", { instances: 32 });
+    const provisioning = (await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m?.status?.phase === "Provisioning"))!;
+    assert.ok(provisioning.status?.instanceId);
+    const failed = (await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m?.status?.phase === "Failed" && m.status.failureReason !== undefined, 10_000))!;
+    assert.equal(failed.status?.failureReason, "DeadlineExceeded");
+    assert.match(failed.status?.failureMessage ?? "", /did not join within 1.5s of its instance running/);
+  });
+
+  it("finds its instance again when the record of it was lost, never making a second one", async () => {
+    const machines = env.client.of<MachineObject>(machineKind);
+    await machines.create(machine(fixture, "demo-w-1", "worker"));
+    const first = (await env.waitFor(machineKind, NAMESPACE, "demo-w-1", (m) => m?.status?.instanceId !== undefined))!;
+    // As if the status write after the create had been lost (a crash, another replica taking over).
+    const wiped = await machines.get(NAMESPACE, "demo-w-1");
+    wiped.status = {};
+    await machines.updateStatus(wiped);
+    const again = (await env.waitFor(machineKind, NAMESPACE, "demo-w-1", (m) => m?.status?.instanceId !== undefined && m.status.conditions?.some((c) => c.type === "InstanceReady") === true))!;
+    assert.equal(again.status?.instanceId, first.status?.instanceId);
+    const tagged = await fixture.provider.findTagged("instance", { [TAG_OWNER_UID]: first.metadata.uid! });
+    assert.deepEqual(tagged.map((i) => i.id), [first.status?.instanceId]);
+  });
+});

@@ -1,0 +1,102 @@
+// The Machine controller: one VM and the Kubernetes node it becomes (see phases.ts for the steps and
+// status.ts for what the status says). It reads the Cluster, Connection, Infrastructure and MachinePool
+// a machine depends on from the informer caches; a change of an Infrastructure requeues the machines of
+// its cluster, which wait on it. A machine lives in the shard of its cluster.
+import type { InfrastructureObject, MachineObject } from "../../api/kinds.ts";
+import { clusterKind } from "../../api/slipway/cluster.ts";
+import { connectionKind } from "../../api/slipway/connection.ts";
+import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
+import { machineKind } from "../../api/slipway/machine.ts";
+import { machinePoolKind } from "../../api/slipway/machinepool.ts";
+import { nowTimestamp } from "../../apiserver/objects.ts";
+import type { Controller } from "../../runtime/controller.ts";
+import { keyFor } from "../../runtime/keys.ts";
+import type { ControllerManager } from "../../runtime/manager.ts";
+import { objectReconciler } from "../../runtime/reconciler.ts";
+import { FINALIZER_MACHINE, names } from "../contract.ts";
+import { machineDeletePhases, machinePhases, type MachineDependencies, type MachineScope, type MachineTimings } from "./phases.ts";
+import { summarizeMachine } from "./status.ts";
+
+export const MACHINE_CONTROLLER = "machine";
+export const MACHINE_COMPONENT = "slipway.dev/machine-controller";
+// Indexes on the shared caches, named after this controller so that others' indexes cannot clash.
+/** Machines by cluster ("<namespace>/<cluster>"). */
+export const MACHINE_CLUSTER_INDEX = "machine-controller.cluster";
+/** Infrastructures holding a control-plane load balancer, by cluster ("<namespace>/<cluster>"). */
+export const CONTROL_PLANE_INFRA_INDEX = "machine-controller.controlPlane";
+
+export interface MachineControllerOptions extends Partial<MachineTimings> {
+  concurrency?: number;
+}
+
+export const MACHINE_DEFAULTS: MachineTimings = {
+  pollMs: 1000,
+  healthCheckMs: 15_000,
+  bootDeadlineMs: 10 * 60_000,
+  joinDeadlineMs: 15 * 60_000,
+  drainTimeoutMs: 5 * 60_000,
+  retryFailedAfterMs: 30_000,
+};
+
+export function registerMachineController(
+  manager: ControllerManager,
+  deps: MachineDependencies,
+  options: MachineControllerOptions = {},
+): Controller<MachineObject> {
+  const timings: MachineTimings = {
+    pollMs: options.pollMs ?? MACHINE_DEFAULTS.pollMs,
+    healthCheckMs: options.healthCheckMs ?? MACHINE_DEFAULTS.healthCheckMs,
+    bootDeadlineMs: options.bootDeadlineMs ?? MACHINE_DEFAULTS.bootDeadlineMs,
+    joinDeadlineMs: options.joinDeadlineMs ?? MACHINE_DEFAULTS.joinDeadlineMs,
+    drainTimeoutMs: options.drainTimeoutMs ?? MACHINE_DEFAULTS.drainTimeoutMs,
+    retryFailedAfterMs: options.retryFailedAfterMs ?? MACHINE_DEFAULTS.retryFailedAfterMs,
+  };
+  const machines = manager.informer(machineKind);
+  const clusters = manager.informer(clusterKind);
+  const connections = manager.informer(connectionKind);
+  const infrastructures = manager.informer(infrastructureKind);
+  const pools = manager.informer(machinePoolKind);
+  machines.cache.addIndex(MACHINE_CLUSTER_INDEX, (m) => [keyFor(m.metadata.namespace, m.spec.clusterName)]);
+  infrastructures.cache.addIndex(CONTROL_PLANE_INFRA_INDEX, (i) => (i.spec.controlPlane ? [keyFor(i.metadata.namespace, i.spec.clusterName)] : []));
+
+  const reconcile = objectReconciler<MachineObject, MachineScope>({
+    kind: machineKind,
+    cache: machines.cache,
+    finalizer: FINALIZER_MACHINE,
+    phases: machinePhases,
+    deletePhases: machineDeletePhases,
+    observedGeneration: true,
+    scope: (_ctx, base) => {
+      const { namespace } = base.object.metadata;
+      const { clusterName, connection, pool } = base.object.spec;
+      return {
+        ...base,
+        deps,
+        timings,
+        cluster: clusters.cache.get(keyFor(namespace, clusterName)),
+        connection: connections.cache.get(keyFor(namespace, connection)),
+        infrastructure: infrastructures.cache.get(keyFor(namespace, names.infrastructure(clusterName, connection))),
+        controlPlaneInfrastructure: infrastructures.cache.byIndex(CONTROL_PLANE_INFRA_INDEX, keyFor(namespace, clusterName))[0],
+        pool: pool ? pools.cache.get(keyFor(namespace, pool)) : undefined,
+      };
+    },
+    summarize: (ctx, scope) => summarizeMachine(scope.object, nowTimestamp(new Date(ctx.clock.now()))),
+  });
+
+  const controller = manager.add<MachineObject>({
+    name: MACHINE_CONTROLLER,
+    component: MACHINE_COMPONENT,
+    informer: machines,
+    reconcile,
+    concurrency: options.concurrency ?? 8,
+    rootKey: (key) => {
+      const machine = machines.cache.get(key);
+      return machine ? keyFor(machine.metadata.namespace, machine.spec.clusterName) : key;
+    },
+  });
+  // Machines wait on their cluster's infrastructure (their own connection's, and the load balancer's).
+  controller.watch<InfrastructureObject>(infrastructures, (infra) =>
+    machines.cache.indexKeys(MACHINE_CLUSTER_INDEX, keyFor(infra.metadata.namespace, infra.spec.clusterName)),
+  );
+  return controller;
+}

@@ -1,0 +1,468 @@
+// The Machine controller's phases. Create: wait for what the machine needs (its connection's
+// infrastructure, the control-plane endpoint, the cluster's secrets), write its bootstrap data, create
+// its instance (once: idempotency token), follow the instance until it runs, put control-plane machines
+// behind the load balancer, and follow the node until it is Ready — then keep checking on both.
+// Delete: cordon and drain the node, leave the load balancer, terminate the instance, delete the node.
+import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObject, MachinePoolObject, SecretObject } from "../../api/kinds.ts";
+import { secretKind } from "../../api/core.ts";
+import { machineKind } from "../../api/slipway/machine.ts";
+import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
+import { AlreadyExistsError } from "../../apiserver/errors.ts";
+import { nowTimestamp } from "../../apiserver/objects.ts";
+import { KubeApiError, type KubeClient } from "../../kubeclient/index.ts";
+import { ProviderError, type CloudProvider, type InstanceInfo } from "../../providers/provider.ts";
+import { getCondition, removeCondition, setCondition, type ConditionInput } from "../../runtime/conditions.ts";
+import type { ReconcileContext } from "../../runtime/controller.ts";
+import type { Phase, PhaseResult, Scope } from "../../runtime/reconciler.ts";
+import { cloudTags, controllerRef, idempotencyToken, LABEL_CLUSTER, names, TAG_OWNER_UID } from "../contract.ts";
+import { readBootstrapToken, readClusterPki } from "../pki.ts";
+import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
+import type { WorkloadClients } from "../workload.ts";
+import { renderBootstrapData } from "./bootstrap.ts";
+import { cordonNode, deleteNode, drainNode, isUnavailable, nodeIsReady, nodeNotReadyMessage, readNode, type WorkloadNode } from "./node.ts";
+import {
+  BOOTSTRAP_READY,
+  INSTANCE_READY,
+  LOAD_BALANCER_TARGET,
+  NODE_DRAINED,
+  NODE_JOINED,
+  NODE_READY,
+  REASONS,
+  bootstrapFailureReason,
+  has,
+  isControlPlane,
+  isFailedForGood,
+  kubeadmFailure,
+  setFailure,
+  since,
+} from "./status.ts";
+
+export interface MachineDependencies {
+  providers: ProviderResolver;
+  workloads: WorkloadClients;
+}
+
+/** The controller's timings, in milliseconds (defaults in controller.ts). */
+export interface MachineTimings {
+  /** Delay between checks while the machine is on its way (instance booting, node joining). */
+  pollMs: number;
+  /** Delay between checks on a Running machine (its instance and node still there). */
+  healthCheckMs: number;
+  /** The instance must run within this long of its creation. */
+  bootDeadlineMs: number;
+  /** The node must join within this long of the instance running. */
+  joinDeadlineMs: number;
+  /** How long deletion waits for an unreachable workload API before it gives up draining. */
+  drainTimeoutMs: number;
+  /** Delay before retrying a create the cloud refused (quota, capacity, spec): a fixed cause recovers. */
+  retryFailedAfterMs: number;
+}
+
+export interface MachineScope extends Scope<MachineObject> {
+  deps: MachineDependencies;
+  timings: MachineTimings;
+  /** From the informer caches (undefined: not there). */
+  cluster?: ClusterObject;
+  connection?: ConnectionObject;
+  /** The Infrastructure of the machine's connection. */
+  infrastructure?: InfrastructureObject;
+  /** The Infrastructure that holds the control-plane load balancer. */
+  controlPlaneInfrastructure?: InfrastructureObject;
+  pool?: MachinePoolObject;
+  /** Read by earlier phases for later ones. */
+  secrets?: { pki: SecretObject; token: SecretObject };
+  userData?: string;
+}
+
+/** A duration for messages: "90s", "1.5s", "15m". */
+export function formatDuration(ms: number): string {
+  if (ms >= 120_000) return `${Math.round((ms / 60_000) * 10) / 10}m`;
+  return `${Math.round(ms / 100) / 10}s`;
+}
+
+function now(ctx: ReconcileContext): string {
+  return nowTimestamp(new Date(ctx.clock.now()));
+}
+
+function condition(ctx: ReconcileContext, scope: MachineScope, input: ConditionInput): void {
+  setCondition((scope.object.status ??= {}), input, now(ctx));
+}
+
+function describe(scope: MachineScope): string {
+  return `machine ${scope.object.metadata.name}`;
+}
+
+async function providerOf(scope: MachineScope): Promise<CloudProvider> {
+  if (!scope.connection) throw new ConnectionUnusableError(`connection "${scope.object.spec.connection}" does not exist`);
+  return scope.deps.providers.open(scope.connection);
+}
+
+/** Ends the machine for good: its owner replaces it. */
+async function fail(ctx: ReconcileContext, scope: MachineScope, reason: string, message: string): Promise<PhaseResult> {
+  setFailure((scope.object.status ??= {}), reason, message);
+  ctx.log.info({ step: "fail", reason }, message);
+  await ctx.event(scope.object, "Warning", reason, `${describe(scope)} failed: ${message}`);
+  return { halt: true };
+}
+
+/** Waits for something, checking again after the poll delay. */
+function wait(ctx: ReconcileContext, scope: MachineScope, input: ConditionInput): PhaseResult {
+  condition(ctx, scope, input);
+  return { halt: true, requeueAfterMs: scope.timings.pollMs };
+}
+
+/** A failed machine stays as it is until its owner deletes it. */
+export const skipFailed: Phase<MachineScope> = (_ctx, scope) => (isFailedForGood(scope.object) ? { halt: true } : undefined);
+
+/** Waits until the infrastructure, the control-plane endpoint and the cluster's secrets exist. */
+export const awaitPrerequisites: Phase<MachineScope> = async (ctx, scope) => {
+  if (scope.object.status?.instanceId) return;
+  const { spec, metadata } = scope.object;
+  const waiting = (reason: string, message: string) => wait(ctx, scope, { type: BOOTSTRAP_READY, status: "False", reason, message });
+  if (!scope.cluster || scope.cluster.metadata.deletionTimestamp) {
+    return waiting(REASONS.waitingForCluster, `cluster ${spec.clusterName} does not exist or is being deleted`);
+  }
+  if (!scope.connection) return waiting(REASONS.waitingForConnection, `connection ${spec.connection} does not exist`);
+  const infraName = names.infrastructure(spec.clusterName, spec.connection);
+  if (!scope.infrastructure?.status?.ready) return waiting(REASONS.waitingForInfrastructure, `infrastructure ${infraName} is not ready yet`);
+  if (!scope.controlPlaneInfrastructure?.status?.loadBalancer) {
+    return waiting(REASONS.waitingForControlPlaneEndpoint, `the control-plane load balancer of cluster ${spec.clusterName} does not exist yet`);
+  }
+  const secrets = ctx.client.of<SecretObject>(secretKind);
+  const [pki, token] = await Promise.all([
+    secrets.tryGet(metadata.namespace, names.pkiSecret(spec.clusterName)),
+    secrets.tryGet(metadata.namespace, names.tokenSecret(spec.clusterName)),
+  ]);
+  if (!pki || !token) {
+    const missing = [!pki && names.pkiSecret(spec.clusterName), !token && names.tokenSecret(spec.clusterName)].filter(Boolean).join(" and ");
+    return waiting(REASONS.waitingForClusterSecrets, `waiting for Secret ${missing}`);
+  }
+  scope.secrets = { pki, token };
+};
+
+function decode(secret: SecretObject | undefined): string | undefined {
+  const value = secret?.data?.value;
+  return value === undefined ? undefined : Buffer.from(value, "base64").toString("utf8");
+}
+
+/** Writes the machine's user data into its bootstrap Secret, once. */
+export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
+  if (scope.object.status?.instanceId) return;
+  const machine = scope.object;
+  const namespace = machine.metadata.namespace;
+  const name = names.bootstrapSecret(machine.metadata.name!);
+  const secrets = ctx.client.of<SecretObject>(secretKind);
+  let userData = decode(await secrets.tryGet(namespace, name));
+  if (userData === undefined) {
+    const lb = scope.controlPlaneInfrastructure!.status!.loadBalancer!;
+    userData = renderBootstrapData({
+      machine,
+      cluster: scope.cluster!,
+      endpoint: { host: lb.host, port: lb.port },
+      pki: readClusterPki(scope.secrets!.pki),
+      token: readBootstrapToken(scope.secrets!.token),
+      pool: scope.pool,
+    });
+    const secret = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name, namespace, labels: { [LABEL_CLUSTER]: machine.spec.clusterName }, ownerReferences: [controllerRef(machine)] },
+      type: "Opaque",
+      data: { value: Buffer.from(userData, "utf8").toString("base64") },
+    } as SecretObject;
+    try {
+      await secrets.create(secret);
+      await ctx.event(machine, "Normal", "BootstrapDataCreated", `bootstrap data written to Secret ${name}`);
+    } catch (error) {
+      if (!(error instanceof AlreadyExistsError)) throw error;
+      userData = decode(await secrets.get(namespace, name));
+    }
+  }
+  scope.userData = userData;
+  condition(ctx, scope, { type: BOOTSTRAP_READY, status: "True", reason: REASONS.bootstrapDataReady, message: `Secret ${name}` });
+};
+
+/**
+ * What the cloud refused: wait as it asked (throttled), retry with backoff (transient), or report the
+ * cause and try again later (quota, capacity, a spec it refuses: someone may fix it meanwhile).
+ */
+async function createRefused(ctx: ReconcileContext, scope: MachineScope, error: unknown): Promise<PhaseResult> {
+  if (error instanceof ProviderError && error.kind === "throttled") return { halt: true, requeueAfterMs: error.retryAfterMs ?? scope.timings.pollMs };
+  if (error instanceof ProviderError && error.retryable && error.kind !== "capacity") throw error;
+  if (!(error instanceof ProviderError) && !(error instanceof ConnectionUnusableError)) throw error;
+  const reason = error instanceof ProviderError && error.kind === "quota" ? REASONS.quotaExceeded : REASONS.createMachineFailed;
+  const message = error.message;
+  condition(ctx, scope, { type: INSTANCE_READY, status: "False", reason, message });
+  await ctx.event(scope.object, "Warning", reason, `creating the instance of ${describe(scope)} failed: ${message}`);
+  return { halt: true, requeueAfterMs: scope.timings.retryFailedAfterMs };
+}
+
+function addressesOf(machine: MachineObject, instance: InstanceInfo): NonNullable<MachineObject["status"]>["addresses"] {
+  return [
+    ...(instance.privateIp ? [{ type: "InternalIP" as const, address: instance.privateIp }] : []),
+    ...(instance.publicIp ? [{ type: "ExternalIP" as const, address: instance.publicIp }] : []),
+    { type: "Hostname" as const, address: machine.metadata.name! },
+  ];
+}
+
+/** Creates the instance unless one was recorded; the token makes a repeated create return the first. */
+export const ensureInstance: Phase<MachineScope> = async (ctx, scope) => {
+  const machine = scope.object;
+  if (machine.status?.instanceId) return;
+  const infra = scope.infrastructure!.status!;
+  const image = machine.spec.image ?? DEFAULT_IMAGE;
+  let instance: InstanceInfo;
+  try {
+    const imageId = infra.images?.[image];
+    const zone = infra.zones?.[0];
+    if (!imageId) throw new ProviderError("invalid", `image ${image} is not resolved in infrastructure ${scope.infrastructure!.metadata.name}`);
+    if (!zone || !infra.subnetId || !infra.securityGroupId) {
+      throw new ProviderError("invalid", `infrastructure ${scope.infrastructure!.metadata.name} reports no zone, subnet or security group`);
+    }
+    const provider = await providerOf(scope);
+    const cluster = scope.cluster!;
+    instance = await provider.create(
+      "instance",
+      {
+        zone,
+        subnetId: infra.subnetId,
+        machineType: machine.spec.machineType,
+        imageId,
+        ...(infra.keyPairId ? { keyPairId: infra.keyPairId } : {}),
+        securityGroupIds: [infra.securityGroupId],
+        userData: scope.userData!,
+      },
+      {
+        token: idempotencyToken(machine.metadata.uid!, "instance"),
+        tags: cloudTags({ namespace: cluster.metadata.namespace!, name: cluster.metadata.name!, uid: cluster.metadata.uid! }, machine, machine.spec.role),
+      },
+    );
+  } catch (error) {
+    return createRefused(ctx, scope, error);
+  }
+  const status = (machine.status ??= {});
+  status.instanceId = instance.id;
+  status.providerID = instance.providerId;
+  status.zone = instance.zone;
+  status.addresses = addressesOf(machine, instance);
+  // The boot deadline counts from here, not from an earlier refused create.
+  removeCondition(status, INSTANCE_READY);
+  condition(ctx, scope, { type: INSTANCE_READY, status: "False", reason: REASONS.instanceProvisioning, message: `instance ${instance.id} is ${instance.cloudState}` });
+  ctx.log.info({ step: "createInstance", instance: instance.id, zone: instance.zone }, "instance created");
+  await ctx.event(machine, "Normal", "InstanceCreated", `created instance ${instance.id} in zone ${instance.zone}`);
+};
+
+/** Records the instance's provider ID in the spec, as nodes carry it (set once). */
+export const recordProviderId: Phase<MachineScope> = async (ctx, scope) => {
+  const { metadata, spec, status } = scope.object;
+  if (!status?.providerID || spec.providerID) return;
+  const patched = await ctx.client.of(machineKind).patch(metadata.namespace, metadata.name!, "merge", { spec: { providerID: status.providerID } });
+  // Carry on from the object as written, keeping the status this reconcile has built so far.
+  scope.object = { ...structuredClone(patched), status };
+};
+
+/** Follows the instance: running goes on; failed or gone ends the machine; pending waits (up to the deadline). */
+export const followInstance: Phase<MachineScope> = async (ctx, scope) => {
+  const machine = scope.object;
+  const id = machine.status!.instanceId!;
+  const instance = await (await providerOf(scope)).get("instance", id);
+  const wasRunning = has(machine, INSTANCE_READY);
+  if (!instance || instance.state === "gone" || instance.state === "deleting" || instance.state === "failed") {
+    const reason = instance?.reason?.code ?? (instance?.state === "failed" ? REASONS.instanceFailed : REASONS.instanceGone);
+    const detail = instance?.reason?.message ?? (instance ? `the instance is ${instance.cloudState}` : "the instance no longer exists");
+    condition(ctx, scope, { type: INSTANCE_READY, status: "False", reason, message: `instance ${id}: ${detail}` });
+    return fail(ctx, scope, reason, `instance ${id}${wasRunning ? " stopped serving" : " did not boot"}: ${detail}`);
+  }
+  machine.status!.addresses = addressesOf(machine, instance);
+  if (instance.state === "pending") {
+    const started = since(machine, INSTANCE_READY) ?? ctx.clock.now();
+    if (ctx.clock.now() - started > scope.timings.bootDeadlineMs) {
+      return fail(ctx, scope, REASONS.deadlineExceeded, `instance ${id} did not run within ${formatDuration(scope.timings.bootDeadlineMs)}`);
+    }
+    return wait(ctx, scope, { type: INSTANCE_READY, status: "False", reason: REASONS.instanceProvisioning, message: `instance ${id} is ${instance.cloudState}` });
+  }
+  if (!wasRunning) {
+    condition(ctx, scope, { type: INSTANCE_READY, status: "True", reason: REASONS.instanceRunning, message: `instance ${id} is running` });
+    await ctx.event(machine, "Normal", "InstanceRunning", `instance ${id} is running`);
+  }
+};
+
+/** Control-plane machines serve the API behind the control-plane load balancer. */
+export const registerLoadBalancerTarget: Phase<MachineScope> = async (ctx, scope) => {
+  const machine = scope.object;
+  if (!isControlPlane(machine) || has(machine, LOAD_BALANCER_TARGET)) return;
+  const lb = scope.controlPlaneInfrastructure?.status?.loadBalancer;
+  if (!lb) {
+    return wait(ctx, scope, { type: LOAD_BALANCER_TARGET, status: "False", reason: REASONS.waitingForControlPlaneEndpoint, message: "the control-plane load balancer is not known" });
+  }
+  const id = machine.status!.instanceId!;
+  await (await providerOf(scope)).registerTargets(lb.id, [id]);
+  condition(ctx, scope, { type: LOAD_BALANCER_TARGET, status: "True", reason: REASONS.registered, message: `instance ${id} is a target of load balancer ${lb.id}` });
+  await ctx.event(machine, "Normal", "LoadBalancerTargetRegistered", `instance ${id} registered with the control-plane load balancer ${lb.id}`);
+};
+
+/** What the workload API says of the machine's node: there, absent, or nothing (with why). */
+type NodeLookup = { node: WorkloadNode } | { absent: true } | { unknown: string };
+
+async function findNode(scope: MachineScope, kube: KubeClient | undefined): Promise<NodeLookup> {
+  if (!kube) return { unknown: "the cluster's kubeconfig does not exist yet" };
+  try {
+    const node = await readNode(kube, scope.object.metadata.name!);
+    // A node of the same name left by an earlier machine is not this machine's node.
+    const providerID = node?.spec?.providerID;
+    if (!node || (providerID && providerID !== scope.object.status?.providerID)) return { absent: true };
+    return { node };
+  } catch (error) {
+    // Unreachable (not up yet, or down), or refusing us: either way it tells nothing about the node.
+    if (isUnavailable(error) || error instanceof KubeApiError) return { unknown: `the cluster's API: ${(error as Error).message}` };
+    throw error;
+  }
+}
+
+/** Follows the node: joined, then Ready; a kubeadm failure or a missed deadline ends the machine. */
+export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
+  const machine = scope.object;
+  const status = machine.status!;
+  const kube = await scope.deps.workloads.forCluster(machine.metadata.namespace!, machine.spec.clusterName);
+  const lookup = await findNode(scope, kube);
+  if ("node" in lookup) {
+    const { node } = lookup;
+    if (!status.bootstrapped) {
+      status.bootstrapped = true;
+      status.nodeName = node.metadata.name;
+      condition(ctx, scope, { type: NODE_JOINED, status: "True", reason: REASONS.nodeJoined, message: `node ${node.metadata.name} joined the cluster` });
+      await ctx.event(machine, "Normal", "NodeJoined", `node ${node.metadata.name} joined cluster ${machine.spec.clusterName}`);
+    }
+    if (!nodeIsReady(node)) {
+      status.nodeReady = false;
+      return wait(ctx, scope, { type: NODE_READY, status: "False", reason: REASONS.nodeNotReady, message: nodeNotReadyMessage(node) });
+    }
+    if (!status.nodeReady) await ctx.event(machine, "Normal", "NodeReady", `node ${node.metadata.name} is Ready`);
+    status.nodeReady = true;
+    condition(ctx, scope, { type: NODE_READY, status: "True", reason: REASONS.nodeReady, message: `node ${node.metadata.name} is Ready` });
+    return { requeueAfterMs: scope.timings.healthCheckMs };
+  }
+  if (status.bootstrapped) {
+    if ("unknown" in lookup) return { requeueAfterMs: scope.timings.healthCheckMs };
+    status.nodeReady = false;
+    condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.nodeGone, message: `node ${status.nodeName ?? machine.metadata.name} was removed from the cluster` });
+    return fail(ctx, scope, REASONS.nodeGone, `node ${status.nodeName ?? machine.metadata.name} was removed from the cluster`);
+  }
+  const printed = kubeadmFailure(await (await providerOf(scope)).consoleOutput(status.instanceId!));
+  if (printed) {
+    const reason = bootstrapFailureReason(machine);
+    condition(ctx, scope, { type: NODE_JOINED, status: "False", reason, message: printed });
+    return fail(ctx, scope, reason, printed);
+  }
+  const running = since(machine, INSTANCE_READY) ?? ctx.clock.now();
+  if (ctx.clock.now() - running > scope.timings.joinDeadlineMs) {
+    const message = `node ${machine.metadata.name} did not join within ${formatDuration(scope.timings.joinDeadlineMs)} of its instance running`;
+    condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.deadlineExceeded, message });
+    return fail(ctx, scope, REASONS.deadlineExceeded, message);
+  }
+  const why = "unknown" in lookup ? ` (${lookup.unknown})` : "";
+  return wait(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.waitingForNode, message: `waiting for node ${machine.metadata.name} to join${why}` });
+};
+
+export const machinePhases: readonly Phase<MachineScope>[] = [
+  skipFailed,
+  awaitPrerequisites,
+  ensureBootstrapData,
+  ensureInstance,
+  recordProviderId,
+  followInstance,
+  registerLoadBalancerTarget,
+  observeNode,
+];
+
+// ---- delete ----
+
+/** The cluster is going away as a whole: its API is not worth draining through. */
+function clusterGoing(scope: MachineScope): boolean {
+  return !scope.cluster || scope.cluster.metadata.deletionTimestamp !== undefined;
+}
+
+/** Cordons the node and evicts its pods (DaemonSet and static pods stay), unless the cluster is going. */
+export const drain: Phase<MachineScope> = async (ctx, scope) => {
+  const machine = scope.object;
+  const nodeName = machine.status?.nodeName;
+  if (!nodeName || machine.status?.conditions?.some((c) => c.type === NODE_DRAINED)) return;
+  const skipped = async (message: string, warn: boolean) => {
+    condition(ctx, scope, { type: NODE_DRAINED, status: "True", reason: REASONS.drainSkipped, message });
+    if (warn) await ctx.event(machine, "Warning", REASONS.drainSkipped, `node ${nodeName} was not drained: ${message}`);
+  };
+  if (clusterGoing(scope)) return skipped(`cluster ${machine.spec.clusterName} is being deleted`, false);
+  const kube = await scope.deps.workloads.forCluster(machine.metadata.namespace!, machine.spec.clusterName);
+  if (!kube) return skipped("the cluster's kubeconfig does not exist", true);
+  try {
+    if (await cordonNode(kube, nodeName)) {
+      await ctx.event(machine, "Normal", "DrainingNode", `cordoned node ${nodeName}; evicting its pods`);
+      const evicted = await drainNode(kube, nodeName);
+      await ctx.event(machine, "Normal", "NodeDrained", `node ${nodeName} drained: ${evicted} pod(s) evicted`);
+    }
+    condition(ctx, scope, { type: NODE_DRAINED, status: "True", reason: REASONS.drained, message: `node ${nodeName} cordoned and drained` });
+  } catch (error) {
+    if (!isUnavailable(error)) throw error;
+    const deletedAt = Date.parse(machine.metadata.deletionTimestamp ?? "") || ctx.clock.now();
+    if (ctx.clock.now() - deletedAt > scope.timings.drainTimeoutMs) return skipped(`the cluster's API did not answer: ${(error as Error).message}`, true);
+    return wait(ctx, scope, { type: NODE_DRAINED, status: "False", reason: "WorkloadApiUnreachable", message: (error as Error).message });
+  }
+};
+
+/** Control-plane machines leave the load balancer before their instance goes. */
+export const deregisterLoadBalancerTarget: Phase<MachineScope> = async (ctx, scope) => {
+  const machine = scope.object;
+  const id = machine.status?.instanceId;
+  const lb = scope.controlPlaneInfrastructure?.status?.loadBalancer;
+  if (!isControlPlane(machine) || !id || !has(machine, LOAD_BALANCER_TARGET)) return;
+  if (lb) await (await providerOf(scope)).deregisterTargets(lb.id, [id]);
+  condition(ctx, scope, { type: LOAD_BALANCER_TARGET, status: "False", reason: "Deregistered", message: `instance ${id} left the control-plane load balancer` });
+};
+
+/** The machine's instance: the one recorded, else one made by a create whose answer was lost. */
+async function instanceIdOf(scope: MachineScope): Promise<string | undefined> {
+  const machine = scope.object;
+  if (machine.status?.instanceId) return machine.status.instanceId;
+  // Only a machine that got as far as creating may have an instance nobody recorded.
+  if (!has(machine, BOOTSTRAP_READY) || !scope.connection) return undefined;
+  const found = await (await providerOf(scope)).findTagged("instance", { [TAG_OWNER_UID]: machine.metadata.uid! });
+  return found[0]?.id;
+}
+
+/** Terminates the instance and waits until it is gone. */
+export const terminateInstance: Phase<MachineScope> = async (ctx, scope) => {
+  const id = await instanceIdOf(scope);
+  if (!id) return;
+  const provider = await providerOf(scope);
+  const instance = await provider.get("instance", id);
+  if (!instance || instance.state === "gone") {
+    if (getCondition(scope.object.status?.conditions, INSTANCE_READY)?.reason !== "InstanceTerminated") {
+      condition(ctx, scope, { type: INSTANCE_READY, status: "False", reason: "InstanceTerminated", message: `instance ${id} is terminated` });
+      await ctx.event(scope.object, "Normal", "InstanceTerminated", `instance ${id} is terminated`);
+    }
+    return;
+  }
+  if (instance.state !== "deleting") {
+    await provider.delete("instance", id);
+    ctx.log.info({ step: "terminateInstance", instance: id }, "terminating instance");
+    await ctx.event(scope.object, "Normal", "TerminatingInstance", `terminating instance ${id}`);
+  }
+  return wait(ctx, scope, { type: INSTANCE_READY, status: "False", reason: "InstanceTerminating", message: `instance ${id} is terminating` });
+};
+
+/** Removes the Node object, unless the cluster goes as a whole (its API goes with it). */
+export const deleteNodeObject: Phase<MachineScope> = async (ctx, scope) => {
+  const machine = scope.object;
+  const nodeName = machine.status?.nodeName;
+  if (!nodeName || clusterGoing(scope)) return;
+  const kube = await scope.deps.workloads.forCluster(machine.metadata.namespace!, machine.spec.clusterName);
+  if (!kube) return;
+  try {
+    await deleteNode(kube, nodeName);
+    await ctx.event(machine, "Normal", "NodeDeleted", `deleted node ${nodeName}`);
+  } catch (error) {
+    if (!isUnavailable(error)) throw error;
+  }
+};
+
+export const machineDeletePhases: readonly Phase<MachineScope>[] = [drain, deregisterLoadBalancerTarget, terminateInstance, deleteNodeObject];

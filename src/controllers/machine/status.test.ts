@@ -1,0 +1,100 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { MachineObject } from "../../api/kinds.ts";
+import { getCondition } from "../../runtime/conditions.ts";
+import { ANNOTATION_BOOTSTRAP } from "../contract.ts";
+import {
+  BOOTSTRAP_READY,
+  INSTANCE_READY,
+  LOAD_BALANCER_TARGET,
+  NODE_JOINED,
+  NODE_READY,
+  bootstrapFailureReason,
+  createFailure,
+  kubeadmFailure,
+  machinePhase,
+  summarizeMachine,
+} from "./status.ts";
+
+const NOW = "2025-01-01T00:00:00Z";
+
+function machine(overrides: { role?: "control-plane" | "worker"; init?: boolean; status?: MachineObject["status"]; deleting?: boolean } = {}): MachineObject {
+  return {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Machine",
+    metadata: {
+      name: "demo-cp-0",
+      namespace: "default",
+      uid: "u-1",
+      ...(overrides.init ? { annotations: { [ANNOTATION_BOOTSTRAP]: "init" } } : {}),
+      ...(overrides.deleting ? { deletionTimestamp: NOW } : {}),
+    },
+    spec: { clusterName: "demo", role: overrides.role ?? "worker", connection: "east", machineType: "s1.medium" },
+    ...(overrides.status ? { status: overrides.status } : {}),
+  };
+}
+
+const trueCondition = (type: string) => ({ type, status: "True" as const, reason: "Ok", lastTransitionTime: NOW });
+
+describe("machine status", () => {
+  it("reads kubeadm's failure from the console, without the cloud's timestamps, with its detail lines", () => {
+    const console = [
+      "2025-01-01T00:00:01Z cloud-init: running kubeadm join",
+      "2025-01-01T00:00:02Z error execution phase preflight: [preflight] Some fatal errors occurred:",
+      "2025-01-01T00:00:02Z \t[ERROR Config]: bad token",
+      "2025-01-01T00:00:02Z \t[ERROR Config]: bad hash",
+      "2025-01-01T00:00:02Z To see the stack trace of this error execute with --v=5 or higher",
+    ];
+    assert.equal(
+      kubeadmFailure(console),
+      "error execution phase preflight: [preflight] Some fatal errors occurred: [ERROR Config]: bad token [ERROR Config]: bad hash",
+    );
+    assert.equal(kubeadmFailure(["2025-01-01T00:00:01Z [discovery] the API server does not answer yet; retrying"]), undefined);
+  });
+
+  it("names a bootstrap failure by what the machine was doing", () => {
+    assert.equal(bootstrapFailureReason(machine({ role: "control-plane", init: true })), "ControlPlaneInitFailed");
+    assert.equal(bootstrapFailureReason(machine({ role: "control-plane" })), "JoinControlPlaneFailed");
+    assert.equal(bootstrapFailureReason(machine({ role: "worker" })), "JoinWorkerFailed");
+  });
+
+  it("derives the phase from how far the machine got", () => {
+    assert.equal(machinePhase(machine()), "Pending");
+    assert.equal(machinePhase(machine({ status: { instanceId: "i-1" } })), "Provisioning");
+    assert.equal(machinePhase(machine({ status: { instanceId: "i-1", bootstrapped: true } })), "Provisioned");
+    assert.equal(machinePhase(machine({ status: { instanceId: "i-1", bootstrapped: true, nodeReady: true } })), "Running");
+    assert.equal(machinePhase(machine({ status: { instanceId: "i-1", failureReason: "BootFailed" } })), "Failed");
+    assert.equal(machinePhase(machine({ deleting: true, status: { instanceId: "i-1", nodeReady: true } })), "Deleting");
+  });
+
+  it("reports a refused create as Failed but retryable (no failure reason: the owner keeps the machine)", () => {
+    const refused = machine({ status: { conditions: [{ type: INSTANCE_READY, status: "False", reason: "QuotaExceeded", message: "vCPU quota", lastTransitionTime: NOW }] } });
+    assert.deepEqual(createFailure(refused), { reason: "QuotaExceeded", message: "vCPU quota" });
+    assert.equal(machinePhase(refused), "Failed");
+    assert.equal(refused.status?.failureReason, undefined);
+  });
+
+  it("is Ready only when every stage is, and shows the failure as Ready's reason", () => {
+    const worker = machine({
+      status: { instanceId: "i-1", bootstrapped: true, nodeReady: true, conditions: [BOOTSTRAP_READY, INSTANCE_READY, NODE_JOINED, NODE_READY].map(trueCondition) },
+    });
+    summarizeMachine(worker, NOW);
+    assert.equal(getCondition(worker.status?.conditions, "Ready")?.status, "True");
+    assert.equal(worker.status?.phase, "Running");
+
+    // A control-plane machine also needs its load balancer target.
+    const cp = machine({ role: "control-plane", status: structuredClone(worker.status) });
+    summarizeMachine(cp, NOW);
+    assert.equal(getCondition(cp.status?.conditions, "Ready")?.status, "Unknown");
+    assert.equal(getCondition(cp.status?.conditions, "Ready")?.reason, `${LOAD_BALANCER_TARGET}NotReported`);
+
+    worker.status!.failureReason = "JoinWorkerFailed";
+    worker.status!.failureMessage = "error execution phase preflight: token invalid";
+    summarizeMachine(worker, NOW);
+    const ready = getCondition(worker.status?.conditions, "Ready");
+    assert.equal(ready?.status, "False");
+    assert.equal(ready?.reason, "JoinWorkerFailed");
+    assert.match(ready?.message ?? "", /token invalid/);
+    assert.equal(worker.status?.phase, "Failed");
+  });
+});

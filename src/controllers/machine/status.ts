@@ -1,0 +1,145 @@
+// What a Machine's status says: one condition per stage of its life (bootstrap data, instance, load
+// balancer target, node joined, node Ready), the phase they add up to, and the failure that ends it.
+// Kept free of I/O so every rule can be read and tested in one place.
+import type { MachineObject, MachineStatus } from "../../api/kinds.ts";
+import type { MachinePhase } from "../../api/slipway/machine.ts";
+import { READY, getCondition, isTrue, setCondition, summarize, type ConditionInput } from "../../runtime/conditions.ts";
+import { ANNOTATION_BOOTSTRAP, ROLE_CONTROL_PLANE } from "../contract.ts";
+
+/** The bootstrap data Secret exists (and what it needs did: infrastructure, endpoint, cluster secrets). */
+export const BOOTSTRAP_READY = "BootstrapReady";
+/** The cloud instance is running. */
+export const INSTANCE_READY = "InstanceReady";
+/** The instance is a target of the control-plane load balancer (control-plane machines only). */
+export const LOAD_BALANCER_TARGET = "LoadBalancerTarget";
+/** kubeadm init or join completed: the Node exists in the workload cluster. */
+export const NODE_JOINED = "NodeJoined";
+/** The Node reports Ready. */
+export const NODE_READY = "NodeReady";
+/** Delete path: the node was cordoned and its pods evicted (or that was skipped, with the reason). */
+export const NODE_DRAINED = "NodeDrained";
+
+export const REASONS = {
+  waitingForCluster: "WaitingForCluster",
+  waitingForConnection: "WaitingForConnection",
+  waitingForInfrastructure: "WaitingForInfrastructure",
+  waitingForControlPlaneEndpoint: "WaitingForControlPlaneEndpoint",
+  waitingForClusterSecrets: "WaitingForClusterSecrets",
+  bootstrapDataReady: "BootstrapDataReady",
+  instanceProvisioning: "InstanceProvisioning",
+  instanceRunning: "InstanceRunning",
+  createMachineFailed: "CreateMachineFailed",
+  quotaExceeded: "QuotaExceeded",
+  registered: "Registered",
+  waitingForInstance: "WaitingForInstance",
+  waitingForNode: "WaitingForNode",
+  nodeJoined: "NodeJoined",
+  nodeNotReady: "NodeNotReady",
+  nodeReady: "NodeReady",
+  nodeGone: "NodeGone",
+  instanceGone: "InstanceGone",
+  instanceFailed: "InstanceFailed",
+  deadlineExceeded: "DeadlineExceeded",
+  controlPlaneInitFailed: "ControlPlaneInitFailed",
+  joinControlPlaneFailed: "JoinControlPlaneFailed",
+  joinWorkerFailed: "JoinWorkerFailed",
+  drained: "Drained",
+  drainSkipped: "DrainSkipped",
+} as const;
+
+/** Reasons of a create the cloud refused for a cause that can be fixed (quota, spec): retried in place. */
+const CREATE_FAILURES: ReadonlySet<string> = new Set([REASONS.createMachineFailed, REASONS.quotaExceeded]);
+
+export function isInitMachine(machine: MachineObject): boolean {
+  return machine.metadata.annotations?.[ANNOTATION_BOOTSTRAP] === "init";
+}
+
+export function isControlPlane(machine: MachineObject): boolean {
+  return machine.spec.role === ROLE_CONTROL_PLANE;
+}
+
+/** The reason a failed `kubeadm init|join` is reported under, by what the machine was doing. */
+export function bootstrapFailureReason(machine: MachineObject): string {
+  if (isInitMachine(machine)) return REASONS.controlPlaneInitFailed;
+  return isControlPlane(machine) ? REASONS.joinControlPlaneFailed : REASONS.joinWorkerFailed;
+}
+
+/** True once the machine failed in a way it never recovers from: its owner replaces it. */
+export function isFailedForGood(machine: MachineObject): boolean {
+  return machine.status?.failureReason !== undefined;
+}
+
+/** The create failure the machine is retrying, if any (quota, a spec the cloud refuses). */
+export function createFailure(machine: MachineObject): { reason: string; message: string } | undefined {
+  const instance = getCondition(machine.status?.conditions, INSTANCE_READY);
+  if (machine.status?.instanceId || !instance || instance.status !== "False" || !CREATE_FAILURES.has(instance.reason ?? "")) return undefined;
+  return { reason: instance.reason!, message: instance.message ?? "" };
+}
+
+/** Records a failure for good: the phase becomes Failed and stays so until the machine is deleted. */
+export function setFailure(status: MachineStatus, reason: string, message: string): void {
+  status.failureReason = reason;
+  status.failureMessage = message;
+}
+
+/** An RFC 3339 timestamp at the start of a boot-log line (the cloud stamps each line it keeps). */
+const STAMP = /^\d{4}-\d{2}-\d{2}T[0-9:.]+Z /;
+const KUBEADM_ERROR = /^error execution phase /;
+
+/**
+ * The failure kubeadm printed on the console, if any: its first line ("error execution phase …") with
+ * the indented lines that follow it (the individual preflight errors).
+ */
+export function kubeadmFailure(consoleLines: readonly string[]): string | undefined {
+  const lines = consoleLines.map((line) => line.replace(STAMP, ""));
+  const first = lines.findIndex((line) => KUBEADM_ERROR.test(line));
+  if (first < 0) return undefined;
+  const details: string[] = [];
+  for (const line of lines.slice(first + 1)) {
+    if (!/^\s/.test(line)) break;
+    details.push(line.trim());
+  }
+  return [lines[first]!.trim(), ...details].join(" ");
+}
+
+/** The phase the status adds up to. */
+export function machinePhase(machine: MachineObject): MachinePhase {
+  const status = machine.status ?? {};
+  if (machine.metadata.deletionTimestamp) return "Deleting";
+  if (status.failureReason !== undefined || createFailure(machine)) return "Failed";
+  if (status.nodeReady) return "Running";
+  if (status.bootstrapped) return "Provisioned";
+  if (status.instanceId) return "Provisioning";
+  return "Pending";
+}
+
+/** The conditions Ready summarises, in the order their failures matter. */
+export function readinessConditions(machine: MachineObject): string[] {
+  return [BOOTSTRAP_READY, INSTANCE_READY, ...(isControlPlane(machine) ? [LOAD_BALANCER_TARGET] : []), NODE_JOINED, NODE_READY];
+}
+
+/** Sets phase and Ready from the other conditions and the failure, if any. */
+export function summarizeMachine(machine: MachineObject, now: string): void {
+  const status: MachineStatus = (machine.status ??= {});
+  let ready: ConditionInput;
+  if (status.failureReason !== undefined) {
+    ready = { type: READY, status: "False", reason: status.failureReason, message: status.failureMessage ?? "" };
+  } else if (machine.metadata.deletionTimestamp) {
+    ready = { type: READY, status: "False", reason: "Deleting", message: "the machine is being deleted" };
+  } else {
+    ready = summarize(status.conditions, readinessConditions(machine));
+  }
+  setCondition(status, ready, now);
+  status.phase = machinePhase(machine);
+}
+
+/** True when the condition is True on the machine. */
+export function has(machine: MachineObject, type: string): boolean {
+  return isTrue(machine.status?.conditions, type);
+}
+
+/** When the condition last changed status, in ms since the epoch (undefined: never set). */
+export function since(machine: MachineObject, type: string): number | undefined {
+  const at = getCondition(machine.status?.conditions, type)?.lastTransitionTime;
+  return at === undefined ? undefined : Date.parse(at);
+}

@@ -1,0 +1,149 @@
+// What the Machine and MachinePool controllers' tests need around them, made as the Cluster and
+// Infrastructure controllers would make it: a Connection, a Cluster, a ready Infrastructure over real
+// resources of the sim cloud (network, subnet, security group, key pair, control-plane load balancer),
+// the cluster's PKI and bootstrap token Secrets, an admin kubeconfig Secret, and the network plugin.
+import type { ClusterObject, ConnectionObject, InfrastructureObject, SecretObject } from "../../api/kinds.ts";
+import { secretKind } from "../../api/core.ts";
+import { clusterKind } from "../../api/slipway/cluster.ts";
+import { connectionKind } from "../../api/slipway/connection.ts";
+import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
+import { renderCniManifest } from "../../bootstrap/cni.ts";
+import { renderKubeconfig } from "../../bootstrap/kubeconfig.ts";
+import { issueCertificate } from "../../bootstrap/pki.ts";
+import { KubeClient } from "../../kubeclient/index.ts";
+import type { CloudProvider, LoadBalancerInfo } from "../../providers/provider.ts";
+import { sshPublicKey, waitFor } from "../../simcloud/test-support.ts";
+import { controllerRef, LABEL_CLUSTER, names } from "../contract.ts";
+import { ensureBootstrapToken, ensureClusterPki } from "../pki.ts";
+import type { ControllerTestEnv } from "../testing.ts";
+
+export const NAMESPACE = "default";
+export const CLUSTER = "demo";
+export const CONNECTION = "east";
+export const REGION = "sim-east-1";
+export const POD_CIDR = "10.244.0.0/16";
+
+export interface ClusterFixture {
+  cluster: ClusterObject;
+  connection: ConnectionObject;
+  infrastructure: InfrastructureObject;
+  provider: CloudProvider;
+  loadBalancer: LoadBalancerInfo;
+  /** A client of the workload cluster's API (answers once the first control-plane node initialised it). */
+  kube: KubeClient;
+}
+
+async function until<R>(check: () => Promise<R | undefined>, what: string): Promise<R> {
+  return waitFor(check, what, 10_000);
+}
+
+/** Everything a machine of cluster `demo` in connection `east` waits for, ready. */
+export async function clusterFixture(env: ControllerTestEnv): Promise<ClusterFixture> {
+  const connection = await env.client.of<ConnectionObject>(connectionKind).create({
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Connection",
+    metadata: { name: CONNECTION, namespace: NAMESPACE },
+    spec: { provider: "sim", region: REGION },
+  });
+  const cluster = await env.client.of<ClusterObject>(clusterKind).create({
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Cluster",
+    metadata: { name: CLUSTER, namespace: NAMESPACE },
+    spec: { controlPlane: { connection: CONNECTION, machineType: "s1.medium" }, network: { podCIDR: POD_CIDR } },
+  });
+  const provider = await env.providers.open(connection);
+  const tags = { [LABEL_CLUSTER]: `${NAMESPACE}/${CLUSTER}` };
+  const options = (purpose: string) => ({ token: `${cluster.metadata.uid}/${purpose}`, tags });
+  const zone = (await provider.zones())[0]!;
+  const network = await provider.create("network", { cidr: "10.0.0.0/16" }, options("network"));
+  await until(async () => ((await provider.get("network", network.id))?.state === "ready" ? true : undefined), "network ready");
+  const subnet = await provider.create("subnet", { networkId: network.id, zone, cidr: "10.0.1.0/24" }, options("subnet"));
+  const securityGroup = await provider.create(
+    "securityGroup",
+    { networkId: network.id, name: "nodes", description: "nodes", rules: [{ direction: "ingress", protocol: "all", cidr: "10.0.0.0/16" }] },
+    options("securityGroup"),
+  );
+  const keyPair = await provider.create("keyPair", { name: "demo", publicKey: sshPublicKey() }, options("keyPair"));
+  await until(async () => ((await provider.get("subnet", subnet.id))?.state === "ready" ? true : undefined), "subnet ready");
+  const created = await provider.create(
+    "loadBalancer",
+    { name: "demo-api", networkId: network.id, subnetIds: [subnet.id], listeners: [{ port: 6443, targetPort: 6443 }] },
+    options("loadBalancer"),
+  );
+  const loadBalancer = await until(async () => {
+    const lb = await provider.get("loadBalancer", created.id);
+    return lb?.state === "ready" ? lb : undefined;
+  }, "load balancer ready");
+  const imageId = (await provider.images()).find((i) => i.name === "ubuntu-22.04")!.id;
+
+  const infrastructures = env.client.of<InfrastructureObject>(infrastructureKind);
+  const infra = await infrastructures.create({
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Infrastructure",
+    metadata: { name: names.infrastructure(CLUSTER, CONNECTION), namespace: NAMESPACE, ownerReferences: [controllerRef(cluster)] },
+    spec: { clusterName: CLUSTER, connection: CONNECTION, region: REGION, nodeCIDR: "10.0.0.0/16", controlPlane: true },
+  });
+  infra.status = {
+    phase: "Ready",
+    ready: true,
+    networkId: network.id,
+    subnetId: subnet.id,
+    securityGroupId: securityGroup.id,
+    keyPairId: keyPair.id,
+    images: { "ubuntu-22.04": imageId },
+    zones: [zone],
+    loadBalancer: { id: loadBalancer.id, host: loadBalancer.dnsName, port: loadBalancer.port, url: loadBalancer.url },
+  };
+  const infrastructure = await infrastructures.updateStatus(infra);
+
+  const pki = await ensureClusterPki(env.client, cluster);
+  await ensureBootstrapToken(env.client, cluster);
+  const admin = await issueCertificate(pki.ca, { commonName: "kubernetes-admin", organizations: ["system:masters"], usages: ["client"] });
+  const kubeconfig = renderKubeconfig({
+    clusterName: CLUSTER,
+    server: loadBalancer.url,
+    tlsServerName: loadBalancer.dnsName,
+    caCertPem: pki.ca.certPem,
+    user: "kubernetes-admin",
+    clientCertPem: admin.certPem,
+    clientKeyPem: admin.keyPem,
+  });
+  await env.client.of<SecretObject>(secretKind).create({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: names.kubeconfigSecret(CLUSTER), namespace: NAMESPACE, ownerReferences: [controllerRef(cluster)] },
+    type: "Opaque",
+    data: { value: Buffer.from(kubeconfig).toString("base64") },
+  } as SecretObject);
+  return { cluster, connection, infrastructure, provider, loadBalancer, kube: KubeClient.fromKubeconfig(kubeconfig, { timeoutMs: 5000 }) };
+}
+
+/** Applies the network plugin through the workload API, as the Cluster controller does once the API answers. */
+export async function applyNetworkPlugin(fixture: ClusterFixture): Promise<void> {
+  for (const object of renderCniManifest("calico", { podCIDR: POD_CIDR })) await fixture.kube.apply(object);
+}
+
+export interface WorkloadNodeView {
+  name: string;
+  ready: boolean;
+  unschedulable: boolean;
+  labels: Record<string, string>;
+}
+
+/** The workload cluster's nodes as `kubectl get nodes` would show them. */
+export async function workloadNodes(fixture: ClusterFixture): Promise<WorkloadNodeView[]> {
+  interface Node {
+    metadata: { name?: string; labels?: Record<string, string> };
+    spec?: { unschedulable?: boolean };
+    status?: { conditions?: { type: string; status: string }[] };
+  }
+  const nodes = await fixture.kube.listAll<Node>("/api/v1/nodes");
+  return nodes
+    .map((n) => ({
+      name: n.metadata.name ?? "",
+      ready: n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false,
+      unschedulable: n.spec?.unschedulable ?? false,
+      labels: n.metadata.labels ?? {},
+    }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+}

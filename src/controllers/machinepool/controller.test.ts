@@ -1,0 +1,214 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { ClusterObject, EventObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
+import { eventKind } from "../../api/core.ts";
+import { ConflictError } from "../../apiserver/errors.ts";
+import { clusterKind } from "../../api/slipway/cluster.ts";
+import { machineKind } from "../../api/slipway/machine.ts";
+import { machinePoolKind } from "../../api/slipway/machinepool.ts";
+import { ANNOTATION_BOOTSTRAP, controllerRef } from "../contract.ts";
+import { registerMachineController } from "../machine/controller.ts";
+import { applyNetworkPlugin, clusterFixture, CLUSTER, CONNECTION, NAMESPACE, workloadNodes, type ClusterFixture } from "../machine/test-support.ts";
+import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
+import { registerMachinePoolController } from "./controller.ts";
+
+const POOL = "demo-w";
+
+function pool(replicas: number, owner?: ClusterObject): MachinePoolObject {
+  return {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "MachinePool",
+    metadata: { name: POOL, namespace: NAMESPACE, ...(owner ? { ownerReferences: [controllerRef(owner)] } : {}) },
+    spec: { clusterName: CLUSTER, connection: CONNECTION, machineType: "s1.medium", replicas, labels: { tier: "web" } },
+  };
+}
+
+async function poolEvents(env: ControllerTestEnv): Promise<EventObject[]> {
+  const events = await env.client.of<EventObject>(eventKind).list(NAMESPACE);
+  return events.items.filter((e) => e.involvedObject.kind === "MachinePool" && e.involvedObject.name === POOL);
+}
+
+function helpers(env: () => ControllerTestEnv) {
+  const pools = () => env().client.of<MachinePoolObject>(machinePoolKind);
+  const machines = () => env().client.of<MachineObject>(machineKind);
+  return {
+    pools,
+    machines,
+    /** As `slipway scale`: read, change, write — again on a conflict with the controller's status writes. */
+    async scale(replicas: number) {
+      for (;;) {
+        const current = await pools().get(NAMESPACE, POOL);
+        current.spec.replicas = replicas;
+        try {
+          await pools().update(current);
+          return;
+        } catch (error) {
+          if (!(error instanceof ConflictError)) throw error;
+        }
+      }
+    },
+    async machinesOfPool(): Promise<MachineObject[]> {
+      const list = await machines().list(NAMESPACE, { labelSelector: `slipway.dev/pool=${POOL}` });
+      return list.items.sort((a, b) => a.metadata.name!.localeCompare(b.metadata.name!));
+    },
+    waitPool(check: (p: MachinePoolObject) => boolean, timeoutMs = 20_000) {
+      return env().waitFor(machinePoolKind, NAMESPACE, POOL, (p) => p !== undefined && check(p), timeoutMs) as Promise<MachinePoolObject>;
+    },
+  };
+}
+
+describe("machine pool controller, with machines driven by hand", () => {
+  let env: ControllerTestEnv;
+  const h = helpers(() => env);
+
+  /** Plays the machine controller: sets a machine's status. */
+  async function setMachine(name: string, status: MachineObject["status"]): Promise<void> {
+    const m = await h.machines().get(NAMESPACE, name);
+    m.status = status;
+    await h.machines().updateStatus(m);
+  }
+  const running = { phase: "Running" as const, instanceId: "i-x", bootstrapped: true, nodeReady: true };
+
+  before(async () => {
+    env = await controllerTestEnv();
+    registerMachinePoolController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20 });
+    await env.start();
+    await env.client.of<ClusterObject>(clusterKind).create({
+      apiVersion: "slipway.dev/v1alpha1",
+      kind: "Cluster",
+      metadata: { name: CLUSTER, namespace: NAMESPACE },
+      spec: { controlPlane: { connection: CONNECTION, machineType: "s1.medium" } },
+    });
+  });
+
+  after(() => env.close());
+
+  it("creates every missing machine at once, named by the lowest free indexes", async () => {
+    await h.pools().create(pool(3));
+    const p = await h.waitPool((p) => p.status?.replicas === 3);
+    assert.equal(p.status?.phase, "Pending");
+    assert.equal(p.status?.readyReplicas, 0);
+    const made = await h.machinesOfPool();
+    assert.deepEqual(made.map((m) => m.metadata.name), ["demo-w-0", "demo-w-1", "demo-w-2"]);
+    for (const m of made) {
+      assert.equal(m.metadata.ownerReferences?.[0]?.uid, p.metadata.uid);
+      assert.equal(m.metadata.labels?.["slipway.dev/role"], "worker");
+      assert.deepEqual({ ...m.spec }, { clusterName: CLUSTER, role: "worker", connection: CONNECTION, machineType: "s1.medium", image: "ubuntu-22.04", pool: POOL });
+    }
+    for (const m of made) await setMachine(m.metadata.name!, running);
+    const ready = await h.waitPool((p) => p.status?.phase === "Running");
+    assert.deepEqual([ready.status?.replicas, ready.status?.readyReplicas, ready.status?.availableReplicas, ready.status?.unavailableReplicas], [3, 3, 3, 0]);
+    assert.equal(ready.status?.conditions?.find((c) => c.type === "Ready")?.status, "True");
+  });
+
+  it("replaces a machine that failed for good and keeps the healthy ones", async () => {
+    const before = new Map((await h.machinesOfPool()).map((m) => [m.metadata.name, m.metadata.uid]));
+    await setMachine("demo-w-1", { phase: "Failed", instanceId: "i-x", failureReason: "BootFailed", failureMessage: "the image did not boot" });
+    // The replacement takes the lowest index free while the failed machine was still there.
+    await env.waitFor(machineKind, NAMESPACE, "demo-w-3", (m) => m !== undefined);
+    await env.waitFor(machineKind, NAMESPACE, "demo-w-1", (m) => m === undefined);
+    const after = new Map((await h.machinesOfPool()).map((m) => [m.metadata.name, m.metadata.uid]));
+    assert.deepEqual([...after.keys()], ["demo-w-0", "demo-w-2", "demo-w-3"]);
+    assert.equal(after.get("demo-w-0"), before.get("demo-w-0"));
+    assert.equal(after.get("demo-w-2"), before.get("demo-w-2"));
+    const replacing = (await poolEvents(env)).find((e) => e.reason === "ReplacingMachine");
+    assert.match(replacing?.message ?? "", /demo-w-1: BootFailed: the image did not boot/);
+    const p = await h.waitPool((p) => p.status?.replicas === 3 && p.status.readyReplicas === 2);
+    assert.equal(p.status?.phase, "ScalingUp");
+  });
+
+  it("scales down machines not Running first, then the highest index", async () => {
+    await setMachine("demo-w-3", running);
+    await h.waitPool((p) => p.status?.phase === "Running");
+    await setMachine("demo-w-0", { phase: "Provisioned", instanceId: "i-x", bootstrapped: true, nodeReady: false });
+    await h.scale(1);
+    const p = await h.waitPool((p) => p.status?.replicas === 1 && p.status.phase === "Running");
+    assert.equal(p.status?.observedGeneration, p.metadata.generation);
+    assert.deepEqual((await h.machinesOfPool()).map((m) => m.metadata.name), ["demo-w-2"]);
+  });
+
+  it("deletes its machines when deleted, then goes", async () => {
+    await h.pools().delete(NAMESPACE, POOL);
+    await env.waitFor(machinePoolKind, NAMESPACE, POOL, (p) => p === undefined);
+    assert.deepEqual(await h.machinesOfPool(), []);
+  });
+});
+
+describe("machine pool controller, with real machines and nodes", () => {
+  let env: ControllerTestEnv;
+  let fixture: ClusterFixture;
+  const h = helpers(() => env);
+
+  before(async () => {
+    env = await controllerTestEnv({ emulateWorkloads: true });
+    const deps = { providers: env.providers, workloads: env.workloads };
+    registerMachineController(env.manager, deps, { pollMs: 20, healthCheckMs: 50 });
+    registerMachinePoolController(env.manager, deps, { pollMs: 20 });
+    await env.start();
+    fixture = await clusterFixture(env);
+    await h.machines().create({
+      apiVersion: "slipway.dev/v1alpha1",
+      kind: "Machine",
+      metadata: { name: "demo-cp-0", namespace: NAMESPACE, annotations: { [ANNOTATION_BOOTSTRAP]: "init" }, ownerReferences: [controllerRef(fixture.cluster)] },
+      spec: { clusterName: CLUSTER, role: "control-plane", connection: CONNECTION, machineType: "s1.medium" },
+    });
+    await env.waitFor(machineKind, NAMESPACE, "demo-cp-0", (m) => m?.status?.bootstrapped === true, 20_000);
+    await applyNetworkPlugin(fixture);
+    await env.waitFor(machineKind, NAMESPACE, "demo-cp-0", (m) => m?.status?.phase === "Running", 20_000);
+  });
+
+  after(async () => {
+    fixture?.kube.close();
+    await env.close();
+  });
+
+  it("scales up from 0 to 3 machines whose nodes join Ready with the pool's labels", async () => {
+    await h.pools().create(pool(0, fixture.cluster));
+    await h.waitPool((p) => p.status?.phase === "Running" && p.status.replicas === 0);
+    await h.scale(3);
+    const p = await h.waitPool((p) => p.status?.phase === "Running" && p.status.readyReplicas === 3);
+    assert.equal(p.status?.replicas, 3);
+    const nodes = await workloadNodes(fixture);
+    assert.deepEqual(nodes.map((n) => [n.name, n.ready]), [["demo-cp-0", true], ["demo-w-0", true], ["demo-w-1", true], ["demo-w-2", true]]);
+    const worker = nodes.find((n) => n.name === "demo-w-0")!;
+    assert.equal(worker.labels["slipway.dev/pool"], POOL);
+    assert.equal(worker.labels.tier, "web");
+  });
+
+  it("scales down from 3 to 1: nodes drained and removed, instances terminated", async () => {
+    const instances = new Map((await h.machinesOfPool()).map((m) => [m.metadata.name!, m.status!.instanceId!]));
+    await h.scale(1);
+    await h.waitPool((p) => p.status?.phase === "Running" && p.status.replicas === 1);
+    await env.waitFor(machineKind, NAMESPACE, "demo-w-2", (m) => m === undefined);
+    await env.waitFor(machineKind, NAMESPACE, "demo-w-1", (m) => m === undefined);
+    assert.deepEqual((await h.machinesOfPool()).map((m) => m.metadata.name), ["demo-w-0"]);
+    assert.deepEqual((await workloadNodes(fixture)).map((n) => n.name), ["demo-cp-0", "demo-w-0"]);
+    for (const name of ["demo-w-1", "demo-w-2"]) {
+      const instance = await fixture.provider.get("instance", instances.get(name)!);
+      assert.ok(!instance || instance.state === "gone", `instance of ${name} is ${instance?.state}`);
+    }
+    const events = await env.client.of<EventObject>(eventKind).list(NAMESPACE);
+    const drained = events.items.filter((e) => e.reason === "NodeDrained").map((e) => e.involvedObject.name).sort();
+    assert.deepEqual(drained, ["demo-w-1", "demo-w-2"]);
+  });
+
+  it("replaces a machine whose instance is killed, keeping the others", async () => {
+    await h.scale(2);
+    await h.waitPool((p) => p.status?.phase === "Running" && p.status.readyReplicas === 2);
+    const [victim, survivor] = await h.machinesOfPool();
+    const cp = await h.machines().get(NAMESPACE, "demo-cp-0");
+    env.cloud.killInstance(victim!.status!.instanceId!);
+    // The failed machine is deleted and a new one takes its place; it ends Running with a Ready node.
+    await env.waitFor(machineKind, NAMESPACE, victim!.metadata.name!, (m) => m === undefined, 20_000);
+    // Once the failed machine is gone, the pool no longer reports its failure.
+    await h.waitPool((p) => p.status?.phase === "Running" && p.status.readyReplicas === 2 && p.status.reason === undefined);
+    const now = await h.machinesOfPool();
+    assert.equal(now.length, 2);
+    assert.ok(now.some((m) => m.metadata.uid === survivor!.metadata.uid), "the healthy machine is kept");
+    assert.ok(!now.some((m) => m.metadata.uid === victim!.metadata.uid));
+    assert.equal((await h.machines().get(NAMESPACE, "demo-cp-0")).metadata.uid, cp.metadata.uid);
+    const replacing = (await poolEvents(env)).find((e) => e.reason === "ReplacingMachine");
+    assert.match(replacing?.message ?? "", new RegExp(`${victim!.metadata.name}: InstanceFailure`));
+    assert.equal((await workloadNodes(fixture)).filter((n) => n.ready).length, 3);
+  });
+});

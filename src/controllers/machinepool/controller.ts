@@ -1,0 +1,94 @@
+// The MachinePool controller: keeps a set of identical worker machines at the wanted number, replacing
+// those that fail for good (see phases.ts), and reports counts and phase as Cluster API's MachinePool
+// does (status.ts). A pool is reconciled when it changes, when one of its machines does, and when its
+// Cluster does; it lives in the shard of its cluster.
+import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
+import { clusterKind } from "../../api/slipway/cluster.ts";
+import { machineKind } from "../../api/slipway/machine.ts";
+import { machinePoolKind } from "../../api/slipway/machinepool.ts";
+import { nowTimestamp } from "../../apiserver/objects.ts";
+import type { Controller } from "../../runtime/controller.ts";
+import { keyFor } from "../../runtime/keys.ts";
+import type { ControllerManager } from "../../runtime/manager.ts";
+import { objectReconciler } from "../../runtime/reconciler.ts";
+import { controllerOf, FINALIZER_MACHINE_POOL, LABEL_CLUSTER } from "../contract.ts";
+import type { ProviderResolver } from "../providers.ts";
+import type { WorkloadClients } from "../workload.ts";
+import { machinePoolDeletePhases, machinePoolPhases, ownedBy, type MachinePoolScope, type MachinePoolTimings } from "./phases.ts";
+import { summarizePool } from "./status.ts";
+
+export const MACHINE_POOL_CONTROLLER = "machinepool";
+export const MACHINE_POOL_COMPONENT = "slipway.dev/machinepool-controller";
+/** Pools by cluster ("<namespace>/<cluster>"), named after this controller so others' indexes cannot clash. */
+export const POOL_CLUSTER_INDEX = "machinepool-controller.cluster";
+
+/**
+ * The pool controller itself talks to neither clouds nor workload clusters (its machines do); it takes
+ * the same dependencies as the other controllers so they are all registered alike.
+ */
+export interface MachinePoolDependencies {
+  providers: ProviderResolver;
+  workloads: WorkloadClients;
+}
+
+export interface MachinePoolControllerOptions extends Partial<MachinePoolTimings> {
+  concurrency?: number;
+}
+
+export const MACHINE_POOL_DEFAULTS: MachinePoolTimings = { pollMs: 1000 };
+
+export function registerMachinePoolController(
+  manager: ControllerManager,
+  _deps: MachinePoolDependencies,
+  options: MachinePoolControllerOptions = {},
+): Controller<MachinePoolObject> {
+  const timings: MachinePoolTimings = { pollMs: options.pollMs ?? MACHINE_POOL_DEFAULTS.pollMs };
+  const pools = manager.informer(machinePoolKind);
+  const machines = manager.informer(machineKind);
+  const clusters = manager.informer(clusterKind);
+  pools.cache.addIndex(POOL_CLUSTER_INDEX, (p) => [keyFor(p.metadata.namespace, p.spec.clusterName)]);
+
+  const reconcile = objectReconciler<MachinePoolObject, MachinePoolScope>({
+    kind: machinePoolKind,
+    cache: pools.cache,
+    finalizer: FINALIZER_MACHINE_POOL,
+    phases: machinePoolPhases,
+    deletePhases: machinePoolDeletePhases,
+    observedGeneration: true,
+    scope: (ctx, base) => {
+      const pool = base.object;
+      const { namespace } = pool.metadata;
+      return {
+        ...base,
+        timings,
+        cluster: clusters.cache.get(keyFor(namespace, pool.spec.clusterName)),
+        machines: ownedBy(pool, machines.cache.ownedBy(pool.metadata.uid!)),
+        listMachines: async () => {
+          const list = await ctx.client.of(machineKind).list(namespace, { labelSelector: `${LABEL_CLUSTER}=${pool.spec.clusterName}` });
+          return ownedBy(pool, list.items);
+        },
+        deleted: new Set<string>(),
+      };
+    },
+    summarize: (ctx, scope) =>
+      summarizePool(scope.object, { machines: scope.machines, deleted: scope.deleted }, nowTimestamp(new Date(ctx.clock.now()))),
+  });
+
+  const controller = manager.add<MachinePoolObject>({
+    name: MACHINE_POOL_CONTROLLER,
+    component: MACHINE_POOL_COMPONENT,
+    informer: pools,
+    reconcile,
+    concurrency: options.concurrency,
+    rootKey: (key) => {
+      const pool = pools.cache.get(key);
+      return pool ? keyFor(pool.metadata.namespace, pool.spec.clusterName) : key;
+    },
+  });
+  controller.watch<MachineObject>(machines, (machine) => {
+    const owner = controllerOf(machine);
+    return owner?.kind === machinePoolKind.kind ? [keyFor(machine.metadata.namespace, owner.name)] : [];
+  });
+  controller.watch<ClusterObject>(clusters, (cluster) => pools.cache.indexKeys(POOL_CLUSTER_INDEX, keyFor(cluster.metadata.namespace, cluster.metadata.name!)));
+  return controller;
+}

@@ -1,0 +1,52 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { MachineObject, MachinePoolObject } from "../../api/kinds.ts";
+import { lowestFreeIndexes, machineIndex, poolMachine, scaleDownVictims } from "./phases.ts";
+
+function machine(index: number, phase: "Pending" | "Provisioning" | "Running" | "Failed"): MachineObject {
+  return {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Machine",
+    metadata: { name: `demo-w-${index}`, namespace: "default" },
+    spec: { clusterName: "demo", role: "worker", connection: "east", machineType: "s1.medium", pool: "demo-w" },
+    status: { phase, ...(phase === "Running" ? { nodeReady: true, bootstrapped: true } : {}) },
+  };
+}
+
+describe("machine pool phases", () => {
+  it("reads the index of a pool machine's name and nothing else", () => {
+    assert.equal(machineIndex("demo-w", "demo-w-12"), 12);
+    assert.equal(machineIndex("demo-w", "demo-w-0"), 0);
+    assert.equal(machineIndex("demo-w", "demo-w-x-1"), undefined);
+    assert.equal(machineIndex("demo-w", "demo-w-01"), undefined);
+    assert.equal(machineIndex("demo", "demo-w-1"), undefined);
+  });
+
+  it("fills the lowest free indexes first", () => {
+    assert.deepEqual(lowestFreeIndexes(new Set([0, 2, 3]), 3), [1, 4, 5]);
+    assert.deepEqual(lowestFreeIndexes(new Set(), 2), [0, 1]);
+  });
+
+  it("scales down failed machines first, then those not Running, then the highest index", () => {
+    const machines = [machine(0, "Running"), machine(1, "Running"), machine(2, "Provisioning"), machine(3, "Running"), machine(4, "Failed")];
+    const names = (n: number) => scaleDownVictims("demo-w", machines, n).map((m) => m.metadata.name);
+    assert.deepEqual(names(1), ["demo-w-4"]);
+    assert.deepEqual(names(2), ["demo-w-4", "demo-w-2"]);
+    assert.deepEqual(names(4), ["demo-w-4", "demo-w-2", "demo-w-3", "demo-w-1"]);
+    assert.deepEqual(names(0), []);
+  });
+
+  it("makes worker machines owned and labelled by the pool", () => {
+    const pool: MachinePoolObject = {
+      apiVersion: "slipway.dev/v1alpha1",
+      kind: "MachinePool",
+      metadata: { name: "demo-w", namespace: "default", uid: "p-1" },
+      spec: { clusterName: "demo", connection: "east", machineType: "s1.large", image: "ubuntu-24.04", replicas: 2 },
+    };
+    const made = poolMachine(pool, 3);
+    assert.equal(made.metadata.name, "demo-w-3");
+    assert.deepEqual(made.metadata.labels, { "slipway.dev/cluster": "demo", "slipway.dev/pool": "demo-w", "slipway.dev/role": "worker" });
+    assert.deepEqual(made.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.uid, r.controller]), [["MachinePool", "demo-w", "p-1", true]]);
+    assert.deepEqual(made.spec, { clusterName: "demo", role: "worker", connection: "east", machineType: "s1.large", image: "ubuntu-24.04", pool: "demo-w" });
+  });
+});

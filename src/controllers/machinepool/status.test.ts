@@ -1,0 +1,108 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { MachineObject, MachinePoolObject } from "../../api/kinds.ts";
+import type { MachinePoolPhase } from "../../api/slipway/machinepool.ts";
+import { getCondition } from "../../runtime/conditions.ts";
+import { countMachines, poolPhase, summarizePool } from "./status.ts";
+
+const NOW = "2025-01-01T00:00:00Z";
+
+function pool(replicas: number, extra: { deleting?: boolean; phase?: MachinePoolPhase } = {}): MachinePoolObject {
+  return {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "MachinePool",
+    metadata: { name: "demo-w", namespace: "default", uid: "p-1", ...(extra.deleting ? { deletionTimestamp: NOW } : {}) },
+    spec: { clusterName: "demo", connection: "east", machineType: "s1.medium", replicas },
+    ...(extra.phase ? { status: { phase: extra.phase } } : {}),
+  };
+}
+
+type Stage = "pending" | "provisioning" | "joined" | "running" | "failed" | "refused";
+
+function machine(index: number, stage: Stage, deleting = false): MachineObject {
+  const status: MachineObject["status"] = {};
+  if (stage !== "pending" && stage !== "refused") status.instanceId = `i-${index}`;
+  if (stage === "joined" || stage === "running") status.bootstrapped = true;
+  if (stage === "running") {
+    status.nodeReady = true;
+    status.phase = "Running";
+  }
+  if (stage === "failed") {
+    status.failureReason = "JoinWorkerFailed";
+    status.failureMessage = "error execution phase preflight: token invalid";
+    status.phase = "Failed";
+  }
+  if (stage === "refused") {
+    status.phase = "Failed";
+    status.conditions = [{ type: "InstanceReady", status: "False", reason: "QuotaExceeded", message: "vCPU quota of sim-east-1 exceeded", lastTransitionTime: NOW }];
+  }
+  return {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Machine",
+    metadata: { name: `demo-w-${index}`, namespace: "default", uid: `m-${index}`, ...(deleting ? { deletionTimestamp: NOW } : {}) },
+    spec: { clusterName: "demo", role: "worker", connection: "east", machineType: "s1.medium", pool: "demo-w" },
+    status,
+  };
+}
+
+const none = new Set<string>();
+
+describe("machine pool status", () => {
+  it("counts the machines that exist and those whose node is Ready", () => {
+    const p = pool(3);
+    summarizePool(p, { machines: [machine(0, "running"), machine(1, "joined"), machine(2, "provisioning"), machine(3, "running", true)], deleted: none }, NOW);
+    assert.equal(p.status?.replicas, 3);
+    assert.equal(p.status?.readyReplicas, 1);
+    assert.equal(p.status?.availableReplicas, 1);
+    assert.equal(p.status?.unavailableReplicas, 2);
+  });
+
+  it("goes Pending → Provisioning → Provisioned → Running the first time", () => {
+    const phase = (machines: MachineObject[], previous?: MachinePoolPhase) => poolPhase(pool(2), countMachines(pool(2), { machines, deleted: none }), previous);
+    assert.equal(phase([machine(0, "pending"), machine(1, "pending")]), "Pending");
+    assert.equal(phase([machine(0, "provisioning"), machine(1, "pending")], "Pending"), "Provisioning");
+    assert.equal(phase([machine(0, "joined"), machine(1, "joined")], "Provisioning"), "Provisioned");
+    assert.equal(phase([machine(0, "running"), machine(1, "running")], "Provisioned"), "Running");
+  });
+
+  it("scales up and down after it first ran, and is Running again once the count is right", () => {
+    const running = [machine(0, "running"), machine(1, "running")];
+    assert.equal(poolPhase(pool(3), countMachines(pool(3), { machines: [...running, machine(2, "pending")], deleted: none }), "Running"), "ScalingUp");
+    assert.equal(poolPhase(pool(1), countMachines(pool(1), { machines: running, deleted: none }), "Running"), "ScalingDown");
+    // A machine leaving (being drained) keeps the pool ScalingDown until it is gone.
+    assert.equal(poolPhase(pool(1), countMachines(pool(1), { machines: running, deleted: new Set(["demo-w-1"]) }), "ScalingDown"), "ScalingDown");
+    assert.equal(poolPhase(pool(1), countMachines(pool(1), { machines: [machine(0, "running")], deleted: none }), "ScalingDown"), "Running");
+    assert.equal(poolPhase(pool(0), countMachines(pool(0), { machines: [], deleted: none }), undefined), "Running");
+  });
+
+  it("shows a failed machine's reason while it is replaced, without failing the pool", () => {
+    const p = pool(2, { phase: "Running" });
+    summarizePool(p, { machines: [machine(0, "running"), machine(1, "failed", true), machine(2, "pending")], deleted: none }, NOW);
+    assert.equal(p.status?.phase, "ScalingUp");
+    assert.equal(p.status?.reason, "JoinWorkerFailed");
+    assert.match(p.status?.message ?? "", /demo-w-1: error execution phase preflight: token invalid/);
+    const ready = getCondition(p.status?.conditions, "Ready");
+    assert.equal(ready?.status, "False");
+    assert.equal(ready?.reason, "JoinWorkerFailed");
+
+    // Once the failed machine is gone the pool says nothing of it any more.
+    summarizePool(p, { machines: [machine(0, "running"), machine(2, "running")], deleted: none }, NOW);
+    assert.equal(p.status?.phase, "Running");
+    assert.equal(p.status?.reason, undefined);
+    assert.equal(getCondition(p.status?.conditions, "Ready")?.status, "True");
+  });
+
+  it("fails while the cloud refuses to create a machine (replacing it would not help)", () => {
+    const p = pool(2, { phase: "Provisioning" });
+    summarizePool(p, { machines: [machine(0, "running"), machine(1, "refused")], deleted: none }, NOW);
+    assert.equal(p.status?.phase, "Failed");
+    assert.equal(p.status?.reason, "QuotaExceeded");
+  });
+
+  it("is Deleting once deleted", () => {
+    const p = pool(2, { deleting: true });
+    summarizePool(p, { machines: [machine(0, "running", true)], deleted: none }, NOW);
+    assert.equal(p.status?.phase, "Deleting");
+    assert.equal(p.status?.replicas, 0);
+  });
+});
