@@ -1,20 +1,60 @@
 // The `slipway` command. Exit codes: 0 success, 1 failure, 2 usage error.
 import { Command, CommanderError } from "commander";
-import { registerUpCommand } from "./up.ts";
+import { registerApplyCommand } from "./apply.ts";
+import { registerDeleteCommand } from "./delete.ts";
+import { registerDescribeCommand } from "./describe.ts";
+import { ReportedFailure, errorLine } from "./errors.ts";
+import { registerEventsCommand } from "./events.ts";
+import { registerGetCommand } from "./get.ts";
+import { registerKubeconfigCommand } from "./kubeconfig.ts";
+import { registerScaleCommand } from "./scale.ts";
+import { registerTimelineCommand } from "./timeline.ts";
 import { UsageError } from "./usage.ts";
 
-export function buildProgram(): Command {
+/** Commands that talk to a control plane over HTTP; they do not need the control plane's own code. */
+const CLIENT_COMMANDS = new Set(["apply", "get", "describe", "events", "delete", "kubeconfig", "scale", "timeline"]);
+/** Global options that take a value (to find the command's name in argv). */
+const VALUE_OPTIONS = new Set(["--kubeconfig", "-n", "--namespace"]);
+
+function commandName(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (VALUE_OPTIONS.has(arg)) i++;
+    else if (!arg.startsWith("-")) return arg;
+  }
+  return undefined;
+}
+
+export async function buildProgram(argv: readonly string[] = []): Promise<Command> {
   const program = new Command("slipway")
     .description("Create and run Kubernetes clusters across clouds")
     .version("0.1.0")
+    .option("--kubeconfig <path>", "kubeconfig of the control plane (default: $KUBECONFIG, else ~/.slipway/kubeconfig)")
+    .option("-n, --namespace <namespace>", "namespace of the objects (default: the kubeconfig context's, else default)")
+    .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError()
     .exitOverride();
-  registerUpCommand(program);
+  // The control plane's code (API server, store, controllers) loads only when the command may need it,
+  // so that client commands start quickly.
+  if (!CLIENT_COMMANDS.has(commandName(argv) ?? "")) {
+    const { registerUpCommand } = await import("./up.ts");
+    registerUpCommand(program);
+    const { registerSimCloudCommands } = await import("../simcloud/cli.ts");
+    registerSimCloudCommands(program);
+  }
+  registerApplyCommand(program);
+  registerGetCommand(program);
+  registerDescribeCommand(program);
+  registerEventsCommand(program);
+  registerDeleteCommand(program);
+  registerKubeconfigCommand(program);
+  registerScaleCommand(program);
+  registerTimelineCommand(program);
   return program;
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  const program = await buildProgram(argv);
   try {
     await program.parseAsync(argv, { from: "user" });
     return 0;
@@ -27,10 +67,17 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`error: ${e.message}\n`);
       return 2;
     }
-    process.stderr.write(`error: ${(e as Error).message}\n`);
+    if (e instanceof ReportedFailure) return 1;
+    process.stderr.write(`error: ${errorLine(e)}\n`);
     return 1;
   }
 }
+
+// A reader that has seen enough (`slipway get clusters | head -1`) ends the command quietly.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(0);
+  throw error;
+});
 
 const code = await main(process.argv.slice(2));
 // Long-running commands (up, serve) keep the process alive through their servers; others end here.

@@ -1,0 +1,162 @@
+// Cluster provisioning end to end: a sim cloud in its own process, `slipway up` against it, the real
+// kubectl on both the control plane and the clusters it makes.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { eventually, kubectl, removeDir, REPO, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
+import type { CloudResource } from "../src/simcloud/types.ts";
+
+interface ClusterView {
+  status?: { phase?: string; reason?: string; message?: string; conditions?: { type: string; status: string }[]; controlPlane?: { ready: number; desired: number }; workers?: { ready: number; desired: number } };
+}
+
+const live = (resources: CloudResource[]) => resources.filter((r) => !["terminated", "deleted"].includes(r.state));
+
+function manifest(name: string, options: { region?: string; cp?: number; pools?: { name: string; replicas: number; region?: string }[] } = {}): string {
+  const region = options.region ?? "sim-east-1";
+  const pools = options.pools ?? [];
+  const regions = [...new Set([region, ...pools.map((p) => p.region ?? region)])];
+  const connections = regions.map((r) => `apiVersion: slipway.dev/v1alpha1\nkind: Connection\nmetadata:\n  name: ${r}\nspec:\n  provider: sim\n  region: ${r}\n`);
+  const workers = pools.map((p) => `    - name: ${p.name}\n      connection: ${p.region ?? region}\n      machineType: s1.small\n      replicas: ${p.replicas}\n`).join("");
+  const cluster = `apiVersion: slipway.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: ${name}\nspec:\n  controlPlane:\n    connection: ${region}\n    machineType: s1.medium\n    replicas: ${options.cp ?? 1}\n  workers:\n${workers || "    []\n"}`;
+  return [...connections, cluster].join("---\n");
+}
+
+describe("provisioning clusters on the sim cloud", () => {
+  let sim: RunningSimCloud;
+  let plane: RunningSlipway;
+  let kc: string;
+  const ok = (...args: string[]) => {
+    const r = kubectl(kc, args);
+    assert.equal(r.status, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const apply = (text: string) => {
+    const r = kubectl(kc, ["apply", "-f", "-"], text);
+    assert.equal(r.status, 0, r.stderr);
+  };
+  const cluster = (name: string): ClusterView => JSON.parse(ok("get", "cluster", name, "-o", "json")) as ClusterView;
+  const upArgs = () => ["--sim-endpoint", sim.url, "--sim-token", SIM_TOKEN, "--poll-interval", "200ms"];
+  const waitPhase = (name: string, phase: string, timeoutMs = 60_000) =>
+    eventually(() => {
+      const c = cluster(name);
+      if (c.status?.phase === "Failed" && phase !== "Failed") throw new Error(`cluster ${name} failed: ${c.status.reason}: ${c.status.message}`);
+      return c.status?.phase === phase ? c : undefined;
+    }, { timeoutMs, intervalMs: 250, what: `cluster ${name} to be ${phase}` });
+  const workloadKubeconfig = (name: string) => {
+    const file = join(plane.dataDir, `${name}.kubeconfig`);
+    writeFileSync(file, Buffer.from(ok("get", "secret", `${name}-kubeconfig`, "-o", "jsonpath={.data.value}"), "base64"));
+    return file;
+  };
+  const deleteAndCheckNothingLeft = async (name: string) => {
+    ok("delete", "cluster", name, "--timeout=120s");
+    assert.deepEqual(live(await sim.resourcesOf(`default/${name}`)).map((r) => `${r.kind} ${r.id} ${r.state}`), []);
+  };
+
+  before(async () => {
+    sim = await startSimCloud({ profile: "fast", seed: 11 });
+    plane = await startSlipway({ args: upArgs() });
+    kc = plane.kubeconfig;
+  });
+
+  after(async () => {
+    await plane.stop("SIGTERM");
+    await sim.stop();
+    removeDir(plane.dataDir);
+  });
+
+  it("brings the quickstart cluster to Running with every node Ready, and deletes everything it made", async () => {
+    const r = kubectl(kc, ["apply", "-f", join(REPO, "examples/quickstart.yaml")]);
+    assert.equal(r.status, 0, r.stderr);
+    const running = await waitPhase("quickstart", "Running");
+    assert.equal(running.status?.conditions?.find((c) => c.type === "Ready")?.status, "True");
+    const listed = ok("get", "clusters,machinepools,machines");
+    assert.match(listed, /quickstart\s+Running\s+3\/3\s+4\/4\s+v1\.31\.2/);
+    assert.match(listed, /quickstart-west\s+quickstart\s+2\/2\s+Running/);
+    assert.equal((listed.match(/machine\.slipway\.dev\/\S+\s+quickstart\s+\S+\s+Running/g) ?? []).length, 7);
+
+    const nodes = kubectl(workloadKubeconfig("quickstart"), ["get", "nodes", "--no-headers"]);
+    assert.equal(nodes.status, 0, nodes.stderr);
+    const lines = nodes.stdout.trim().split("\n");
+    assert.equal(lines.length, 7);
+    for (const line of lines) assert.match(line, /\sReady\s.*v1\.31\.2$/);
+    assert.equal(lines.filter((l) => /control-plane/.test(l)).length, 3);
+
+    const instances = live(await sim.resourcesOf("default/quickstart")).filter((r) => r.kind === "instance");
+    assert.equal(instances.length, 7, "one instance per machine");
+    await deleteAndCheckNothingLeft("quickstart");
+  });
+
+  it("scales a pool up and down, and the control plane from 1 to 3", async () => {
+    apply(manifest("scaled", { pools: [{ name: "work", replicas: 1 }] }));
+    await waitPhase("scaled", "Running");
+    ok("patch", "cluster", "scaled", "--type", "merge", "-p", JSON.stringify({ spec: { controlPlane: { replicas: 3 }, workers: [{ name: "work", connection: "sim-east-1", machineType: "s1.small", replicas: 3 }] } }));
+    await eventually(() => {
+      const c = cluster("scaled");
+      return c.status?.phase === "Running" && c.status.controlPlane?.ready === 3 && c.status.workers?.ready === 3;
+    }, { timeoutMs: 60_000, what: "3 control-plane and 3 worker nodes" });
+    const wl = workloadKubeconfig("scaled");
+    assert.equal(kubectl(wl, ["get", "nodes", "--no-headers"]).stdout.trim().split("\n").length, 6);
+
+    ok("patch", "cluster", "scaled", "--type", "merge", "-p", JSON.stringify({ spec: { workers: [{ name: "work", connection: "sim-east-1", machineType: "s1.small", replicas: 1 }] } }));
+    await eventually(() => {
+      const c = cluster("scaled");
+      const nodes = kubectl(wl, ["get", "nodes", "--no-headers"]).stdout.trim().split("\n");
+      return c.status?.phase === "Running" && c.status.workers?.ready === 1 && nodes.length === 4;
+    }, { timeoutMs: 60_000, what: "the pool to shrink to one node" });
+    assert.equal(live(await sim.resourcesOf("default/scaled")).filter((r) => r.kind === "instance").length, 4);
+    await deleteAndCheckNothingLeft("scaled");
+  });
+
+  it("refuses an over-quota cluster before building anything, and goes on once the quota is raised", async () => {
+    await sim.admin.setQuota("default", "sim-central-1", { vcpus: 4 });
+    apply(manifest("big", { region: "sim-central-1", pools: [{ name: "work", replicas: 3 }] }));
+    const failed = await waitPhase("big", "Failed");
+    assert.equal(failed.status?.reason, "QuotaExceeded");
+    assert.match(failed.status?.message ?? "", /vCPUs in connection "sim-central-1" is short by 1/);
+    assert.deepEqual(await sim.resourcesOf("default/big"), [], "nothing was created");
+    assert.match(ok("get", "events", "--field-selector", "involvedObject.name=big"), /QuotaExceeded/);
+    await sim.admin.setQuota("default", "sim-central-1", { vcpus: 64 });
+    await waitPhase("big", "Running", 90_000);
+    await deleteAndCheckNothingLeft("big");
+  });
+
+  it("reaches Running through transient errors and an instance death, with exactly the declared instances", async () => {
+    await sim.admin.setFaults({ errors: { "*": { InternalError: 0.1 } } });
+    try {
+      apply(manifest("rough", { region: "sim-west-1", pools: [{ name: "work", replicas: 2 }] }));
+      await eventually(() => (cluster("rough").status?.workers?.ready ?? 0) >= 1, { timeoutMs: 60_000, what: "a first worker" });
+      const victim = live(await sim.resourcesOf("default/rough")).find((r) => r.kind === "instance" && r.tags["slipway.dev/role"] !== undefined && /work/.test(r.tags["slipway.dev/owner"] ?? ""));
+      assert.ok(victim, "a worker instance to kill");
+      await sim.admin.killInstance(victim.id);
+      await eventually(async () => {
+        const c = cluster("rough");
+        const instances = live(await sim.resourcesOf("default/rough")).filter((r) => r.kind === "instance");
+        return c.status?.phase === "Running" && instances.length === 3 && !instances.some((i) => i.id === victim.id);
+      }, { timeoutMs: 90_000, what: "the cluster to recover with 3 live instances" });
+    } finally {
+      await sim.admin.setFaults({});
+    }
+    await deleteAndCheckNothingLeft("rough");
+  });
+
+  it("survives kill -9 of the control plane at any moment: no duplicate instance, Running, nothing left after delete", async () => {
+    apply(manifest("sturdy", { cp: 3, pools: [{ name: "work", replicas: 2 }] }));
+    // Seeded moments, spread over the creation.
+    const moments = [150, 900, 400, 1300];
+    for (const ms of moments) {
+      await new Promise((r) => setTimeout(r, ms));
+      await plane.stop("SIGKILL");
+      plane = await startSlipway({ dataDir: plane.dataDir, port: plane.port, args: upArgs() });
+    }
+    await waitPhase("sturdy", "Running", 90_000);
+    const instances = (await sim.resourcesOf("default/sturdy")).filter((r) => r.kind === "instance");
+    const perOwner = new Map<string, number>();
+    for (const i of instances) perOwner.set(i.tags["slipway.dev/owner"] ?? "", (perOwner.get(i.tags["slipway.dev/owner"] ?? "") ?? 0) + 1);
+    assert.deepEqual([...perOwner.values()].filter((n) => n > 1), [], `instances per machine: ${JSON.stringify([...perOwner])}`);
+    assert.equal(live(instances).length, 5);
+    await deleteAndCheckNothingLeft("sturdy");
+  });
+});

@@ -1,0 +1,74 @@
+// Starts `slipway sim-cloud serve` as its own process, as the control plane would find a real cloud,
+// with clients for its API and its admin endpoints.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SimCloudAdminClient, SimCloudClient } from "../../src/simcloud/client.ts";
+import type { CloudResource } from "../../src/simcloud/types.ts";
+import { freePort, SLIPWAY_BIN } from "./slipway.ts";
+
+export const SIM_TOKEN = "sim-test-token";
+export const SIM_ADMIN_TOKEN = "sim-test-admin-token";
+
+export interface RunningSimCloud {
+  url: string;
+  state: string;
+  process: ChildProcess;
+  api: SimCloudClient;
+  admin: SimCloudAdminClient;
+  /** Every resource tagged with the cluster (namespace/name), terminated instances included. */
+  resourcesOf(cluster: string): Promise<CloudResource[]>;
+  stop(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const p of running) p.kill("SIGKILL");
+});
+
+export async function startSimCloud(options: { profile?: string; seed?: number; timeScale?: number; state?: string } = {}): Promise<RunningSimCloud> {
+  const port = await freePort();
+  const state = options.state ?? join(mkdtempSync(join(tmpdir(), "slipway-sim-")), "sim.db");
+  const args = [
+    SLIPWAY_BIN, "sim-cloud", "serve",
+    "--port", String(port),
+    "--state", state,
+    "--profile", options.profile ?? "fast",
+    "--seed", String(options.seed ?? 1),
+    "--time-scale", String(options.timeScale ?? 1),
+    "--token", SIM_TOKEN,
+    "--admin-token", SIM_ADMIN_TOKEN,
+  ];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+  running.add(child);
+  let out = "";
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((res) => child.once("exit", () => { running.delete(child); res(); }));
+  await new Promise<void>((res, reject) => {
+    const timer = setTimeout(() => reject(new Error(`sim-cloud serve did not become ready:\n${out}`)), 30_000);
+    child.stdout!.on("data", () => {
+      if (/ready/.test(out)) {
+        clearTimeout(timer);
+        res();
+      }
+    });
+    void exited.then(() => reject(new Error(`sim-cloud serve exited:\n${out}`)));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const api = new SimCloudClient({ endpoint: url, token: SIM_TOKEN });
+  return {
+    url,
+    state,
+    process: child,
+    api,
+    admin: new SimCloudAdminClient({ endpoint: url, token: SIM_ADMIN_TOKEN }),
+    resourcesOf: async (cluster) => (await api.listResources()).filter((r) => r.tags["slipway.dev/cluster"] === cluster),
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
