@@ -6,7 +6,7 @@
 //   scheduler of this graph can beat;
 // - a strictly sequential flow, each resource and each machine one after another, as CB-Ladybug's
 //   bootstrap loop does.
-// Usage: npm run bench:provision [-- --time-scale 0.05 --runs 3]
+// Usage: npm run bench:provision [-- --time-scale 0.2 --runs 3]
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
@@ -77,7 +77,7 @@ function flag(name: string, fallback: number): number {
 }
 
 async function main(): Promise<void> {
-  const timeScale = flag("time-scale", 0.05);
+  const timeScale = flag("time-scale", 0.2);
   const runs = flag("runs", 3);
   const profile = PROFILES.realistic;
   const shape = quickstartShape();
