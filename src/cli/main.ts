@@ -41,6 +41,8 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
     registerUpCommand(program);
     const { registerSimCloudCommands } = await import("../simcloud/cli.ts");
     registerSimCloudCommands(program);
+    const { registerStartCommand } = await import("./start.ts");
+    registerStartCommand(program);
   }
   registerApplyCommand(program);
   registerGetCommand(program);

@@ -40,7 +40,10 @@ process.on("exit", () => {
 export async function startSlipway(options: { dataDir?: string; port?: number; args?: string[]; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunningSlipway> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "slipway-e2e-"));
   const port = options.port ?? (await freePort());
-  const child = spawn(process.execPath, [SLIPWAY_BIN, "up", "--data-dir", dataDir, "--port", String(port), ...(options.args ?? [])], {
+  const args = options.args ?? [];
+  // Tests run side by side: an embedded sim cloud takes a free port unless told otherwise.
+  const simPort = args.includes("--sim-endpoint") || args.includes("--sim-port") ? [] : ["--sim-port", "0"];
+  const child = spawn(process.execPath, [SLIPWAY_BIN, "up", "--data-dir", dataDir, "--port", String(port), ...simPort, ...args], {
     env: { ...process.env, ...options.env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,0 +1,79 @@
+// How the CLI prints: aligned columns as kubectl prints them, objects as YAML or JSON, ages and durations.
+import { stringify } from "yaml";
+import type { ApiResource, KubeObject } from "../kubeclient/index.ts";
+import { UsageError } from "./usage.ts";
+
+/** Where commands write; a test passes its own. */
+export interface Output {
+  write(text: string): unknown;
+  isTTY?: boolean;
+  columns?: number;
+}
+
+/** Columns separated by three spaces, each as wide as its widest cell; the last one is not padded. */
+export function renderTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? "").length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join("   ")
+      .trimEnd();
+  return [line(headers), ...rows.map(line)].map((l) => `${l}\n`).join("");
+}
+
+/** Time since `since`, as kubectl prints ages: 45s, 3m12s, 5h, 2d. */
+export function formatAge(since: string | undefined, now = Date.now()): string {
+  if (!since) return "<unknown>";
+  const at = Date.parse(since);
+  if (Number.isNaN(at)) return "<invalid>";
+  const seconds = Math.max(0, Math.floor((now - at) / 1000));
+  const minutes = Math.floor(seconds / 60);
+  const hours = Math.floor(minutes / 60);
+  const days = Math.floor(hours / 24);
+  if (seconds < 120) return `${seconds}s`;
+  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
+  if (hours < 3) return `${minutes}m`;
+  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
+  if (days < 2) return `${hours}h`;
+  if (days < 8) return hours % 24 === 0 ? `${days}d` : `${days}d${hours % 24}h`;
+  return `${days}d`;
+}
+
+/** A duration for people: 0.4s, 12.0s, 3m05s, 1h02m. */
+export function formatDuration(ms: number): string {
+  const clamped = Math.max(0, ms);
+  if (clamped < 60_000) return `${(clamped / 1000).toFixed(1)}s`;
+  const seconds = Math.floor(clamped / 1000);
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m${String(seconds % 60).padStart(2, "0")}s`;
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
+}
+
+/** How kubectl names a resource in its messages: `cluster.slipway.dev`, or `secret` in the core group. */
+export function resourceLabel(resource: Pick<ApiResource, "singularName" | "group">): string {
+  return resource.group === "" ? resource.singularName : `${resource.singularName}.${resource.group}`;
+}
+
+export const OUTPUT_FORMATS = ["wide", "yaml", "json", "name"] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** Checks `-o` once, at the edge. */
+export function parseOutputFormat(text: string | undefined): OutputFormat | undefined {
+  if (text === undefined) return undefined;
+  if (!(OUTPUT_FORMATS as readonly string[]).includes(text)) {
+    throw new UsageError(`-o must be one of ${OUTPUT_FORMATS.join(", ")} (got "${text}")`);
+  }
+  return text as OutputFormat;
+}
+
+/** One object, or several as a `List`, in YAML or JSON as kubectl prints them. */
+export function renderObjects(format: "yaml" | "json", objects: KubeObject | KubeObject[]): string {
+  const document = Array.isArray(objects) ? { apiVersion: "v1", kind: "List", metadata: { resourceVersion: "" }, items: objects } : objects;
+  return format === "json" ? `${JSON.stringify(document, null, 4)}\n` : stringify(document, { lineWidth: 0 });
+}
+
+/** Cuts a line to the terminal's width, so that redrawing in place never wraps. */
+export function fitWidth(line: string, columns: number): string {
+  const chars = [...line];
+  return chars.length <= columns ? line : `${chars.slice(0, Math.max(0, columns - 1)).join("")}…`;
+}

@@ -1,0 +1,72 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { ClusterObject, ClusterStep } from "../api/kinds.ts";
+import { bar, criticalPath, renderTimeline } from "./timeline.ts";
+
+const T0 = Date.parse("2026-01-01T00:00:00Z");
+const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+const step = (name: string, start: number, end?: number, outcome: ClusterStep["outcome"] = end === undefined ? "Running" : "Succeeded"): ClusterStep => ({
+  name,
+  startedAt: at(start),
+  ...(end === undefined ? {} : { finishedAt: at(end) }),
+  outcome,
+});
+
+function cluster(steps: ClusterStep[], phase = "Provisioning"): ClusterObject {
+  return {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Cluster",
+    metadata: { name: "q", creationTimestamp: at(0) },
+    spec: { controlPlane: { connection: "east", machineType: "s1.medium" } },
+    status: { phase: phase as "Provisioning", steps },
+  } as ClusterObject;
+}
+
+describe("bar", () => {
+  it("starts on a whole cell, ends on an eighth, and marks an instant with a thin line", () => {
+    assert.equal(bar(0, 2.5, 6, "█"), "██▌   ");
+    assert.equal(bar(3, 6, 6, "█"), "   ███");
+    assert.equal(bar(2, 2, 6, "█"), "  ▏   ");
+    assert.equal(bar(1, 3, 6, "░"), " ░░   ");
+    assert.equal([...bar(0, 9, 6, "█")].length, 6, "never wider than the field");
+  });
+});
+
+describe("criticalPath", () => {
+  it("follows back from the last step through the step that ended last before each began", () => {
+    const steps = [step("Validate", 0, 1), step("Network", 1, 3), step("KeyPair", 1, 2), step("Subnet", 3, 4), step("Worker", 4, 8), step("ControlPlane", 4, 10), step("Ready", 10, 10)];
+    assert.deepEqual(
+      criticalPath(steps, T0).map((s) => s.name),
+      ["Validate", "Network", "Subnet", "ControlPlane", "Ready"],
+    );
+  });
+
+  it("counts a running step up to now", () => {
+    const steps = [step("Validate", 0, 1), step("Network", 1), step("KeyPair", 1, 2)];
+    assert.deepEqual(
+      criticalPath(steps, T0 + 5000).map((s) => s.name),
+      ["Validate", "Network"],
+    );
+  });
+});
+
+describe("renderTimeline", () => {
+  const steps = [step("Validate", 0, 1), step("Network east", 1, 3), step("Worker q-east-0", 3, 9, "Failed"), step("Worker q-east-1", 9)];
+
+  it("fits the width, puts every step on one axis, and marks running and failed steps", () => {
+    const text = renderTimeline(cluster(steps), { width: 72, now: T0 + 12_000 });
+    const lines = text.trimEnd().split("\n");
+    for (const line of lines) assert.ok([...line].length <= 72, `fits: ${line}`);
+    assert.equal(lines[0], "cluster/q  Provisioning  12.0s from creation so far");
+    const row = (name: string) => lines.find((l) => l.startsWith(`${name} `))!.split("|");
+    assert.equal(row("Validate")[2], "  0.0s → 1.0s");
+    assert.equal(row("Worker q-east-0")[2], "  3.0s → 9.0s ✗");
+    assert.equal(row("Worker q-east-1")[2], "  9.0s → …");
+    assert.match(row("Worker q-east-1")[1]!, /░+$/, "a running step reaches now, drawn lighter");
+    assert.match(text, /^critical path \(12\.0s of 12\.0s\): Validate → Network east\n {2}→ Worker q-east-0 → Worker q-east-1$/m, "wrapped before the width");
+  });
+
+  it("says when there is nothing to draw yet", () => {
+    assert.match(renderTimeline(cluster([], "Pending"), { width: 80, now: T0 }), /no steps recorded yet/);
+  });
+});
