@@ -176,6 +176,6 @@ async function waitForClusters(session: Session, applied: Applied, timeout: { ms
   }
   if (!applied.failed) {
     const first = applied.clusters[0]!.name;
-    session.out.write(`\nNext: slipway kubeconfig ${first} --merge   (or: slipway describe cluster ${first})\n`);
+    session.out.write(`\nNext: npx slipway kubeconfig ${first} --merge   (or: npx slipway describe cluster ${first})\n`);
   }
 }

@@ -7,18 +7,19 @@ import type { StoreKind } from "../controlplane/stores.ts";
 import { createLogger } from "./logging.ts";
 import { parseDuration, parsePort, UsageError } from "./usage.ts";
 import { isProfileName } from "../simcloud/profiles.ts";
+import { defaultKubeconfigPath } from "./connect.ts";
 
-/** What a newcomer can do next; every line works as printed. */
+/** What a newcomer can do next; every line works as printed from the project's folder. */
 export function nextSteps(kubeconfig: string, simUrl: string | undefined): string[] {
-  const kc = kubeconfig === join(defaultDataDir(), "kubeconfig") ? "" : ` --kubeconfig ${kubeconfig}`;
+  const kc = kubeconfig === defaultKubeconfigPath() ? "" : ` --kubeconfig ${kubeconfig}`;
   return [
     `Next:`,
-    `  slipway${kc} apply -f examples/quickstart.yaml --wait   # a 3+4 machine cluster across two regions`,
-    `  slipway${kc} get clusters`,
-    `  slipway${kc} describe cluster quickstart`,
-    `  slipway${kc} kubeconfig quickstart > quickstart.kubeconfig && kubectl --kubeconfig quickstart.kubeconfig get nodes`,
+    `  npx slipway${kc} apply -f examples/quickstart.yaml --wait   # a 3+4 machine cluster across two regions`,
+    `  npx slipway${kc} get clusters`,
+    `  npx slipway${kc} describe cluster quickstart`,
+    `  npx slipway${kc} kubeconfig quickstart > quickstart.kubeconfig && kubectl --kubeconfig quickstart.kubeconfig get nodes`,
     `  KUBECONFIG=${kubeconfig} kubectl get clusters,machinepools,machines`,
-    ...(simUrl ? [`  slipway sim-cloud resources --endpoint ${simUrl}`] : []),
+    ...(simUrl ? [`  npx slipway sim-cloud resources --endpoint ${simUrl}`] : []),
   ];
 }
 
