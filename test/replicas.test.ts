@@ -1,8 +1,10 @@
-// Several `slipway up` replicas on a 3-node etcd cluster split the controllers' work and take over from
-// one another: every change is reconciled by exactly one replica (each Operation phase change is
-// recorded by one Event, from one replica); a replica killed with SIGKILL has its shards taken over
-// within twice the lease TTL, one stopped with SIGTERM within a second; killing the etcd leader loses
-// nothing and stalls work only for the election. The measured times are printed.
+// Several `slipway up` replicas on a 3-node etcd cluster, sharing one sim cloud, split the controllers'
+// work and take over from one another while they build real clusters: every change is reconciled by
+// exactly one replica (each Operation phase change is recorded by one Event, from one replica); a
+// replica killed with SIGKILL has its shards taken over within twice the lease TTL, one stopped with
+// SIGTERM within a second; killing the etcd leader loses nothing and stalls work only for the election.
+// Clusters are created paused (their Create operation starts and waits) and resumed to let them build,
+// so each step happens while the test chooses. The measured times are printed.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -14,6 +16,7 @@ import { SHARD_COUNT, shardOf, shardOwner } from "../src/runtime/shards.ts";
 import { EtcdStore } from "../src/store/etcd.ts";
 import { startEtcd, type EtcdCluster } from "./support/etcd.ts";
 import { eventually, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
 
 const LEASE_TTL_MS = 5_000;
 const NAMESPACE = "default";
@@ -78,6 +81,7 @@ function msSince(start: number): number {
 
 describe("replicas sharing an etcd cluster", { timeout: 180_000 }, () => {
   let etcd: EtcdCluster;
+  let sim: RunningSimCloud;
   let coordination: EtcdStore;
   const replicas = new Map<string, RunningSlipway>();
   const env = { SLIPWAY_ENCRYPTION_KEY: randomBytes(32).toString("base64") };
@@ -90,7 +94,10 @@ describe("replicas sharing an etcd cluster", { timeout: 180_000 }, () => {
       port: reuse?.port,
       env,
       timeoutMs: 60_000,
-      args: ["--store", "etcd", "--etcd-endpoints", etcd.endpoints.join(","), "--replica-name", name, "--log-level", "debug"],
+      args: [
+        "--store", "etcd", "--etcd-endpoints", etcd.endpoints.join(","), "--replica-name", name, "--log-level", "debug",
+        "--sim-endpoint", sim.url, "--sim-token", SIM_TOKEN, "--poll-interval", "100ms",
+      ],
     });
     replicas.set(name, replica);
     return replica;
@@ -123,35 +130,37 @@ describe("replicas sharing an etcd cluster", { timeout: 180_000 }, () => {
     return response.body;
   }
 
-  /** Creates a cluster and an Operation creating it; returns the operation's name. */
+  /** Creates a paused cluster; its Create operation (made by the API) starts and waits. Returns the operation's name. */
   async function clusterWithOperation(name: string): Promise<string> {
-    const cluster = (await ok("POST", CLUSTERS, {
+    await ok("POST", CLUSTERS, {
       apiVersion: "slipway.dev/v1alpha1",
       kind: "Cluster",
       metadata: { name },
-      spec: { controlPlane: { connection: "sim-east", machineType: "m.large" } },
-    })) as { metadata: ObjectMeta };
-    await ok("POST", OPS, {
-      apiVersion: "slipway.dev/v1alpha1",
-      kind: "Operation",
-      metadata: { name: `create-${name}` },
-      spec: {
-        type: "Create",
-        target: { apiVersion: "slipway.dev/v1alpha1", kind: "Cluster", name, uid: cluster.metadata.uid },
-        generation: cluster.metadata.generation,
-      },
+      spec: { paused: true, controlPlane: { connection: "sim-east", machineType: "s1.medium" } },
     });
-    return `create-${name}`;
+    return `${name}-create-1`;
   }
 
-  /** Marks the cluster Running for the generation the operation waits for (retrying while etcd elects). */
+  /** Resumes the cluster, so it is built (retrying while etcd elects). */
   async function clusterRuns(name: string): Promise<void> {
     await eventually(
       async () => {
-        const response = await api.call("PATCH", `${CLUSTERS}/${name}/status`, { status: { phase: "Running", observedGeneration: 1 } }, "application/merge-patch+json");
+        const response = await api.call("PATCH", `${CLUSTERS}/${name}`, { spec: { paused: false } }, "application/merge-patch+json");
         return response.status === 200;
       },
-      { timeoutMs: 20_000, intervalMs: 20, what: `the status of ${name} to be written` },
+      { timeoutMs: 20_000, intervalMs: 20, what: `${name} to be resumed` },
+    );
+  }
+
+  /** Resolves once a replica has reconciled every cluster's resumed spec (observedGeneration 2). */
+  async function reconciledAgain(names: string[], timeoutMs: number): Promise<void> {
+    await eventually(
+      async () => {
+        const list = (await ok("GET", CLUSTERS)) as { items: { metadata: { name: string }; status?: { observedGeneration?: number } }[] };
+        const seen = new Map(list.items.map((c) => [c.metadata.name, c.status?.observedGeneration ?? 0]));
+        return names.every((n) => (seen.get(n) ?? 0) >= 2) || undefined;
+      },
+      { timeoutMs, intervalMs: 5, what: `${names.length} clusters to be reconciled after being resumed` },
     );
   }
 
@@ -225,10 +234,19 @@ describe("replicas sharing an etcd cluster", { timeout: 180_000 }, () => {
   }
 
   before(async () => {
+    sim = await startSimCloud({ profile: "instant" });
+    // Every cluster of the test lives in one region: room for all of them.
+    await sim.admin.setQuota("default", "sim-east-1", { vcpus: 1000, instances: 200, networks: 100, loadBalancers: 100, publicIps: 100 });
     etcd = await startEtcd({ members: 3 });
     coordination = await EtcdStore.connect(etcd.endpoints);
     for (const name of ["replica-0", "replica-1", "replica-2"]) await startReplica(name);
     api = apiOf(replicas.get("replica-0")!.kubeconfig);
+    await ok("POST", `/apis/slipway.dev/v1alpha1/namespaces/${NAMESPACE}/connections`, {
+      apiVersion: "slipway.dev/v1alpha1",
+      kind: "Connection",
+      metadata: { name: "sim-east" },
+      spec: { provider: "sim", region: "sim-east-1" },
+    });
     await settledOn(["replica-0", "replica-1", "replica-2"]);
   });
 
@@ -239,6 +257,7 @@ describe("replicas sharing an etcd cluster", { timeout: 180_000 }, () => {
       removeDir(replica.dataDir);
     }
     await coordination?.close();
+    await sim?.stop();
     // The etcd processes do not hold the event loop open: keep it running until they have exited.
     const keepRunning = setInterval(() => {}, 1000);
     try {
@@ -258,7 +277,7 @@ describe("replicas sharing an etcd cluster", { timeout: 180_000 }, () => {
     const all = await events([...ops.values()]);
     const byReplica = new Map<string, number>();
     for (const name of names) {
-      const op = ops.get(`create-${name}`)!;
+      const op = ops.get(`${name}-create-1`)!;
       const mine = all.filter((e) => e.involvedObject.uid === op.metadata.uid);
       assert.deepEqual(mine.map((e) => `${e.reason}x${e.count}`).sort(), ["Startedx1", "Succeededx1"], `events of ${op.metadata.name}`);
       const holder = held.get(shardOf(`${NAMESPACE}/${name}`))!.replica;
@@ -285,8 +304,9 @@ describe("replicas sharing an etcd cluster", { timeout: 180_000 }, () => {
     const released = msSince(start);
     await Promise.all(names.map((n) => clusterRuns(n)));
     // ...are reconciled by the replicas that took over.
-    await allInPhase(opNames, "Succeeded", 10_000, 5);
+    await reconciledAgain(names, 10_000);
     const resumed = msSince(start);
+    await allInPhase(opNames, "Succeeded", 30_000);
     const moved = await shardsMoved;
     assert.equal(await exited, 0, "a replica stops cleanly on SIGTERM");
     replicas.delete(victim);
@@ -320,8 +340,9 @@ describe("replicas sharing an etcd cluster", { timeout: 180_000 }, () => {
     const shardsMoved = shardsLeave(start, victim, victimShards);
     // Nobody works on these changes until the dead replica's lease has expired.
     await Promise.all(names.map((n) => clusterRuns(n)));
-    await allInPhase(opNames, "Succeeded", 2 * LEASE_TTL_MS, 5);
+    await reconciledAgain(names, 2 * LEASE_TTL_MS);
     const resumed = msSince(start);
+    await allInPhase(opNames, "Succeeded", 30_000);
     const moved = await shardsMoved;
     await killed.stop("SIGKILL");
     replicas.delete(victim);

@@ -41,6 +41,11 @@ export interface ClusterDeps {
 export interface ClusterTiming {
   /** Requeue delay while waiting on children (default 1000 ms). */
   pollMs: number;
+  /**
+   * Requeue delay of a cluster that is not Ready yet (default 10 × pollMs). Every change of a child
+   * requeues the cluster anyway; this only catches what no watch reports.
+   */
+  recheckMs: number;
   /** Requeue delay after a failed validation, to notice a raised quota (default 30 s). */
   revalidateMs: number;
 }
@@ -225,6 +230,23 @@ function controlPlaneInfrastructure(scope: ClusterScope): InfrastructureObject |
   return scope.infrastructures.find((i) => i.spec.controlPlane && i.spec.connection === scope.object.spec.controlPlane.connection);
 }
 
+/** Versions of kubeconfig Secrets already parsed (the check below runs on every reconcile of a cluster). */
+const parsedKubeconfigs = new Map<string, { server: string; tlsServerName?: string }>();
+const PARSED_KUBECONFIGS_KEPT = 16_384;
+
+/** The server a kubeconfig Secret points at, parsed once per version of the Secret. */
+function kubeconfigTarget(secret: SecretObject): { server: string; tlsServerName?: string } {
+  const version = `${secret.metadata.uid}/${secret.metadata.resourceVersion}`;
+  let target = parsedKubeconfigs.get(version);
+  if (!target) {
+    const parsed = parseKubeconfig(Buffer.from(secret.data!.value!, "base64").toString("utf8"));
+    target = { server: parsed.server, tlsServerName: parsed.tlsServerName };
+    if (parsedKubeconfigs.size >= PARSED_KUBECONFIGS_KEPT) parsedKubeconfigs.delete(parsedKubeconfigs.keys().next().value!);
+    parsedKubeconfigs.set(version, target);
+  }
+  return target;
+}
+
 /** Publishes the API endpoint and the admin kubeconfig as soon as the load balancer exists. */
 export const publishEndpoint: Phase<ClusterScope> = async (ctx, scope) => {
   const cluster = scope.object;
@@ -236,7 +258,7 @@ export const publishEndpoint: Phase<ClusterScope> = async (ctx, scope) => {
   const name = names.kubeconfigSecret(cluster.metadata.name!);
   const existing = await secrets.tryGet(cluster.metadata.namespace, name);
   if (existing?.data?.value) {
-    const current = parseKubeconfig(Buffer.from(existing.data.value, "base64").toString("utf8"));
+    const current = kubeconfigTarget(existing);
     if (current.server === url && current.tlsServerName === lb.host) {
       status(scope).kubeconfigSecretName = name;
       return;
@@ -370,7 +392,15 @@ export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
   }
 };
 
+/** A paused cluster is left as it is: nothing is created, scaled or replaced until it is resumed. */
+export const honourPause: Phase<ClusterScope> = (_ctx, scope) => {
+  if (!scope.object.spec.paused) return;
+  scope.waitingOn = "spec.paused to be unset";
+  return { halt: true };
+};
+
 export const clusterPhases: readonly Phase<ClusterScope>[] = [
+  honourPause,
   validate,
   async (ctx, scope) => {
     // Secrets and infrastructure are independent: make them side by side.
@@ -380,7 +410,7 @@ export const clusterPhases: readonly Phase<ClusterScope>[] = [
   ensureControlPlane,
   ensureNetworkPlugin,
   ensureWorkerPools,
-  (_ctx, scope) => ({ requeueAfterMs: isTrue(scope.object.status?.conditions, "Ready") ? undefined : scope.timing.pollMs }),
+  (_ctx, scope) => ({ requeueAfterMs: isTrue(scope.object.status?.conditions, "Ready") ? undefined : scope.timing.recheckMs }),
 ];
 
 // ---- deletion ----
