@@ -1,6 +1,9 @@
 // Server-side printing: `Table` responses (meta.k8s.io/v1) built from a kind's printer columns.
 import type { KindDefinition, PrinterColumn } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
+import { humanAge } from "../api/age.ts";
+
+export { humanAge };
 
 export type IncludeObject = "None" | "Metadata" | "Object";
 
@@ -43,24 +46,6 @@ export function readPath(object: unknown, path: string): unknown {
     value = (value as Record<string, unknown>)[part];
   }
   return value;
-}
-
-/** Age as kubectl prints it: 45s, 12m, 3h4m, 5d, 2y. */
-export function humanAge(since: string | undefined, now = Date.now()): string {
-  if (!since) return "<unknown>";
-  const seconds = Math.max(0, Math.floor((now - Date.parse(since)) / 1000));
-  if (Number.isNaN(seconds)) return "<invalid>";
-  const minutes = Math.floor(seconds / 60);
-  const hours = Math.floor(minutes / 60);
-  const days = Math.floor(hours / 24);
-  if (seconds < 120) return `${seconds}s`;
-  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
-  if (hours < 3) return `${minutes}m`;
-  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
-  if (days < 2) return `${hours}h`;
-  if (days < 8) return hours % 24 === 0 ? `${days}d` : `${days}d${hours % 24}h`;
-  if (days < 365 * 2) return `${days}d`;
-  return `${Math.floor(days / 365)}y`;
 }
 
 const NAME_COLUMN: PrinterColumn = {

@@ -1,4 +1,5 @@
 // How the CLI prints: aligned columns as kubectl prints them, objects as YAML or JSON, ages and durations.
+import { humanAge } from "../api/age.ts";
 import { stringify } from "yaml";
 import type { ApiResource, KubeObject } from "../kubeclient/index.ts";
 import { UsageError } from "./usage.ts";
@@ -23,20 +24,7 @@ export function renderTable(headers: readonly string[], rows: readonly (readonly
 
 /** Time since `since`, as kubectl prints ages: 45s, 3m12s, 5h, 2d. */
 export function formatAge(since: string | undefined, now = Date.now()): string {
-  if (!since) return "<unknown>";
-  const at = Date.parse(since);
-  if (Number.isNaN(at)) return "<invalid>";
-  const seconds = Math.max(0, Math.floor((now - at) / 1000));
-  const minutes = Math.floor(seconds / 60);
-  const hours = Math.floor(minutes / 60);
-  const days = Math.floor(hours / 24);
-  if (seconds < 120) return `${seconds}s`;
-  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`;
-  if (hours < 3) return `${minutes}m`;
-  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`;
-  if (days < 2) return `${hours}h`;
-  if (days < 8) return hours % 24 === 0 ? `${days}d` : `${days}d${hours % 24}h`;
-  return `${days}d`;
+  return humanAge(since, now);
 }
 
 /** A duration for people: 0.4s, 12.0s, 3m05s, 1h02m. */
