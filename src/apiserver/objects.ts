@@ -39,6 +39,11 @@ export interface ListOptions {
   fieldSelector?: string;
   limit?: number;
   continue?: string;
+  /**
+   * Only objects whose name starts with this (in-process callers only). Within one namespace, or for a
+   * cluster-scoped kind, it narrows the key range read instead of filtering what was read.
+   */
+  namePrefix?: string;
 }
 
 export interface ObjectList {
@@ -169,8 +174,11 @@ export class ObjectService {
   }
 
   async list(def: KindDefinition, namespace: string | undefined, options: ListOptions = {}): Promise<ObjectList> {
-    const matches = this.matcher(def, options.labelSelector, options.fieldSelector);
-    const prefix = this.prefix(def, namespace);
+    const selected = this.matcher(def, options.labelSelector, options.fieldSelector);
+    const namePrefix = options.namePrefix ?? "";
+    const ranged = !def.namespaced || namespace !== undefined;
+    const matches = ranged || namePrefix === "" ? selected : (o: KubeObject) => (o.metadata.name ?? "").startsWith(namePrefix) && selected(o);
+    const prefix = this.prefix(def, namespace) + (ranged ? namePrefix : "");
     let continueAfter: string | undefined;
     let revision: number | undefined;
     if (options.continue) {

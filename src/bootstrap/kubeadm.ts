@@ -63,6 +63,8 @@ export interface ClusterConfiguration {
   controlPlaneEndpoint: string;
   networking: { podSubnet: string; serviceSubnet: string; dnsDomain: string };
   certificatesDir?: string;
+  /** The key algorithm of the PKI (v1beta4): the keys Slipway hands over are ECDSA P-256. */
+  encryptionAlgorithm?: "RSA-2048" | "RSA-3072" | "RSA-4096" | "ECDSA-P256" | "ECDSA-P384";
 }
 
 export interface JoinConfiguration {
@@ -88,6 +90,7 @@ function clusterConfiguration(input: ClusterConfigurationInput): ClusterConfigur
     controlPlaneEndpoint: input.controlPlaneEndpoint,
     networking: { podSubnet: input.podSubnet, serviceSubnet: input.serviceSubnet, dnsDomain: input.dnsDomain },
     certificatesDir: "/etc/kubernetes/pki",
+    encryptionAlgorithm: "ECDSA-P256",
   };
 }
 

@@ -210,16 +210,16 @@ test("a CA made by openssl with an RSA key (as kubeadm makes them) can issue cer
   assert.equal(keyMatchesCertificate(ca), true);
 });
 
-test("the service-account key pair is RSA 2048 and signs tokens the public key verifies", async () => {
+test("the service-account key pair is ECDSA P-256 and signs tokens (ES256) the public key verifies", async () => {
   const { publicKeyPem, privateKeyPem } = await createServiceAccountKeyPair();
   assert.match(publicKeyPem, /^-----BEGIN PUBLIC KEY-----\n/);
   assert.match(privateKeyPem, /^-----BEGIN PRIVATE KEY-----\n/);
   const key = createPrivateKey(privateKeyPem);
-  assert.equal(key.asymmetricKeyType, "rsa");
-  assert.equal(key.asymmetricKeyDetails?.modulusLength, 2048);
-  const payload = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQ6ZGVmYXVsdDpkZWZhdWx0In0";
-  const signature = createSign("RSA-SHA256").update(payload).sign(privateKeyPem);
-  assert.equal(createVerify("RSA-SHA256").update(payload).verify(publicKeyPem, signature), true);
+  assert.equal(key.asymmetricKeyType, "ec");
+  assert.equal(key.asymmetricKeyDetails?.namedCurve, "prime256v1");
+  const payload = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQ6ZGVmYXVsdDpkZWZhdWx0In0";
+  const signature = createSign("SHA256").update(payload).sign({ key: privateKeyPem, dsaEncoding: "ieee-p1363" });
+  assert.equal(createVerify("SHA256").update(payload).verify({ key: publicKeyPem, dsaEncoding: "ieee-p1363" }, signature), true);
 });
 
 /** A reproducible byte source (xorshift32) for bootstrap tokens. */

@@ -2,6 +2,7 @@
 // server URL, per-request time limits, and the answers turned into parsed bodies or named errors.
 import * as http from "node:http";
 import * as https from "node:https";
+import { createSecureContext } from "node:tls";
 import { KubeTimeoutError, KubeUnreachableError, kubeApiError } from "./errors.ts";
 
 export interface TransportOptions {
@@ -79,8 +80,12 @@ export class Transport {
       this.url.protocol === "https:"
         ? new https.Agent({
             keepAlive: true,
-            ...(options.caCertPem ? { ca: options.caCertPem } : {}),
-            ...(options.clientCertPem && options.clientKeyPem ? { cert: options.clientCertPem, key: options.clientKeyPem } : {}),
+            // One TLS context for every connection of the pool: made per connection (the default), it
+            // parses the CA and the client key again each time.
+            secureContext: createSecureContext({
+              ...(options.caCertPem ? { ca: options.caCertPem } : {}),
+              ...(options.clientCertPem && options.clientKeyPem ? { cert: options.clientCertPem, key: options.clientKeyPem } : {}),
+            }),
             ...(options.tlsServerName ? { servername: options.tlsServerName } : {}),
           })
         : new http.Agent({ keepAlive: true });

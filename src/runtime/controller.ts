@@ -13,6 +13,7 @@ import type { Informer } from "./informer.ts";
 import { objectKey, splitKey } from "./keys.ts";
 import type { ControllerMetrics, ReconcileOutcome } from "./metrics.ts";
 import { WorkQueue, type BackoffOptions } from "./queue.ts";
+import type { LoopPacer } from "./pacer.ts";
 import { ShardLostError, type ShardSet } from "./shards.ts";
 
 export interface Result {
@@ -61,6 +62,8 @@ export interface ControllerDependencies {
   log: Logger;
   clock: Clock;
   metrics?: ControllerMetrics;
+  /** When set, workers wait for room on the event loop before taking a key. */
+  pacer?: LoopPacer;
 }
 
 export class Controller<T extends KubeObject> {
@@ -88,7 +91,8 @@ export class Controller<T extends KubeObject> {
     this.unsubscribe.push(
       this.informer.on({
         added: (o) => this.enqueue(objectKey(o)),
-        updated: (_, o) => this.enqueue(objectKey(o)),
+        // A resync hands the same object again: a re-check, which must not crowd out real changes.
+        updated: (previous, o) => (previous === o ? this.recheck(objectKey(o)) : this.enqueue(objectKey(o))),
         deleted: (o) => this.enqueue(objectKey(o)),
       }),
       deps.shards.onActivated((shards) => this.enqueueShards(shards)),
@@ -105,12 +109,31 @@ export class Controller<T extends KubeObject> {
     if (this.deps.shards.isActive(this.shardOf(key))) this.queue.add(key);
   }
 
-  /** Changes to objects of another kind queue the keys `keysOf` names (e.g. an owner's key). */
-  watch<U extends KubeObject>(informer: Informer<U>, keysOf: (object: U) => readonly string[]): void {
+  /** Queues the key for a re-check (behind changed keys) if this replica works on its shard. */
+  private recheck(key: string): void {
+    if (this.deps.shards.isActive(this.shardOf(key))) this.queue.addAfter(key, 0);
+  }
+
+  /**
+   * Changes to objects of another kind queue the keys `keysOf` names (e.g. an owner's key). With
+   * `changed`, an update queues them only when it says the change matters to this controller (every
+   * status write of a busy kind would otherwise queue its watchers again).
+   */
+  watch<U extends KubeObject>(informer: Informer<U>, keysOf: (object: U) => readonly string[], changed?: (previous: U, object: U) => boolean): void {
     const each = (object: U) => {
       for (const key of keysOf(object)) this.enqueue(key);
     };
-    this.unsubscribe.push(informer.on({ added: each, updated: (_, o) => each(o), deleted: each }));
+    this.unsubscribe.push(
+      informer.on({
+        added: each,
+        updated: (previous, object) => {
+          if (previous === object) {
+            for (const key of keysOf(object)) this.recheck(key);
+          } else if (!changed || changed(previous, object)) each(object);
+        },
+        deleted: each,
+      }),
+    );
   }
 
   start(): void {
@@ -137,6 +160,7 @@ export class Controller<T extends KubeObject> {
 
   private async work(): Promise<void> {
     for (;;) {
+      await this.deps.pacer?.admit();
       const key = await this.queue.get();
       if (key === undefined) return;
       const ticket = this.deps.shards.begin(this.shardOf(key));

@@ -13,6 +13,7 @@ import { Controller, type ControllerOptions } from "./controller.ts";
 import { EventRecorder } from "./events.ts";
 import { Informers, type Informer } from "./informer.ts";
 import { ControllerMetrics } from "./metrics.ts";
+import { LoopPacer, type LoopPacerOptions } from "./pacer.ts";
 import { ProcessShards, ShardSet, type ShardCoordinator } from "./shards.ts";
 
 export interface ControllerManagerOptions {
@@ -30,6 +31,8 @@ export interface ControllerManagerOptions {
   /** How long a stopping replica lets work in flight finish. Default 10 s. */
   shutdownGraceMs?: number;
   shardCount?: number;
+  /** Workers wait while the event loop lags more than this (the API server shares the loop). */
+  pacer?: LoopPacerOptions;
 }
 
 export class ManagerStartedError extends Error {
@@ -49,6 +52,7 @@ export class ControllerManager {
   private readonly clock: Clock;
   private readonly metrics?: ControllerMetrics;
   private readonly shutdownGraceMs: number;
+  private readonly pacer?: LoopPacer;
   private readonly controllers: Controller<KubeObject>[] = [];
   private readonly recorders = new Map<string, EventRecorder>();
   private state: "new" | "running" | "stopped" = "new";
@@ -62,6 +66,7 @@ export class ControllerManager {
     this.shards = new ShardSet(options.shardCount);
     this.coordinator = options.coordinator ? options.coordinator(this.shards) : new ProcessShards(this.shards);
     this.shutdownGraceMs = options.shutdownGraceMs ?? 10_000;
+    if (options.pacer) this.pacer = new LoopPacer(options.pacer);
     if (options.metrics) {
       const metrics = new ControllerMetrics(options.metrics);
       this.metrics = metrics;
@@ -94,6 +99,7 @@ export class ControllerManager {
       log: this.log,
       clock: this.clock,
       metrics: this.metrics,
+      pacer: this.pacer,
     });
     this.controllers.push(controller as unknown as Controller<KubeObject>);
     return controller;
@@ -103,6 +109,7 @@ export class ControllerManager {
     if (this.state !== "new") return;
     this.state = "running";
     await this.informers.start();
+    this.pacer?.start();
     for (const controller of this.controllers) controller.start();
     await this.coordinator.start();
     this.log.info({ controllers: this.controllers.map((c) => c.name), shards: this.shards.activeShards().length }, "controllers running");
@@ -117,6 +124,7 @@ export class ControllerManager {
     this.state = "stopped";
     const started = performance.now();
     for (const controller of this.controllers) controller.stopTaking();
+    this.pacer?.stop();
     await this.coordinator.stop(this.shutdownGraceMs);
     // Work still running was aborted with its shard: its writes fail, so it ends quickly.
     let timer: NodeJS.Timeout | undefined;

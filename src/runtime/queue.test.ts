@@ -117,6 +117,20 @@ describe("WorkQueue", () => {
     assert.equal(await takeNow(queue), undefined, "the later delays were merged into the earliest");
   });
 
+  it("hands out keys that changed before keys that only came back for a re-check", async () => {
+    const clock = new ManualClock();
+    const queue = new WorkQueue({ clock });
+    queue.addAfter("waiting-1", 100);
+    queue.addAfter("waiting-2", 100);
+    queue.addAfter("moved", 100);
+    clock.advance(100);
+    queue.add("changed");
+    queue.add("moved"); // a change while it waited for its re-check: it moves up, once
+    assert.equal(queue.length, 4);
+    assert.deepEqual([await queue.get(), await queue.get(), await queue.get(), await queue.get()], ["changed", "moved", "waiting-1", "waiting-2"]);
+    assert.equal(await takeNow(queue), undefined);
+  });
+
   it("hands out nothing once shut down, and wakes waiting workers", async () => {
     const queue = new WorkQueue();
     const waiting = queue.get();

@@ -1,6 +1,11 @@
 // The work queue of one controller, after client-go's: a key waits at most once (adding it again while
 // it waits does nothing), is handed to one worker at a time (added while being processed, it waits
 // until that worker is done), and can be added after a delay or after a per-key exponential backoff.
+//
+// Keys wait in two lines: keys added because something changed, and keys coming back on their own
+// (a delay or a backoff ran out: a re-check). Workers take changed keys first. When thousands of objects
+// wait on something slow, their re-checks then fill the spare capacity only, instead of queueing every
+// change behind a round of re-checks; and a key re-checked less often costs less.
 import { systemClock, type Clock } from "./clock.ts";
 
 export interface BackoffOptions {
@@ -49,10 +54,16 @@ class KeyFifo {
   }
 }
 
+type Line = "changed" | "recheck";
+
 export class WorkQueue {
-  private readonly ready = new KeyFifo();
-  /** Keys waiting to be processed (in `ready`, or re-added while processing). */
-  private readonly dirty = new Set<string>();
+  private readonly changed = new KeyFifo();
+  private readonly rechecks = new KeyFifo();
+  /**
+   * Keys waiting to be processed (in a line, or re-added while processing), with the line they wait
+   * in. A key moved to the changed line stays behind in the re-check line, and is skipped there.
+   */
+  private readonly dirty = new Map<string, Line>();
   private readonly processing = new Set<string>();
   private readonly delayed = new Map<string, { at: number; cancel: () => void }>();
   private readonly failures = new Map<string, number>();
@@ -70,18 +81,27 @@ export class WorkQueue {
 
   /** Keys waiting for a worker. */
   get length(): number {
-    return this.ready.length;
+    let waiting = 0;
+    for (const key of this.dirty.keys()) if (!this.processing.has(key)) waiting++;
+    return waiting;
   }
 
+  /** Adds a key because something about it changed. */
   add(key: string): void {
-    if (this.shuttingDown || this.dirty.has(key)) return;
-    this.dirty.add(key);
-    this.observer.added?.();
-    if (!this.processing.has(key)) this.makeReady(key);
+    this.enter(key, "changed");
+  }
+
+  private enter(key: string, line: Line): void {
+    if (this.shuttingDown) return;
+    const waiting = this.dirty.get(key);
+    if (waiting === "changed" || (waiting === "recheck" && line === "recheck")) return;
+    this.dirty.set(key, line);
+    if (waiting === undefined) this.observer.added?.();
+    if (!this.processing.has(key)) this.makeReady(key, line);
   }
 
   /** Hands a dirty key to a waiting worker, or lines it up. */
-  private makeReady(key: string): void {
+  private makeReady(key: string, line: Line): void {
     const waiter = this.waiters.shift();
     if (waiter) {
       this.dirty.delete(key);
@@ -89,21 +109,38 @@ export class WorkQueue {
       waiter(key);
       return;
     }
-    this.ready.push(key);
-    this.observer.depth?.(this.ready.length);
+    (line === "changed" ? this.changed : this.rechecks).push(key);
+    this.reportDepth();
+  }
+
+  private reportDepth(): void {
+    this.observer.depth?.(this.changed.length + this.rechecks.length);
+  }
+
+  /** The next key to hand out: changed keys first; entries left behind by a move are skipped. */
+  private next(): string | undefined {
+    for (;;) {
+      const fromChanged = this.changed.length > 0;
+      const key = fromChanged ? this.changed.shift() : this.rechecks.shift();
+      if (key === undefined) return undefined;
+      const line = this.dirty.get(key);
+      if (line === undefined || this.processing.has(key)) continue;
+      if (!fromChanged && line === "changed") continue;
+      return key;
+    }
   }
 
   /** Adds the key once `delayMs` has passed; an earlier pending delay for the key wins. */
   addAfter(key: string, delayMs: number): void {
     if (this.shuttingDown) return;
-    if (delayMs <= 0) return this.add(key);
+    if (delayMs <= 0) return this.enter(key, "recheck");
     const at = this.clock.now() + delayMs;
     const pending = this.delayed.get(key);
     if (pending && pending.at <= at) return;
     pending?.cancel();
     const cancel = this.clock.setTimer(() => {
       this.delayed.delete(key);
-      this.add(key);
+      this.enter(key, "recheck");
     }, delayMs);
     this.delayed.set(key, { at, cancel });
   }
@@ -131,11 +168,11 @@ export class WorkQueue {
   /** The next key to process, once there is one; undefined once the queue shuts down. */
   get(): Promise<string | undefined> {
     if (this.shuttingDown) return Promise.resolve(undefined);
-    const key = this.ready.shift();
+    const key = this.next();
     if (key !== undefined) {
       this.dirty.delete(key);
       this.processing.add(key);
-      this.observer.depth?.(this.ready.length);
+      this.reportDepth();
       return Promise.resolve(key);
     }
     return new Promise((resolve) => this.waiters.push(resolve));
@@ -144,7 +181,8 @@ export class WorkQueue {
   /** A worker finished the key; if it was added meanwhile, it waits again. */
   done(key: string): void {
     this.processing.delete(key);
-    if (this.dirty.has(key) && !this.shuttingDown) this.makeReady(key);
+    const line = this.dirty.get(key);
+    if (line !== undefined && !this.shuttingDown) this.makeReady(key, line);
   }
 
   /** Hands out no more keys; waiting workers get undefined. Keys being processed may still finish. */

@@ -94,16 +94,17 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
     const deleting = object.metadata.deletionTimestamp !== undefined;
     const holdsFinalizer = finalizer !== undefined && (object.metadata.finalizers ?? []).includes(finalizer);
 
+    /** The object as last read or written: the status write compares against it (never changed). */
+    let persisted: T = cached;
     if (finalizer && !deleting && !holdsFinalizer) {
       object.metadata.finalizers = [...(object.metadata.finalizers ?? []), finalizer];
       const withFinalizer = object;
       object = await ownWrite(() => objects.update(withFinalizer));
+      persisted = structuredClone(object);
     }
     // Deleted without our finalizer (or before we added it): nothing of ours to clean up.
     if (deleting && finalizer && !holdsFinalizer) return {};
 
-    /** The object as last read or written: the status write compares against it. */
-    let persisted = structuredClone(object);
     const scope = options.scope ? await options.scope(ctx, { original: cached, object }) : ({ original: cached, object } as S);
     let result: Result = {};
     let failure: unknown;

@@ -40,6 +40,8 @@ CREATE TABLE IF NOT EXISTS settings (
 export class StateStore {
   private readonly db: SqliteDatabase;
   private readonly records = new Map<string, ResourceRecord>();
+  /** The same records by kind, so that listing one kind does not walk every other (thousands of instances). */
+  private readonly byKind = new Map<ResourceKind, Map<string, ResourceRecord>>();
   private readonly statements: {
     put: Statement<[string, string, string]>;
     remove: Statement<[string]>;
@@ -77,6 +79,7 @@ export class StateStore {
     for (const row of this.db.prepare("SELECT body FROM resources ORDER BY rowid").all() as { body: string }[]) {
       const record = JSON.parse(row.body) as ResourceRecord;
       this.records.set(record.id, record);
+      this.ofKind(record.kind).set(record.id, record);
     }
   }
 
@@ -102,9 +105,13 @@ export class StateStore {
 
   /** Every record of a kind, in creation order (kept across restarts: an update keeps the row). */
   all<K extends ResourceKind>(kind: K): RecordOfKind[K][] {
-    const out: RecordOfKind[K][] = [];
-    for (const record of this.records.values()) if (record.kind === kind) out.push(record as RecordOfKind[K]);
-    return out;
+    return [...this.ofKind(kind).values()] as RecordOfKind[K][];
+  }
+
+  private ofKind(kind: ResourceKind): Map<string, ResourceRecord> {
+    let records = this.byKind.get(kind);
+    if (!records) this.byKind.set(kind, (records = new Map()));
+    return records;
   }
 
   /** Every record, in creation order. */
@@ -116,12 +123,15 @@ export class StateStore {
   put(record: ResourceRecord): void {
     this.statements.put.run(record.id, record.kind, JSON.stringify(record));
     this.records.set(record.id, record);
+    this.ofKind(record.kind).set(record.id, record);
   }
 
   /** Removes a record; idempotency tokens that named it keep `tombstone` as their answer. */
   remove(id: string, tombstone: object): void {
     this.statements.remove.run(id);
     this.statements.tombstone.run(JSON.stringify(tombstone), id);
+    const record = this.records.get(id);
+    if (record) this.byKind.get(record.kind)?.delete(id);
     this.records.delete(id);
   }
 

@@ -32,7 +32,8 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
   const infrastructures = manager.informer(infrastructureKind);
   const pools = manager.informer(machinePoolKind);
   const machines = manager.informer(machineKind);
-  const timing: ClusterTiming = { pollMs: options.pollMs ?? 1000, revalidateMs: options.revalidateMs ?? 30_000 };
+  const pollMs = options.pollMs ?? 1000;
+  const timing: ClusterTiming = { pollMs, recheckMs: options.recheckMs ?? 10 * pollMs, revalidateMs: options.revalidateMs ?? 30_000 };
 
   const reconcile = objectReconciler<ClusterObject, ClusterScope>({
     kind: clusterKind,

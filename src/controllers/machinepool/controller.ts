@@ -64,7 +64,9 @@ export function registerMachinePoolController(
         cluster: clusters.cache.get(keyFor(namespace, pool.spec.clusterName)),
         machines: ownedBy(pool, machines.cache.ownedBy(pool.metadata.uid!)),
         listMachines: async () => {
-          const list = await ctx.client.of(machineKind).list(namespace, { labelSelector: `${LABEL_CLUSTER}=${pool.spec.clusterName}` });
+          // A pool names its machines `<pool>-<index>`: reading that key range costs the pool's own
+          // machines, not every machine of the namespace.
+          const list = await ctx.client.of(machineKind).list(namespace, { namePrefix: `${pool.metadata.name}-`, labelSelector: `${LABEL_CLUSTER}=${pool.spec.clusterName}` });
           return ownedBy(pool, list.items);
         },
         deleted: new Set<string>(),
@@ -89,6 +91,12 @@ export function registerMachinePoolController(
     const owner = controllerOf(machine);
     return owner?.kind === machinePoolKind.kind ? [keyFor(machine.metadata.namespace, owner.name)] : [];
   });
-  controller.watch<ClusterObject>(clusters, (cluster) => pools.cache.indexKeys(POOL_CLUSTER_INDEX, keyFor(cluster.metadata.namespace, cluster.metadata.name!)));
+  // A pool needs of its cluster only that it exists and is not being deleted (no new machines then);
+  // the cluster's many status writes are not the pool's business.
+  controller.watch<ClusterObject>(
+    clusters,
+    (cluster) => pools.cache.indexKeys(POOL_CLUSTER_INDEX, keyFor(cluster.metadata.namespace, cluster.metadata.name!)),
+    (previous, cluster) => (previous.metadata.deletionTimestamp === undefined) !== (cluster.metadata.deletionTimestamp === undefined),
+  );
   return controller;
 }
