@@ -384,12 +384,13 @@ async function main(): Promise<void> {
     const goneAt = await Promise.race([gone, sleep(Math.max(0, deadline - performance.now())).then(() => undefined)]);
     let remaining = Number.NaN;
     let emptyAt: number | undefined;
-    while (performance.now() < deadline) {
+    for (;;) {
       remaining = await liveCloudResources(sim);
       if (remaining === 0) {
         emptyAt = performance.now();
         break;
       }
+      if (performance.now() >= deadline) break;
       await sleep(2_000);
     }
     deletion = {

@@ -21,6 +21,8 @@ metadata:
   labels:
     team: platform${extraLabel}
 spec:
+  # Paused: the controllers leave it alone, so the test drives its status by hand.
+  paused: true
   kubernetesVersion: v1.31.2
   controlPlane:
     connection: east

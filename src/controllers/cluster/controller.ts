@@ -71,7 +71,13 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
     },
   });
 
-  const controller = manager.add<ClusterObject>({ name: "cluster", component: CLUSTER_COMPONENT, informer: clusters, reconcile, concurrency: options.concurrency ?? 8 });
+  // A paused cluster is left exactly as it is, status included (as Cluster API pauses); deletion still runs.
+  const unlessPaused: typeof reconcile = async (ctx) => {
+    const cluster = clusters.cache.get(ctx.key);
+    if (cluster?.spec.paused && !cluster.metadata.deletionTimestamp) return {};
+    return reconcile(ctx);
+  };
+  const controller = manager.add<ClusterObject>({ name: "cluster", component: CLUSTER_COMPONENT, informer: clusters, reconcile: unlessPaused, concurrency: options.concurrency ?? 8 });
   const ownerKey = (o: { metadata: { namespace?: string; labels?: Record<string, string> } }) => {
     const cluster = o.metadata.labels?.[LABEL_CLUSTER];
     return cluster ? [keyFor(o.metadata.namespace, cluster)] : [];

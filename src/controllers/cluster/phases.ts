@@ -392,15 +392,7 @@ export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
   }
 };
 
-/** A paused cluster is left as it is: nothing is created, scaled or replaced until it is resumed. */
-export const honourPause: Phase<ClusterScope> = (_ctx, scope) => {
-  if (!scope.object.spec.paused) return;
-  scope.waitingOn = "spec.paused to be unset";
-  return { halt: true };
-};
-
 export const clusterPhases: readonly Phase<ClusterScope>[] = [
-  honourPause,
   validate,
   async (ctx, scope) => {
     // Secrets and infrastructure are independent: make them side by side.
