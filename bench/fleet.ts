@@ -369,6 +369,15 @@ async function main(): Promise<void> {
     for (const file of readdirSync(dataDir).filter((f) => f.startsWith("state.db"))) copyFileSync(join(dataDir, file), plan.keepStore + file.slice("state.db".length));
   }
 
+  // What provisioning showed, already now: the deletion of a large fleet takes a while.
+  const probeSoFar = [...probe.latencies].sort((a, b) => a - b);
+  progress(
+    `provisioning: ${tracker.count("Running")} of ${n} Running after ${seconds((runningAt ?? provisionedAt) - started)}; ` +
+      `probe p50/p99 ${fixed(percentile(probeSoFar, 0.5), 1)}/${fixed(percentile(probeSoFar, 0.99), 1)} ms; ` +
+      groups.map((g, i) => `${g.name}: peak ${formatBytes(memory.peak(g.name))}, ${fixed((cpuAfter[i]! - cpuBefore[i]!) / 1000, 0)} s CPU`).join("; ") +
+      `; ${writes} store writes; ${reconciles(metricsAfter) - reconciles(metricsBefore)} reconciles`,
+  );
+
   // Deletion: every cluster, at the same rate; then until the sim cloud holds nothing.
   let deletion: { clustersGoneMs?: number; cloudEmptyMs?: number; remaining?: number; deletes: Awaited<ReturnType<typeof paced>> } | undefined;
   if (runningAt !== undefined) {

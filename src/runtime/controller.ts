@@ -21,6 +21,11 @@ export interface Result {
   requeueAfterMs?: number;
   /** Reconcile the key again after its backoff, without reporting an error. */
   requeue?: boolean;
+  /**
+   * The requeue after `requeueAfterMs` is a periodic check of an object at rest (a health check): it
+   * waits behind every changed key and every re-check of objects still on their way.
+   */
+  idle?: boolean;
 }
 
 export interface ReconcileContext {
@@ -91,8 +96,8 @@ export class Controller<T extends KubeObject> {
     this.unsubscribe.push(
       this.informer.on({
         added: (o) => this.enqueue(objectKey(o)),
-        // A resync hands the same object again: a re-check, which must not crowd out real changes.
-        updated: (previous, o) => (previous === o ? this.recheck(objectKey(o)) : this.enqueue(objectKey(o))),
+        // A resync hands the same object again: an idle check, which must not crowd out real work.
+        updated: (previous, o) => (previous === o ? this.idleCheck(objectKey(o)) : this.enqueue(objectKey(o))),
         deleted: (o) => this.enqueue(objectKey(o)),
       }),
       deps.shards.onActivated((shards) => this.enqueueShards(shards)),
@@ -109,9 +114,9 @@ export class Controller<T extends KubeObject> {
     if (this.deps.shards.isActive(this.shardOf(key))) this.queue.add(key);
   }
 
-  /** Queues the key for a re-check (behind changed keys) if this replica works on its shard. */
-  private recheck(key: string): void {
-    if (this.deps.shards.isActive(this.shardOf(key))) this.queue.addAfter(key, 0);
+  /** Queues the key for an idle check (behind every other key) if this replica works on its shard. */
+  private idleCheck(key: string): void {
+    if (this.deps.shards.isActive(this.shardOf(key))) this.queue.addAfter(key, 0, "idle");
   }
 
   /**
@@ -128,7 +133,7 @@ export class Controller<T extends KubeObject> {
         added: each,
         updated: (previous, object) => {
           if (previous === object) {
-            for (const key of keysOf(object)) this.recheck(key);
+            for (const key of keysOf(object)) this.idleCheck(key);
           } else if (!changed || changed(previous, object)) each(object);
         },
         deleted: each,
@@ -201,7 +206,7 @@ export class Controller<T extends KubeObject> {
       if (signal.aborted) return "shard_lost";
       if (result.requeueAfterMs !== undefined && result.requeueAfterMs > 0) {
         this.queue.forget(key);
-        this.queue.addAfter(key, result.requeueAfterMs);
+        this.queue.addAfter(key, result.requeueAfterMs, result.idle ? "idle" : "recheck");
         return "requeue";
       }
       if (result.requeue) {

@@ -117,17 +117,21 @@ describe("WorkQueue", () => {
     assert.equal(await takeNow(queue), undefined, "the later delays were merged into the earliest");
   });
 
-  it("hands out keys that changed before keys that only came back for a re-check", async () => {
+  it("hands out keys that changed, then re-checks, then idle checks", async () => {
     const clock = new ManualClock();
     const queue = new WorkQueue({ clock });
+    queue.addAfter("healthy", 100, "idle");
     queue.addAfter("waiting-1", 100);
     queue.addAfter("waiting-2", 100);
     queue.addAfter("moved", 100);
     clock.advance(100);
     queue.add("changed");
     queue.add("moved"); // a change while it waited for its re-check: it moves up, once
-    assert.equal(queue.length, 4);
-    assert.deepEqual([await queue.get(), await queue.get(), await queue.get(), await queue.get()], ["changed", "moved", "waiting-1", "waiting-2"]);
+    queue.addAfter("waiting-2", 0, "idle"); // already waiting as a re-check: it keeps its place
+    assert.equal(queue.length, 5);
+    const order = [];
+    for (let i = 0; i < 5; i++) order.push(await queue.get());
+    assert.deepEqual(order, ["changed", "moved", "waiting-1", "waiting-2", "healthy"]);
     assert.equal(await takeNow(queue), undefined);
   });
 

@@ -2,10 +2,12 @@
 // it waits does nothing), is handed to one worker at a time (added while being processed, it waits
 // until that worker is done), and can be added after a delay or after a per-key exponential backoff.
 //
-// Keys wait in two lines: keys added because something changed, and keys coming back on their own
-// (a delay or a backoff ran out: a re-check). Workers take changed keys first. When thousands of objects
-// wait on something slow, their re-checks then fill the spare capacity only, instead of queueing every
-// change behind a round of re-checks; and a key re-checked less often costs less.
+// Keys wait in three lines: keys added because something changed; keys coming back on their own (a
+// delay or a backoff ran out: a re-check); and idle checks of objects at rest (periodic health checks,
+// informer resyncs). Workers take changed keys first, then re-checks, then idle checks. When thousands
+// of objects wait on something slow, their re-checks fill the spare capacity only, instead of queueing
+// every change behind a round of re-checks; a key re-checked less often costs less; and a fleet of
+// healthy objects cannot hold back the ones still being built.
 import { systemClock, type Clock } from "./clock.ts";
 
 export interface BackoffOptions {
@@ -54,14 +56,15 @@ class KeyFifo {
   }
 }
 
-type Line = "changed" | "recheck";
+/** Which line a key waits in, first served first. */
+export type Line = "changed" | "recheck" | "idle";
+const RANK: Record<Line, number> = { changed: 0, recheck: 1, idle: 2 };
 
 export class WorkQueue {
-  private readonly changed = new KeyFifo();
-  private readonly rechecks = new KeyFifo();
+  private readonly lines: Record<Line, KeyFifo> = { changed: new KeyFifo(), recheck: new KeyFifo(), idle: new KeyFifo() };
   /**
    * Keys waiting to be processed (in a line, or re-added while processing), with the line they wait
-   * in. A key moved to the changed line stays behind in the re-check line, and is skipped there.
+   * in. A key moved up to a busier line leaves an entry behind in the other, skipped there.
    */
   private readonly dirty = new Map<string, Line>();
   private readonly processing = new Set<string>();
@@ -94,7 +97,7 @@ export class WorkQueue {
   private enter(key: string, line: Line): void {
     if (this.shuttingDown) return;
     const waiting = this.dirty.get(key);
-    if (waiting === "changed" || (waiting === "recheck" && line === "recheck")) return;
+    if (waiting !== undefined && RANK[waiting] <= RANK[line]) return;
     this.dirty.set(key, line);
     if (waiting === undefined) this.observer.added?.();
     if (!this.processing.has(key)) this.makeReady(key, line);
@@ -109,38 +112,40 @@ export class WorkQueue {
       waiter(key);
       return;
     }
-    (line === "changed" ? this.changed : this.rechecks).push(key);
+    this.lines[line].push(key);
     this.reportDepth();
   }
 
   private reportDepth(): void {
-    this.observer.depth?.(this.changed.length + this.rechecks.length);
+    this.observer.depth?.(this.lines.changed.length + this.lines.recheck.length + this.lines.idle.length);
   }
 
-  /** The next key to hand out: changed keys first; entries left behind by a move are skipped. */
+  /** The next key to hand out, busiest line first; entries left behind by a move are skipped. */
   private next(): string | undefined {
     for (;;) {
-      const fromChanged = this.changed.length > 0;
-      const key = fromChanged ? this.changed.shift() : this.rechecks.shift();
+      const from = this.lines.changed.length > 0 ? "changed" : this.lines.recheck.length > 0 ? "recheck" : "idle";
+      const key = this.lines[from].shift();
       if (key === undefined) return undefined;
       const line = this.dirty.get(key);
-      if (line === undefined || this.processing.has(key)) continue;
-      if (!fromChanged && line === "changed") continue;
+      if (line === undefined || line !== from || this.processing.has(key)) continue;
       return key;
     }
   }
 
-  /** Adds the key once `delayMs` has passed; an earlier pending delay for the key wins. */
-  addAfter(key: string, delayMs: number): void {
+  /**
+   * Adds the key once `delayMs` has passed, as a re-check (or, with `idle`, as an idle check that waits
+   * behind every other key); an earlier pending delay for the key wins.
+   */
+  addAfter(key: string, delayMs: number, line: "recheck" | "idle" = "recheck"): void {
     if (this.shuttingDown) return;
-    if (delayMs <= 0) return this.enter(key, "recheck");
+    if (delayMs <= 0) return this.enter(key, line);
     const at = this.clock.now() + delayMs;
     const pending = this.delayed.get(key);
     if (pending && pending.at <= at) return;
     pending?.cancel();
     const cancel = this.clock.setTimer(() => {
       this.delayed.delete(key);
-      this.enter(key, "recheck");
+      this.enter(key, line);
     }, delayMs);
     this.delayed.set(key, { at, cancel });
   }

@@ -45,11 +45,13 @@ export interface ObjectReconcilerOptions<T extends KubeObject, S extends Scope<T
   afterStatusWrite?: (ctx: ReconcileContext, scope: S, previous: T, written: T) => Promise<void> | void;
 }
 
-/** Merges phase results: the earliest requeue wins. */
+/** Merges phase results: the earliest requeue wins (and says whether it is an idle check). */
 function mergeResults(a: Result, b: Result): Result {
-  const after = [a.requeueAfterMs, b.requeueAfterMs].filter((ms): ms is number => ms !== undefined && ms > 0);
+  const timed = [a, b].filter((r) => r.requeueAfterMs !== undefined && r.requeueAfterMs > 0).sort((x, y) => x.requeueAfterMs! - y.requeueAfterMs!);
+  const first = timed[0];
   return {
-    ...(after.length > 0 ? { requeueAfterMs: Math.min(...after) } : {}),
+    ...(first ? { requeueAfterMs: first.requeueAfterMs } : {}),
+    ...(first?.idle ? { idle: true } : {}),
     ...(a.requeue || b.requeue ? { requeue: true } : {}),
   };
 }

@@ -42,8 +42,8 @@ export interface ClusterTiming {
   /** Requeue delay while waiting on children (default 1000 ms). */
   pollMs: number;
   /**
-   * Requeue delay of a cluster that is not Ready yet (default 10 × pollMs). Every change of a child
-   * requeues the cluster anyway; this only catches what no watch reports.
+   * Requeue delay of a cluster that is not Ready yet (default 30 × pollMs), as an idle check. Every
+   * change of a child requeues the cluster anyway; this only catches what no watch reports.
    */
   recheckMs: number;
   /** Requeue delay after a failed validation, to notice a raised quota (default 30 s). */
@@ -402,7 +402,8 @@ export const clusterPhases: readonly Phase<ClusterScope>[] = [
   ensureControlPlane,
   ensureNetworkPlugin,
   ensureWorkerPools,
-  (_ctx, scope) => ({ requeueAfterMs: isTrue(scope.object.status?.conditions, "Ready") ? undefined : scope.timing.recheckMs }),
+  // Not Ready yet: the children's changes requeue the cluster; this late, idle check catches the rest.
+  (_ctx, scope) => (isTrue(scope.object.status?.conditions, "Ready") ? {} : { requeueAfterMs: scope.timing.recheckMs, idle: true }),
 ];
 
 // ---- deletion ----

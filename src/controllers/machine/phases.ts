@@ -347,10 +347,11 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
     if (!status.nodeReady) await ctx.event(machine, "Normal", "NodeReady", `node ${node.metadata.name} is Ready`);
     status.nodeReady = true;
     condition(ctx, scope, { type: NODE_READY, status: "True", reason: REASONS.nodeReady, message: `node ${node.metadata.name} is Ready` });
-    return { requeueAfterMs: scope.timings.healthCheckMs };
+    // A healthy machine is looked at again now and then, behind the machines still on their way.
+    return { requeueAfterMs: scope.timings.healthCheckMs, idle: true };
   }
   if (status.bootstrapped) {
-    if ("unknown" in lookup) return { requeueAfterMs: scope.timings.healthCheckMs };
+    if ("unknown" in lookup) return { requeueAfterMs: scope.timings.healthCheckMs, idle: true };
     status.nodeReady = false;
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.nodeGone, message: `node ${status.nodeName ?? machine.metadata.name} was removed from the cluster` });
     return fail(ctx, scope, REASONS.nodeGone, `node ${status.nodeName ?? machine.metadata.name} was removed from the cluster`);
