@@ -456,12 +456,18 @@ async function main(): Promise<void> {
     );
     if (deletion.cloudEmptyMs === undefined) process.exitCode = 1;
   }
-  const perController = sumBy(metricsAfter, "slipway_reconcile_duration_seconds_count", "controller");
-  const beforeController = sumBy(metricsBefore, "slipway_reconcile_duration_seconds_count", "controller");
-  const byController = [...perController].map(([c, v]) => `${c} ${v - (beforeController.get(c) ?? 0)}`).join(", ");
-  const perOutcome = sumBy(metricsAfter, "slipway_reconcile_duration_seconds_count", "outcome");
-  const beforeOutcome = sumBy(metricsBefore, "slipway_reconcile_duration_seconds_count", "outcome");
-  const byOutcome = [...perOutcome].map(([o, v]) => `${o} ${v - (beforeOutcome.get(o) ?? 0)}`).join(", ");
+  // Reconciles by controller and outcome, and the time they took (awaits included), over the run.
+  const pairs = (samples: typeof metricsAfter, name: string) => sumBy(samples, name, "controller", "outcome");
+  const counts = pairs(metricsAfter, "slipway_reconcile_duration_seconds_count");
+  const countsBefore = pairs(metricsBefore, "slipway_reconcile_duration_seconds_count");
+  const spent = pairs(metricsAfter, "slipway_reconcile_duration_seconds_sum");
+  const spentBefore = pairs(metricsBefore, "slipway_reconcile_duration_seconds_sum");
+  const reconcileRows = [...counts.keys()].sort().map((key) => {
+    const [controller, outcome] = key.split("\u0000");
+    const count = counts.get(key)! - (countsBefore.get(key) ?? 0);
+    const seconds = spent.get(key)! - (spentBefore.get(key) ?? 0);
+    return [controller!, outcome!, String(count), fixed(count / n, 1), fixed(seconds, 0), count ? fixed((seconds / count) * 1000, 1) : "-"];
+  });
   const output = [
     "",
     `slipway fleet benchmark: ${n} clusters of 1 control-plane machine + ${WORKERS_PER_CLUSTER} workers, sim cloud 'instant', ${plan.store === "etcd" ? "3-member etcd" : "SQLite"}, poll interval ${plan.pollInterval}`,
@@ -469,7 +475,8 @@ async function main(): Promise<void> {
     "",
     formatTable(rows),
     "",
-    `reconciles until all Running, by controller: ${byController}; by outcome: ${byOutcome}`,
+    formatTable([["reconciles until all Running", "outcome", "count", "per cluster", "seconds", "ms each"], ...reconcileRows]),
+    "",
     `slipway.log: ${formatBytes(logBytes)}; watch restarts of the benchmark's cluster watch: ${tracker.restarts}`,
     "API latency targets apply while clusters are being provisioned: from the first submission until all are Running.",
   ];

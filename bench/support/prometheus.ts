@@ -33,12 +33,12 @@ export function sumOf(samples: readonly Sample[], name: string, where: Record<st
   return total;
 }
 
-/** Sums by the values of one label, e.g. reconciles per controller. */
-export function sumBy(samples: readonly Sample[], name: string, label: string): Map<string, number> {
+/** Sums by the values of one or more labels (joined by NUL), e.g. reconciles per controller. */
+export function sumBy(samples: readonly Sample[], name: string, ...labels: string[]): Map<string, number> {
   const sums = new Map<string, number>();
   for (const s of samples) {
     if (s.name !== name) continue;
-    const key = s.labels[label] ?? "";
+    const key = labels.map((label) => s.labels[label] ?? "").join("\u0000");
     sums.set(key, (sums.get(key) ?? 0) + s.value);
   }
   return sums;

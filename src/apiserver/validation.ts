@@ -1,6 +1,6 @@
 // Checks objects against their kind's schema: defaults, unknown fields (strict or pruned) and field
 // errors phrased as the Kubernetes API phrases them.
-import type { TSchema } from "@sinclair/typebox";
+import { Kind, Type, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
 import type { FieldError, KindDefinition } from "../api/registry.ts";
@@ -17,6 +17,49 @@ function checker(schema: TSchema): TypeCheck<TSchema> {
     compiled.set(schema, c);
   }
   return c;
+}
+
+/** Whether the schema, or any schema inside it, carries a default. */
+function hasDefaults(schema: unknown): boolean {
+  if (typeof schema !== "object" || schema === null) return false;
+  const s = schema as Record<string, unknown>;
+  if ("default" in s) return true;
+  const children = [
+    ...Object.values((s.properties as object | undefined) ?? {}),
+    ...Object.values((s.patternProperties as object | undefined) ?? {}),
+    s.items,
+    s.additionalProperties,
+    ...((s.anyOf as unknown[] | undefined) ?? []),
+    ...((s.allOf as unknown[] | undefined) ?? []),
+  ];
+  return children.some(hasDefaults);
+}
+
+/**
+ * The schema reduced to the parts that carry defaults: whatever holds none becomes Unknown, which
+ * Value.Default leaves as it is. Defaulting walks the whole object otherwise — status included, and
+ * twice per level (typebox visits each property twice) — for the few defaults that live in a spec.
+ */
+function reducedForDefaults(schema: TSchema): TSchema {
+  if (!hasDefaults(schema)) return Type.Unknown();
+  if (schema[Kind] === "Object") {
+    const properties = Object.fromEntries(Object.entries(schema.properties as Record<string, TSchema>).map(([k, v]) => [k, reducedForDefaults(v)]));
+    return { ...schema, properties };
+  }
+  if (schema[Kind] === "Array") return { ...schema, items: reducedForDefaults(schema.items as TSchema) };
+  return schema; // unions, records and the like keep their full schema: their defaults depend on it
+}
+
+const defaulting = new WeakMap<TSchema, TSchema>();
+
+/** Applies the schema's defaults to the value (mutating it where it can), as Value.Default does. */
+export function applyDefaults(schema: TSchema, value: unknown): unknown {
+  let reduced = defaulting.get(schema);
+  if (!reduced) {
+    reduced = reducedForDefaults(schema);
+    defaulting.set(schema, reduced);
+  }
+  return Value.Default(reduced, value);
 }
 
 /** "/spec/workers/0/name" → "spec.workers[0].name" */
@@ -108,7 +151,7 @@ export function admit(def: KindDefinition, object: KubeObject, old: KubeObject |
     const dropped = pruneUnknownFields(def.schema, object);
     if (mode === "Warn") warnings.push(...dropped.map((f) => `unknown field "${f}"`));
   }
-  const defaulted = Value.Default(def.schema, object) as KubeObject;
+  const defaulted = applyDefaults(def.schema, object) as KubeObject;
   if (defaulted !== object) Object.assign(object, defaulted);
   const errors = schemaErrors(def.schema, object);
   if (errors.length === 0 && def.defaults) def.defaults(object);

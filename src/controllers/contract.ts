@@ -9,6 +9,8 @@ export const LABEL_ROLE = "slipway.dev/role";
 export const LABEL_CONNECTION = "slipway.dev/connection";
 /** On the first control-plane machine: it runs `kubeadm init`; every other machine joins. */
 export const ANNOTATION_BOOTSTRAP = "slipway.dev/bootstrap";
+/** The Cluster condition that turns True once `kubeadm init` has completed: joining machines wait for it. */
+export const CONDITION_CONTROL_PLANE_INITIALIZED = "ControlPlaneInitialized";
 
 export const FINALIZER_CLUSTER = "slipway.dev/cluster";
 export const FINALIZER_INFRASTRUCTURE = "slipway.dev/infrastructure";

@@ -247,12 +247,17 @@ function kubeconfigTarget(secret: SecretObject): { server: string; tlsServerName
   return target;
 }
 
-/** Publishes the API endpoint and the admin kubeconfig as soon as the load balancer exists. */
+/**
+ * Publishes the API endpoint as soon as the load balancer exists, and the admin kubeconfig once it is
+ * active (a cloud may publish the endpoint's final URL only then: written earlier, it was written twice).
+ */
 export const publishEndpoint: Phase<ClusterScope> = async (ctx, scope) => {
   const cluster = scope.object;
-  const lb = controlPlaneInfrastructure(scope)?.status?.loadBalancer;
+  const infra = controlPlaneInfrastructure(scope);
+  const lb = infra?.status?.loadBalancer;
   if (!lb) return;
   status(scope).controlPlaneEndpoint = { host: lb.host, port: lb.port };
+  if (!isTrue(infra.status?.conditions, "LoadBalancerReady")) return;
   const url = lb.url ?? `https://${lb.host}:${lb.port}`;
   const secrets = ctx.client.of<SecretObject>(secretKind);
   const name = names.kubeconfigSecret(cluster.metadata.name!);

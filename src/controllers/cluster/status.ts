@@ -6,6 +6,7 @@ import { nowTimestamp } from "../../apiserver/objects.ts";
 import { getCondition, isTrue, setCondition, type ConditionInput } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { ClusterScope } from "./phases.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED } from "../contract.ts";
 
 type Status = NonNullable<ClusterObject["status"]>;
 
@@ -53,7 +54,7 @@ export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, err
       : { type: "InfrastructureReady", status: "False", reason: "Provisioning", message: pendingInfra(scope.infrastructures) },
   );
   const initialized = scope.controlPlane.some((m) => m.status?.bootstrapped);
-  set(initialized ? { type: "ControlPlaneInitialized", status: "True", reason: "Initialized", message: "kubeadm init completed" } : { type: "ControlPlaneInitialized", status: "False", reason: "WaitingForInit", message: "the first control-plane machine has not initialised the cluster yet" });
+  set(initialized ? { type: CONDITION_CONTROL_PLANE_INITIALIZED, status: "True", reason: "Initialized", message: "kubeadm init completed" } : { type: CONDITION_CONTROL_PLANE_INITIALIZED, status: "False", reason: "WaitingForInit", message: "the first control-plane machine has not initialised the cluster yet" });
   set({ type: "ControlPlaneReady", status: cpReady >= cpDesired ? "True" : "False", reason: cpReady >= cpDesired ? "Ready" : "Scaling", message: `${cpReady}/${cpDesired} control-plane nodes Ready` });
   set({ type: "WorkersReady", status: workersReady >= workersDesired && workerMachines.length === workersDesired ? "True" : "False", reason: workersReady >= workersDesired ? "Ready" : "Scaling", message: `${workersReady}/${workersDesired} worker nodes Ready` });
   const validated = isTrue(st.conditions, "Validated");
@@ -149,16 +150,18 @@ export function journal(cluster: ClusterObject, scope: ClusterScope, now: string
   return steps.sort((a, b) => a.startedAt.localeCompare(b.startedAt));
 }
 
-/** Events for steps that started, finished or failed between two journals. */
-export function stepEvents(before: ClusterStep[] | undefined, after: ClusterStep[] | undefined): { type: "Normal" | "Warning"; reason: string; message: string }[] {
+/**
+ * Events for steps that failed between two journals. Steps that start or succeed are not events: the
+ * journal (status.steps, `slipway timeline`) and the cluster's own events (CreatingInfrastructure,
+ * InitializingControlPlane, NetworkPluginInstalled, ClusterRunning …) already say so, and an event is a
+ * store write — a third of a cluster's writes went to them.
+ */
+export function stepEvents(before: ClusterStep[] | undefined, after: ClusterStep[] | undefined): { type: "Warning"; reason: string; message: string }[] {
   const previous = new Map((before ?? []).map((s) => [s.name, s]));
-  const events: { type: "Normal" | "Warning"; reason: string; message: string }[] = [];
+  const events: { type: "Warning"; reason: string; message: string }[] = [];
   for (const step of after ?? []) {
-    const old = previous.get(step.name);
-    if (old?.outcome === step.outcome) continue;
-    if (step.outcome === "Running") events.push({ type: "Normal", reason: "StepStarted", message: `${step.name} started` });
-    if (step.outcome === "Succeeded" && step.name !== "Ready") events.push({ type: "Normal", reason: "StepSucceeded", message: `${step.name} succeeded` });
-    if (step.outcome === "Failed") events.push({ type: "Warning", reason: "StepFailed", message: `${step.name} failed: ${step.message ?? ""}` });
+    if (step.outcome !== "Failed" || previous.get(step.name)?.outcome === "Failed") continue;
+    events.push({ type: "Warning", reason: "StepFailed", message: `${step.name} failed: ${step.message ?? ""}` });
   }
   return events;
 }

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { EventObject, MachineObject, SecretObject } from "../../api/kinds.ts";
+import type { ClusterObject, EventObject, MachineObject, SecretObject } from "../../api/kinds.ts";
 import { eventKind, secretKind } from "../../api/core.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
@@ -8,7 +8,7 @@ import { joinUserData } from "../../bootstrap/cloudinit.ts";
 import { ANNOTATION_BOOTSTRAP, controllerRef, names, TAG_OWNER_UID } from "../contract.ts";
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
 import { registerMachineController } from "./controller.ts";
-import { applyNetworkPlugin, clusterFixture, CLUSTER, CONNECTION, NAMESPACE, workloadNodes, type ClusterFixture } from "./test-support.ts";
+import { applyNetworkPlugin, clusterFixture, registerControlPlaneInitialized, CLUSTER, CONNECTION, NAMESPACE, workloadNodes, type ClusterFixture } from "./test-support.ts";
 
 function machine(fixture: ClusterFixture, name: string, role: "control-plane" | "worker", init = false): MachineObject {
   return {
@@ -38,6 +38,7 @@ describe("machine controller", () => {
   before(async () => {
     env = await controllerTestEnv({ emulateWorkloads: true });
     registerMachineController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20, healthCheckMs: 50 });
+    registerControlPlaneInitialized(env.manager);
     await env.start();
     fixture = await clusterFixture(env);
   });
@@ -80,7 +81,7 @@ describe("machine controller", () => {
     assert.doesNotMatch(Buffer.from(secret.data!.value!, "base64").toString(), /PRIVATE KEY/);
 
     const reasons = (await eventsOf(env, "demo-w-0")).map((e) => e.reason);
-    for (const reason of ["BootstrapDataCreated", "InstanceCreated", "InstanceRunning", "NodeJoined", "NodeReady"]) assert.ok(reasons.includes(reason), `event ${reason} in ${reasons.join(", ")}`);
+    for (const reason of ["InstanceCreated", "InstanceRunning", "NodeJoined", "NodeReady"]) assert.ok(reasons.includes(reason), `event ${reason} in ${reasons.join(", ")}`);
   });
 
   it("fails a worker whose join is refused with JoinWorkerFailed and kubeadm's error", async () => {
@@ -182,11 +183,19 @@ describe("machine controller, refused creates and deadlines", () => {
     assert.equal(refused.status?.failureReason, undefined, "a refused create is retried, not given up");
 
     env.cloud.setQuota("default", "sim-east-1", { instances: 32 });
-    const provisioning = (await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m?.status?.phase === "Provisioning"))!;
-    assert.ok(provisioning.status?.instanceId);
+    const waiting = (await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m?.status?.conditions?.some((c) => c.type === "NodeJoined" && c.reason === "WaitingForControlPlane") === true))!;
+    assert.equal(waiting.status?.phase, "Provisioning");
+    assert.ok(waiting.status?.instanceId);
+
+    // As if the control plane had been initialised and its API had then gone: the join deadline runs from now.
+    const clusters = env.client.of<ClusterObject>(clusterKind);
+    const cluster = await clusters.get(NAMESPACE, CLUSTER);
+    await clusters.updateStatus({ ...cluster, status: { conditions: [{ type: "ControlPlaneInitialized", status: "True", reason: "Initialized", lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, "Z") }] } });
+    const initializedAt = Date.now();
     const failed = (await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m?.status?.phase === "Failed" && m.status.failureReason !== undefined, 10_000))!;
     assert.equal(failed.status?.failureReason, "DeadlineExceeded");
-    assert.match(failed.status?.failureMessage ?? "", /did not join within 1.5s of its instance running/);
+    assert.match(failed.status?.failureMessage ?? "", /did not join within 1.5s of its instance running and the control plane being initialised/);
+    assert.ok(Date.now() - initializedAt >= 500, "not failed before the control plane was initialised");
   });
 
   it("finds its instance again when the record of it was lost, never making a second one", async () => {

@@ -1,8 +1,9 @@
 // The Machine controller: one VM and the Kubernetes node it becomes (see phases.ts for the steps and
 // status.ts for what the status says). It reads the Cluster, Connection, Infrastructure and MachinePool
-// a machine depends on from the informer caches; a change of an Infrastructure requeues the machines of
-// its cluster, which wait on it. A machine lives in the shard of its cluster.
-import type { InfrastructureObject, MachineObject } from "../../api/kinds.ts";
+// a machine depends on from the informer caches; a change of an Infrastructure, or of whether its cluster
+// is initialised, requeues the machines of its cluster, which wait on it. A machine lives in the shard of
+// its cluster.
+import type { ClusterObject, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
@@ -13,7 +14,8 @@ import type { Controller } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { FINALIZER_MACHINE, names } from "../contract.ts";
+import { getCondition } from "../../runtime/conditions.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED, FINALIZER_MACHINE, names } from "../contract.ts";
 import { machineDeletePhases, machinePhases, type MachineDependencies, type MachineScope, type MachineTimings } from "./phases.ts";
 import { summarizeMachine } from "./status.ts";
 
@@ -97,6 +99,13 @@ export function registerMachineController(
   // Machines wait on their cluster's infrastructure (their own connection's, and the load balancer's).
   controller.watch<InfrastructureObject>(infrastructures, (infra) =>
     machines.cache.indexKeys(MACHINE_CLUSTER_INDEX, keyFor(infra.metadata.namespace, infra.spec.clusterName)),
+  );
+  // Joining machines wait for the control plane to be initialised; no other change of a cluster matters.
+  const initialized = (cluster: ClusterObject) => getCondition(cluster.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED)?.status;
+  controller.watch<ClusterObject>(
+    clusters,
+    (cluster) => machines.cache.indexKeys(MACHINE_CLUSTER_INDEX, keyFor(cluster.metadata.namespace, cluster.metadata.name!)),
+    (previous, cluster) => initialized(previous) !== initialized(cluster),
   );
   return controller;
 }

@@ -14,7 +14,7 @@ import { ProviderError, type CloudProvider, type InstanceInfo } from "../../prov
 import { getCondition, removeCondition, setCondition, type ConditionInput } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, PhaseResult, Scope } from "../../runtime/reconciler.ts";
-import { cloudTags, controllerRef, idempotencyToken, LABEL_CLUSTER, names, TAG_OWNER_UID } from "../contract.ts";
+import { cloudTags, CONDITION_CONTROL_PLANE_INITIALIZED, controllerRef, idempotencyToken, LABEL_CLUSTER, names, TAG_OWNER_UID } from "../contract.ts";
 import { readBootstrapToken, readClusterPki } from "../pki.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
@@ -32,6 +32,7 @@ import {
   has,
   isControlPlane,
   isFailedForGood,
+  isInitMachine,
   kubeadmFailure,
   setFailure,
   since,
@@ -178,8 +179,7 @@ export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
       data: { value: Buffer.from(userData, "utf8").toString("base64") },
     } as SecretObject;
     try {
-      await secrets.create(secret);
-      await ctx.event(machine, "Normal", "BootstrapDataCreated", `bootstrap data written to Secret ${name}`);
+      await secrets.create(secret); // the InstanceCreated event names it
     } catch (error) {
       if (!(error instanceof AlreadyExistsError)) throw error;
       userData = decode(await secrets.get(namespace, name));
@@ -256,7 +256,7 @@ export const ensureInstance: Phase<MachineScope> = async (ctx, scope) => {
   removeCondition(status, INSTANCE_READY);
   condition(ctx, scope, { type: INSTANCE_READY, status: "False", reason: REASONS.instanceProvisioning, message: `instance ${instance.id} is ${instance.cloudState}` });
   ctx.log.info({ step: "createInstance", instance: instance.id, zone: instance.zone }, "instance created");
-  await ctx.event(machine, "Normal", "InstanceCreated", `created instance ${instance.id} in zone ${instance.zone}`);
+  await ctx.event(machine, "Normal", "InstanceCreated", `created instance ${instance.id} in zone ${instance.zone}, user data from Secret ${names.bootstrapSecret(machine.metadata.name!)}`);
 };
 
 /** Records the instance's provider ID in the spec, as nodes carry it (set once). */
@@ -326,10 +326,27 @@ async function findNode(scope: MachineScope, kube: KubeClient | undefined): Prom
   }
 }
 
+/**
+ * When the cluster's control plane was initialised (its ControlPlaneInitialized condition turned True),
+ * or undefined while it is not. Only then can a joining machine's node appear.
+ */
+function controlPlaneInitializedAt(scope: MachineScope): number | undefined {
+  const initialized = getCondition(scope.cluster?.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED);
+  return initialized?.status === "True" ? Date.parse(initialized.lastTransitionTime ?? "") || 0 : undefined;
+}
+
 /** Follows the node: joined, then Ready; a kubeadm failure or a missed deadline ends the machine. */
 export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
   const machine = scope.object;
   const status = machine.status!;
+  // A joining machine waits (kubeadm join retries discovery) until the control plane is initialised:
+  // there is no API to ask before, and the cluster's change requeues it (controller.ts). Asking the
+  // cloud and a cluster API that is not there yet, every poll, was most of the fleet's polling.
+  const initializedAt = controlPlaneInitializedAt(scope);
+  if (!status.bootstrapped && !isInitMachine(machine) && initializedAt === undefined) {
+    condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.waitingForControlPlane, message: `waiting for the control plane of cluster ${machine.spec.clusterName} to be initialised` });
+    return { halt: true, requeueAfterMs: 10 * scope.timings.pollMs };
+  }
   const kube = await scope.deps.workloads.forCluster(machine.metadata.namespace!, machine.spec.clusterName);
   const lookup = await findNode(scope, kube);
   if ("node" in lookup) {
@@ -362,9 +379,10 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason, message: printed });
     return fail(ctx, scope, reason, printed);
   }
-  const running = since(machine, INSTANCE_READY) ?? ctx.clock.now();
+  // The deadline runs from the instance running, or from the control plane being initialised if later.
+  const running = Math.max(since(machine, INSTANCE_READY) ?? ctx.clock.now(), initializedAt ?? 0);
   if (ctx.clock.now() - running > scope.timings.joinDeadlineMs) {
-    const message = `node ${machine.metadata.name} did not join within ${formatDuration(scope.timings.joinDeadlineMs)} of its instance running`;
+    const message = `node ${machine.metadata.name} did not join within ${formatDuration(scope.timings.joinDeadlineMs)} of its instance running and the control plane being initialised`;
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.deadlineExceeded, message });
     return fail(ctx, scope, REASONS.deadlineExceeded, message);
   }

@@ -33,6 +33,7 @@ export const REASONS = {
   registered: "Registered",
   waitingForInstance: "WaitingForInstance",
   waitingForNode: "WaitingForNode",
+  waitingForControlPlane: "WaitingForControlPlane",
   nodeJoined: "NodeJoined",
   nodeNotReady: "NodeNotReady",
   nodeReady: "NodeReady",

@@ -13,7 +13,12 @@ import { issueCertificate } from "../../bootstrap/pki.ts";
 import { KubeClient } from "../../kubeclient/index.ts";
 import type { CloudProvider, LoadBalancerInfo } from "../../providers/provider.ts";
 import { sshPublicKey, waitFor } from "../../simcloud/test-support.ts";
-import { controllerRef, LABEL_CLUSTER, names } from "../contract.ts";
+import { machineKind } from "../../api/slipway/machine.ts";
+import { nowTimestamp } from "../../apiserver/objects.ts";
+import { setCondition } from "../../runtime/conditions.ts";
+import { keyFor } from "../../runtime/keys.ts";
+import type { ControllerManager } from "../../runtime/manager.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED, controllerRef, LABEL_CLUSTER, names, ROLE_CONTROL_PLANE } from "../contract.ts";
 import { ensureBootstrapToken, ensureClusterPki } from "../pki.ts";
 import type { ControllerTestEnv } from "../testing.ts";
 
@@ -146,4 +151,31 @@ export async function workloadNodes(fixture: ClusterFixture): Promise<WorkloadNo
       labels: n.metadata.labels ?? {},
     }))
     .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
+ * What the Cluster controller's status says of the control plane, and all a machine reads of it: the
+ * cluster's ControlPlaneInitialized condition turns True once a control-plane machine has bootstrapped.
+ * Tests that run the Machine controller without the Cluster controller register this in its place.
+ */
+export function registerControlPlaneInitialized(manager: ControllerManager): void {
+  const clusters = manager.informer(clusterKind);
+  const machines = manager.informer(machineKind);
+  const controller = manager.add<ClusterObject>({
+    name: "control-plane-initialized",
+    component: "test/control-plane-initialized",
+    informer: clusters,
+    reconcile: async (ctx) => {
+      const cluster = clusters.cache.get(ctx.key);
+      if (!cluster) return {};
+      const initialized = machines.cache
+        .list()
+        .some((m) => m.metadata.namespace === cluster.metadata.namespace && m.spec.clusterName === cluster.metadata.name && m.spec.role === ROLE_CONTROL_PLANE && m.status?.bootstrapped);
+      const status = structuredClone(cluster.status ?? {});
+      setCondition(status, { type: CONDITION_CONTROL_PLANE_INITIALIZED, status: initialized ? "True" : "False", reason: initialized ? "Initialized" : "WaitingForInit" }, nowTimestamp(new Date()));
+      if (JSON.stringify(status) !== JSON.stringify(cluster.status ?? {})) await ctx.client.of<ClusterObject>(clusterKind).updateStatus({ ...cluster, status });
+      return {};
+    },
+  });
+  controller.watch(machines, (m) => [keyFor(m.metadata.namespace, m.spec.clusterName)]);
 }

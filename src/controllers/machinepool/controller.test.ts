@@ -8,7 +8,7 @@ import { machineKind } from "../../api/slipway/machine.ts";
 import { machinePoolKind } from "../../api/slipway/machinepool.ts";
 import { ANNOTATION_BOOTSTRAP, controllerRef } from "../contract.ts";
 import { registerMachineController } from "../machine/controller.ts";
-import { applyNetworkPlugin, clusterFixture, CLUSTER, CONNECTION, NAMESPACE, workloadNodes, type ClusterFixture } from "../machine/test-support.ts";
+import { applyNetworkPlugin, clusterFixture, registerControlPlaneInitialized, CLUSTER, CONNECTION, NAMESPACE, workloadNodes, type ClusterFixture } from "../machine/test-support.ts";
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
 import { registerMachinePoolController } from "./controller.ts";
 
@@ -143,6 +143,7 @@ describe("machine pool controller, with real machines and nodes", () => {
     env = await controllerTestEnv({ emulateWorkloads: true });
     const deps = { providers: env.providers, workloads: env.workloads };
     registerMachineController(env.manager, deps, { pollMs: 20, healthCheckMs: 50 });
+    registerControlPlaneInitialized(env.manager);
     registerMachinePoolController(env.manager, deps, { pollMs: 20 });
     await env.start();
     fixture = await clusterFixture(env);
