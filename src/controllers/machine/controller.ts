@@ -97,8 +97,12 @@ export function registerMachineController(
     },
   });
   // Machines wait on their cluster's infrastructure (their own connection's, and the load balancer's).
-  controller.watch<InfrastructureObject>(infrastructures, (infra) =>
-    machines.cache.indexKeys(MACHINE_CLUSTER_INDEX, keyFor(infra.metadata.namespace, infra.spec.clusterName)),
+  // Only what they read of it matters: whether it is ready, its load balancer, its deletion.
+  const awaited = (infra: InfrastructureObject) => JSON.stringify([infra.status?.ready, infra.status?.loadBalancer, infra.metadata.deletionTimestamp]);
+  controller.watch<InfrastructureObject>(
+    infrastructures,
+    (infra) => machines.cache.indexKeys(MACHINE_CLUSTER_INDEX, keyFor(infra.metadata.namespace, infra.spec.clusterName)),
+    (previous, infra) => awaited(previous) !== awaited(infra),
   );
   // Joining machines wait for the control plane to be initialised; no other change of a cluster matters.
   const initialized = (cluster: ClusterObject) => getCondition(cluster.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED)?.status;

@@ -119,6 +119,15 @@ function wait(ctx: ReconcileContext, scope: MachineScope, input: ConditionInput)
   return { halt: true, requeueAfterMs: Math.min(10 * pollMs, Math.max(pollMs, waited / 4)) };
 }
 
+/**
+ * Waits for something the machine reads from an informer and whose change requeues it (controller.ts):
+ * the poll is only a safety net, so it is slow.
+ */
+function waitWatched(ctx: ReconcileContext, scope: MachineScope, input: ConditionInput): PhaseResult {
+  condition(ctx, scope, input);
+  return { halt: true, requeueAfterMs: 10 * scope.timings.pollMs };
+}
+
 /** A failed machine stays as it is until its owner deletes it. */
 export const skipFailed: Phase<MachineScope> = (_ctx, scope) => (isFailedForGood(scope.object) ? { halt: true } : undefined);
 
@@ -126,7 +135,8 @@ export const skipFailed: Phase<MachineScope> = (_ctx, scope) => (isFailedForGood
 export const awaitPrerequisites: Phase<MachineScope> = async (ctx, scope) => {
   if (scope.object.status?.instanceId) return;
   const { spec, metadata } = scope.object;
-  const waiting = (reason: string, message: string) => wait(ctx, scope, { type: BOOTSTRAP_READY, status: "False", reason, message });
+  // The cluster, connection and infrastructures come from informers, and their changes requeue the machine.
+  const waiting = (reason: string, message: string) => waitWatched(ctx, scope, { type: BOOTSTRAP_READY, status: "False", reason, message });
   if (!scope.cluster || scope.cluster.metadata.deletionTimestamp) {
     return waiting(REASONS.waitingForCluster, `cluster ${spec.clusterName} does not exist or is being deleted`);
   }
@@ -143,7 +153,7 @@ export const awaitPrerequisites: Phase<MachineScope> = async (ctx, scope) => {
   ]);
   if (!pki || !token) {
     const missing = [!pki && names.pkiSecret(spec.clusterName), !token && names.tokenSecret(spec.clusterName)].filter(Boolean).join(" and ");
-    return waiting(REASONS.waitingForClusterSecrets, `waiting for Secret ${missing}`);
+    return wait(ctx, scope, { type: BOOTSTRAP_READY, status: "False", reason: REASONS.waitingForClusterSecrets, message: `waiting for Secret ${missing}` });
   }
   scope.secrets = { pki, token };
 };
@@ -344,8 +354,7 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
   // cloud and a cluster API that is not there yet, every poll, was most of the fleet's polling.
   const initializedAt = controlPlaneInitializedAt(scope);
   if (!status.bootstrapped && !isInitMachine(machine) && initializedAt === undefined) {
-    condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.waitingForControlPlane, message: `waiting for the control plane of cluster ${machine.spec.clusterName} to be initialised` });
-    return { halt: true, requeueAfterMs: 10 * scope.timings.pollMs };
+    return waitWatched(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.waitingForControlPlane, message: `waiting for the control plane of cluster ${machine.spec.clusterName} to be initialised` });
   }
   const kube = await scope.deps.workloads.forCluster(machine.metadata.namespace!, machine.spec.clusterName);
   const lookup = await findNode(scope, kube);
