@@ -1,28 +1,81 @@
 // Clients of the workload clusters' own Kubernetes APIs, made from each cluster's admin kubeconfig
-// Secret (`<cluster>-kubeconfig`, key `value`) and kept while the Secret does not change.
+// Secret (`<cluster>-kubeconfig`, key `value`) and kept while the Secret does not change. The Secret is
+// read again at most every `recheckMs`: machines ask for their cluster's client on every reconcile, and
+// reading (and decrypting) the Secret each time was a sizeable share of a large fleet's work. Clients
+// not used for `idleMs` are closed.
 import type { SecretObject } from "../api/kinds.ts";
 import { secretKind } from "../api/core.ts";
 import { KubeClient } from "../kubeclient/index.ts";
 import type { Client } from "../runtime/client.ts";
+import { systemClock, type Clock } from "../runtime/clock.ts";
 import { names } from "./contract.ts";
 
-export class WorkloadClients {
-  private readonly clients = new Map<string, { version: string; client: KubeClient }>();
+export interface WorkloadClientsOptions {
+  clock?: Clock;
+  /** How long a client is handed out before its Secret is read again. Default 30 s. */
+  recheckMs?: number;
+  /**
+   * A client not asked for in this long is closed (its TLS context and kept-alive connections go), and
+   * made again when needed. Default 2 minutes; a fleet of clusters at rest then holds no clients.
+   */
+  idleMs?: number;
+}
 
-  constructor(private readonly client: Client) {}
+export class WorkloadClients {
+  private readonly clients = new Map<string, { version: string; client: KubeClient; checkedAt: number; usedAt: number }>();
+  private readonly clock: Clock;
+  private readonly recheckMs: number;
+  private readonly idleMs: number;
+  private sweptAt: number;
+
+  constructor(
+    private readonly client: Client,
+    options: WorkloadClientsOptions = {},
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.recheckMs = options.recheckMs ?? 30_000;
+    this.idleMs = options.idleMs ?? 120_000;
+    this.sweptAt = this.clock.now();
+  }
 
   /** The client of a cluster's API, or undefined while its kubeconfig does not exist yet. */
   async forCluster(namespace: string, cluster: string): Promise<KubeClient | undefined> {
+    const key = `${namespace}/${cluster}`;
+    const now = this.clock.now();
+    this.closeIdle(now);
+    const cached = this.clients.get(key);
+    if (cached) cached.usedAt = now;
+    if (cached && now - cached.checkedAt < this.recheckMs) return cached.client;
     const secret = await this.client.of<SecretObject>(secretKind).tryGet(namespace, names.kubeconfigSecret(cluster));
     const value = secret?.data?.value;
-    if (!secret || !value) return undefined;
-    const key = `${namespace}/${cluster}`;
-    const cached = this.clients.get(key);
-    if (cached && cached.version === secret.metadata.resourceVersion) return cached.client;
+    if (!secret || !value) {
+      this.forget(namespace, cluster);
+      return undefined;
+    }
+    if (cached && cached.version === secret.metadata.resourceVersion) {
+      cached.checkedAt = now;
+      return cached.client;
+    }
     cached?.client.close();
     const client = KubeClient.fromKubeconfig(Buffer.from(value, "base64").toString("utf8"), { timeoutMs: 10_000 });
-    this.clients.set(key, { version: secret.metadata.resourceVersion ?? "", client });
+    this.clients.set(key, { version: secret.metadata.resourceVersion ?? "", client, checkedAt: now, usedAt: now });
     return client;
+  }
+
+  /** Closes the clients not asked for in `idleMs`; looks at most every tenth of that. */
+  private closeIdle(now: number): void {
+    if (now - this.sweptAt < this.idleMs / 10) return;
+    this.sweptAt = now;
+    for (const [key, entry] of this.clients) {
+      if (now - entry.usedAt < this.idleMs) continue;
+      entry.client.close();
+      this.clients.delete(key);
+    }
+  }
+
+  /** Clients open now. */
+  get size(): number {
+    return this.clients.size;
   }
 
   forget(namespace: string, cluster: string): void {

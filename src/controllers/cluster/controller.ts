@@ -10,6 +10,7 @@ import { machinePoolKind } from "../../api/slipway/machinepool.ts";
 import type { Controller } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
+import { getCondition } from "../../runtime/conditions.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
 import { FINALIZER_CLUSTER, LABEL_CLUSTER } from "../contract.ts";
 import { clusterPhases, deleteChildren, type ClusterDeps, type ClusterScope, type ClusterTiming } from "./phases.ts";
@@ -20,6 +21,19 @@ export const CLUSTER_COMPONENT = "slipway.dev/cluster-controller";
 
 export interface ClusterControllerOptions extends Partial<ClusterTiming> {
   concurrency?: number;
+}
+
+/** What the cluster reads of a machine. */
+function machineView(m: MachineObject): string {
+  const ready = getCondition(m.status?.conditions, "Ready");
+  const st = m.status;
+  return JSON.stringify([m.metadata.deletionTimestamp, st?.phase, st?.nodeReady, st?.bootstrapped, st?.instanceId, ready?.status, ready?.lastTransitionTime, st?.failureReason, st?.failureMessage]);
+}
+
+/** What the cluster reads of a pool. */
+function poolView(p: MachinePoolObject): string {
+  const failed = p.status?.phase === "Failed";
+  return JSON.stringify([p.metadata.deletionTimestamp, p.spec, p.status?.phase, failed ? p.status?.reason : "", failed ? p.status?.message : ""]);
 }
 
 function ofCluster<T extends { metadata: { namespace?: string } }>(items: T[], namespace: string | undefined): T[] {
@@ -83,8 +97,10 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
     return cluster ? [keyFor(o.metadata.namespace, cluster)] : [];
   };
   controller.watch(infrastructures, ownerKey);
-  controller.watch(pools, ownerKey);
-  controller.watch(machines, ownerKey);
+  // Of a pool and of a machine, the cluster reads a few fields (status.ts, phases.ts): a change of any
+  // other (a machine passes half a dozen conditions on its way) does not requeue it.
+  controller.watch(pools, ownerKey, (previous, pool) => poolView(previous) !== poolView(pool));
+  controller.watch(machines, ownerKey, (previous, machine) => machineView(previous) !== machineView(machine));
   controller.watch(connections, (c) =>
     clusters.cache
       .list()

@@ -164,8 +164,32 @@ export const validate: Phase<ClusterScope> = async (ctx, scope) => {
 
 // ---- secrets and infrastructure ----
 
+/**
+ * What a cluster's reconciles found in place lately (its Secrets, its kubeconfig for an endpoint), by
+ * cluster uid: not read again for `SECRETS_RECHECK_MS`. A cluster is reconciled dozens of times while it
+ * is built, and each check read and decrypted a Secret; one deleted by hand is made again within the
+ * period.
+ */
+const verified = new Map<string, number>();
+const SECRETS_RECHECK_MS = 5 * 60_000;
+const VERIFIED_KEPT = 65_536;
+
+function recentlyVerified(ctx: ReconcileContext, what: string): boolean {
+  const at = verified.get(what);
+  return at !== undefined && ctx.clock.now() - at < SECRETS_RECHECK_MS;
+}
+
+function markVerified(ctx: ReconcileContext, what: string): void {
+  verified.delete(what);
+  verified.set(what, ctx.clock.now());
+  if (verified.size > VERIFIED_KEPT) verified.delete(verified.keys().next().value!);
+}
+
 export const ensureSecrets: Phase<ClusterScope> = async (ctx, scope) => {
+  const what = `${scope.object.metadata.uid}/secrets`;
+  if (recentlyVerified(ctx, what)) return;
   await Promise.all([ensureClusterPki(ctx.client, scope.object), ensureBootstrapToken(ctx.client, scope.object)]);
+  markVerified(ctx, what);
 };
 
 /** A slice of the node range per connection (16 of them), kept once given. */
@@ -261,11 +285,17 @@ export const publishEndpoint: Phase<ClusterScope> = async (ctx, scope) => {
   const url = lb.url ?? `https://${lb.host}:${lb.port}`;
   const secrets = ctx.client.of<SecretObject>(secretKind);
   const name = names.kubeconfigSecret(cluster.metadata.name!);
+  const what = `${cluster.metadata.uid}/kubeconfig ${url} ${lb.host}`;
+  if (recentlyVerified(ctx, what)) {
+    status(scope).kubeconfigSecretName = name;
+    return;
+  }
   const existing = await secrets.tryGet(cluster.metadata.namespace, name);
   if (existing?.data?.value) {
     const current = kubeconfigTarget(existing);
     if (current.server === url && current.tlsServerName === lb.host) {
       status(scope).kubeconfigSecretName = name;
+      markVerified(ctx, what);
       return;
     }
   }
@@ -286,6 +316,7 @@ export const publishEndpoint: Phase<ClusterScope> = async (ctx, scope) => {
   if (existing) await secrets.update({ ...existing, data } as SecretObject);
   else await createIgnoringExists(secrets.create({ apiVersion: "v1", kind: "Secret", metadata: meta(cluster, name), type: "Opaque", data } as SecretObject));
   status(scope).kubeconfigSecretName = name;
+  markVerified(ctx, what);
   await ctx.event(cluster, "Normal", "KubeconfigWritten", `admin kubeconfig for ${url} in Secret ${name}`);
 };
 
