@@ -5,7 +5,7 @@ import { connectionKind } from "../api/slipway/connection.ts";
 import type { ConnectionObject } from "../api/kinds.ts";
 import { ConflictError } from "../apiserver/errors.ts";
 import type { ObjectService } from "../apiserver/objects.ts";
-import type { Reconcile, Result } from "./controller.ts";
+import { notStatusOnly, type Reconcile, type Result } from "./controller.ts";
 import { ControllerManager } from "./manager.ts";
 import { ManualClock, memoryObjects, recordingLogger, silentLogger, until } from "./testing.ts";
 import type { ShardCoordinator, ShardSet } from "./shards.ts";
@@ -18,7 +18,14 @@ function connection(name: string): ConnectionObject {
 
 async function run(
   reconcile: Reconcile,
-  options: { objects?: ObjectService; clock?: Clock; log?: Logger; concurrency?: number; coordinator?: (shards: ShardSet) => ShardCoordinator } = {},
+  options: {
+    objects?: ObjectService;
+    clock?: Clock;
+    log?: Logger;
+    concurrency?: number;
+    coordinator?: (shards: ShardSet) => ShardCoordinator;
+    changed?: (previous: ConnectionObject, object: ConnectionObject) => boolean;
+  } = {},
 ) {
   const objects = options.objects ?? (await memoryObjects());
   const manager = new ControllerManager({ objects, replica: "test", log: options.log ?? silentLogger, clock: options.clock, coordinator: options.coordinator });
@@ -29,6 +36,7 @@ async function run(
     reconcile,
     concurrency: options.concurrency,
     backoff: { baseMs: 100, capMs: 10_000 },
+    changed: options.changed,
   });
   await manager.start();
   return { objects, manager, controller, connections: manager.client.of(connectionKind) };
@@ -60,6 +68,25 @@ describe("Controller", () => {
     }
     await until(() => lastSeen.get("default/a") === "20" && lastSeen.get("default/b") === "20", "the last change of both objects");
     assert.equal(overlaps, 0);
+    await manager.stop();
+  });
+
+  it("with notStatusOnly, skips updates of the status alone and reconciles every other change", async () => {
+    const seen: string[] = [];
+    const env = await run(
+      async (ctx) => {
+        const o = env.manager.informer(connectionKind).cache.get(ctx.key);
+        seen.push(`${o?.metadata.labels?.step ?? "-"}/${(o?.status as { phase?: string } | undefined)?.phase ?? "-"}`);
+      },
+      { changed: notStatusOnly },
+    );
+    const { connections, manager } = env;
+    const created = await connections.create(connection("a"));
+    await until(() => seen.length === 1, "the creation reconciled");
+    const withStatus = await connections.updateStatus({ ...created, status: { phase: "Ready" } } as ConnectionObject);
+    await connections.update({ ...withStatus, metadata: { ...withStatus.metadata, labels: { step: "labelled" } } });
+    await until(() => seen.length === 2, "the label change reconciled");
+    assert.deepEqual(seen, ["-/-", "labelled/Ready"], "the status update alone queued nothing");
     await manager.stop();
   });
 

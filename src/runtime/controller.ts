@@ -58,6 +58,20 @@ export interface ControllerOptions<T extends KubeObject> {
    * so that one cluster's objects are reconciled by one replica. Default: the key itself.
    */
   rootKey?: (key: string) => string;
+  /**
+   * When set, an update of a reconciled object queues it only when this says the change matters (e.g.
+   * `notStatusOnly`: a controller whose own status writes need no second look). Creations, deletions
+   * and resyncs always queue it.
+   */
+  changed?: (previous: T, object: T) => boolean;
+}
+
+/** The object changed beyond its status: a new generation (spec), or other metadata (labels, finalizers, deletion). */
+export function notStatusOnly(previous: KubeObject, object: KubeObject): boolean {
+  if (previous.metadata.generation !== object.metadata.generation) return true;
+  const { resourceVersion: _a, ...before } = previous.metadata;
+  const { resourceVersion: _b, ...after } = object.metadata;
+  return JSON.stringify(before) !== JSON.stringify(after);
 }
 
 export interface ControllerDependencies {
@@ -97,7 +111,10 @@ export class Controller<T extends KubeObject> {
       this.informer.on({
         added: (o) => this.enqueue(objectKey(o)),
         // A resync hands the same object again: an idle check, which must not crowd out real work.
-        updated: (previous, o) => (previous === o ? this.idleCheck(objectKey(o)) : this.enqueue(objectKey(o))),
+        updated: (previous, o) => {
+          if (previous === o) this.idleCheck(objectKey(o));
+          else if (!options.changed || options.changed(previous, o)) this.enqueue(objectKey(o));
+        },
         deleted: (o) => this.enqueue(objectKey(o)),
       }),
       deps.shards.onActivated((shards) => this.enqueueShards(shards)),

@@ -7,7 +7,7 @@ import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
 import { machinePoolKind } from "../../api/slipway/machinepool.ts";
-import type { Controller } from "../../runtime/controller.ts";
+import { notStatusOnly, type Controller } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { getCondition } from "../../runtime/conditions.ts";
@@ -91,7 +91,16 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
     if (cluster?.spec.paused && !cluster.metadata.deletionTimestamp) return {};
     return reconcile(ctx);
   };
-  const controller = manager.add<ClusterObject>({ name: "cluster", component: CLUSTER_COMPONENT, informer: clusters, reconcile: unlessPaused, concurrency: options.concurrency ?? 8 });
+  const controller = manager.add<ClusterObject>({
+    name: "cluster",
+    component: CLUSTER_COMPONENT,
+    informer: clusters,
+    reconcile: unlessPaused,
+    concurrency: options.concurrency ?? 8,
+    // Only this controller writes a cluster's status, from what its children say: its own status writes
+    // (a dozen while a cluster is built) need no second look.
+    changed: notStatusOnly,
+  });
   const ownerKey = (o: { metadata: { namespace?: string; labels?: Record<string, string> } }) => {
     const cluster = o.metadata.labels?.[LABEL_CLUSTER];
     return cluster ? [keyFor(o.metadata.namespace, cluster)] : [];
