@@ -170,6 +170,7 @@ export class ObjectService {
     const labels: LabelSelector | undefined = parseLabelSelector(labelSelector);
     const supported = ["metadata.name", "metadata.namespace", ...Object.keys(def.fieldSelectors ?? {})];
     const fields: FieldRequirement[] = parseFieldSelector(fieldSelector, supported);
+    if (!labels && fields.length === 0) return matchAll;
     return (o) => (!labels || labels(o.metadata.labels)) && (fields.length === 0 || matchFields(fields, (f) => this.fieldValue(def, o, f)));
   }
 
@@ -570,11 +571,15 @@ export class ObjectService {
     const nowMatches = matches(object);
     const isNew = event.kv.createRevision === event.kv.modRevision;
     if (isNew) return nowMatches ? { type: "ADDED", object } : undefined;
-    const before = event.prev ? matches(this.decode(def, event.prev)) : nowMatches;
+    // Without selectors every version matches: the previous one need not be decoded to know it.
+    const before = event.prev && matches !== matchAll ? matches(this.decode(def, event.prev)) : nowMatches;
     if (nowMatches) return { type: before ? "MODIFIED" : "ADDED", object };
     return before ? { type: "DELETED", object } : undefined;
   }
 }
+
+/** The matcher of a request without label or field selectors. */
+const matchAll = (_object: KubeObject): boolean => true;
 
 /** JSON nulls mean "not set", as Kubernetes decodes them (kubectl sends `creationTimestamp: null`). */
 function dropNulls(value: unknown): unknown {

@@ -70,6 +70,26 @@ function statusOf(object: KubeObject): unknown {
   return object.status;
 }
 
+/**
+ * JSON of objects as the cache or the API handed them (never changed afterwards), made once per object:
+ * a working copy is parsed from it, and the status write compares against its status.
+ */
+const jsonOf = new WeakMap<KubeObject, { object: string; status: string | undefined }>();
+
+function persistedJson(object: KubeObject): { object: string; status: string | undefined } {
+  let json = jsonOf.get(object);
+  if (!json) {
+    json = { object: JSON.stringify(object), status: JSON.stringify(statusOf(object)) };
+    jsonOf.set(object, json);
+  }
+  return json;
+}
+
+/** A working copy of an object read from the cache or written (plain JSON data). */
+function copyOf<T extends KubeObject>(object: T): T {
+  return JSON.parse(persistedJson(object).object) as T;
+}
+
 /** The object was deleted while it was being reconciled: there is nothing left to write. */
 class ObjectGone extends Error {
   override readonly name = "ObjectGone";
@@ -91,7 +111,7 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
     const cached = options.cache.get(ctx.key);
     if (!cached) return {};
     const objects = ctx.client.of(options.kind);
-    let object = structuredClone(cached) as T;
+    let object = copyOf(cached);
     const finalizer = options.finalizer;
     const deleting = object.metadata.deletionTimestamp !== undefined;
     const holdsFinalizer = finalizer !== undefined && (object.metadata.finalizers ?? []).includes(finalizer);
@@ -102,7 +122,8 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
       object.metadata.finalizers = [...(object.metadata.finalizers ?? []), finalizer];
       const withFinalizer = object;
       object = await ownWrite(() => objects.update(withFinalizer));
-      persisted = structuredClone(object);
+      persisted = object;
+      object = copyOf(object);
     }
     // Deleted without our finalizer (or before we added it): nothing of ours to clean up.
     if (deleting && finalizer && !holdsFinalizer) return {};
@@ -120,11 +141,11 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
         const working: KubeObject = scope.object;
         working.status = { ...(statusOf(working) as object | undefined), observedGeneration: working.metadata.generation };
       }
-      if (JSON.stringify(statusOf(scope.object)) === JSON.stringify(statusOf(persisted))) return;
+      if (JSON.stringify(statusOf(scope.object)) === persistedJson(persisted).status) return;
       const previous = persisted;
       const written = await ownWrite(() => objects.updateStatus(scope.object));
       persisted = written;
-      scope.object = structuredClone(written);
+      scope.object = copyOf(written);
       await options.afterStatusWrite?.(ctx, scope, previous, written);
     };
 
@@ -136,7 +157,7 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
         if (finalizer && done) {
           // The status goes first: removing the last finalizer removes the object.
           await writeStatus();
-          const next = structuredClone(scope.object);
+          const next = JSON.parse(JSON.stringify(scope.object)) as T;
           next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f) => f !== finalizer);
           await ownWrite(() => objects.update(next));
           removed = true;

@@ -1,5 +1,7 @@
 // A typed HTTP client of the sim cloud. It implements CloudApi like the in-process SimCloud, and turns
 // error answers back into the same named error classes, so callers use either one unchanged.
+import * as http from "node:http";
+import * as https from "node:https";
 import { InternalError, isSimCloudErrorCode, simCloudError, type ErrorBody } from "./errors.ts";
 import type { FaultConfig } from "./faults.ts";
 import { ADMIN_PREFIX, API_PREFIX, resourcePath, tagQuery } from "./paths.ts";
@@ -15,36 +17,75 @@ export interface SimCloudClientOptions {
   timeoutMs?: number;
 }
 
+/** Kept-alive connections to the sim cloud, shared by every client in the process (idle ones do not hold it open). */
+const agents = { "http:": new http.Agent({ keepAlive: true }), "https:": new https.Agent({ keepAlive: true }) };
+
+interface RawAnswer {
+  status: number;
+  statusText: string;
+  retryAfter: string | undefined;
+  text: string;
+}
+
+/** One HTTP exchange over the shared agents (node:http: a fleet makes thousands of these a second). */
+function exchange(url: URL, method: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<RawAnswer> {
+  const secure = url.protocol === "https:";
+  return new Promise((resolve, reject) => {
+    const request = (secure ? https : http).request(url, { method, headers, agent: agents[secure ? "https:" : "http:"], timeout: timeoutMs }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("error", reject);
+      response.on("end", () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          statusText: response.statusMessage ?? "",
+          retryAfter: response.headers["retry-after"],
+          text: Buffer.concat(chunks).toString("utf8"),
+        }),
+      );
+    });
+    request.on("timeout", () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    request.on("error", (error: NodeJS.ErrnoException) => {
+      // The server closed a kept-alive connection as we reused it: the request never arrived, say so.
+      if (request.reusedSocket && error.code === "ECONNRESET") reject(Object.assign(error, { retryable: true }));
+      else reject(error);
+    });
+    request.end(body);
+  });
+}
+
 /** Sends one JSON request; answers the parsed body, or throws the SimCloudError the server described. */
 async function send<R>(options: SimCloudClientOptions, method: string, path: string, body?: unknown): Promise<R> {
   const endpoint = options.endpoint.replace(/\/+$/, "");
-  let response: Response;
-  try {
-    response = await fetch(endpoint + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${options.token}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
-    });
-  } catch (error) {
-    throw new InternalError(`cannot reach the sim cloud at ${endpoint}: ${(error as Error).message}`, { cause: error });
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const headers: Record<string, string> = { authorization: `Bearer ${options.token}` };
+  if (payload !== undefined) {
+    headers["content-type"] = "application/json";
+    headers["content-length"] = String(Buffer.byteLength(payload));
   }
-  const text = await response.text();
+  const url = new URL(endpoint + path);
+  let answer: RawAnswer;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      answer = await exchange(url, method, headers, payload, options.timeoutMs ?? 30_000);
+      break;
+    } catch (error) {
+      if ((error as { retryable?: boolean }).retryable && attempt < 3) continue;
+      throw new InternalError(`cannot reach the sim cloud at ${endpoint}: ${(error as Error).message}`, { cause: error });
+    }
+  }
   let parsed: unknown;
   try {
-    parsed = text === "" ? undefined : JSON.parse(text);
+    parsed = answer.text === "" ? undefined : JSON.parse(answer.text);
   } catch (error) {
-    throw new InternalError(`the sim cloud answered ${response.status} with a body that is not JSON`, { cause: error });
+    throw new InternalError(`the sim cloud answered ${answer.status} with a body that is not JSON`, { cause: error });
   }
-  if (response.ok) return parsed as R;
+  if (answer.status >= 200 && answer.status < 300) return parsed as R;
   const described = (parsed as Partial<ErrorBody> | undefined)?.error;
   if (!described || !isSimCloudErrorCode(described.code)) {
-    throw new InternalError(`the sim cloud answered ${response.status} ${response.statusText}`);
+    throw new InternalError(`the sim cloud answered ${answer.status} ${answer.statusText}`);
   }
-  const retryAfterHeader = Number(response.headers.get("retry-after"));
+  const retryAfterHeader = Number(answer.retryAfter);
   const retryAfterMs = described.retryAfterMs ?? (retryAfterHeader > 0 ? retryAfterHeader * 1000 : undefined);
   throw simCloudError(described.code, described.message, {
     ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
