@@ -4,7 +4,8 @@
 import type { ClusterObject, SecretObject } from "../api/kinds.ts";
 import { secretKind } from "../api/core.ts";
 import { AlreadyExistsError } from "../apiserver/errors.ts";
-import { createBootstrapToken, createCertificateAuthority, createServiceAccountKeyPair } from "../bootstrap/pki.ts";
+import { createBootstrapToken } from "../bootstrap/pki.ts";
+import { inThreadPki, type CertificateMaker } from "../bootstrap/pki-workers.ts";
 import type { ClusterPki } from "../bootstrap/kubeadm.ts";
 import type { Client } from "../runtime/client.ts";
 import { controllerRef, LABEL_CLUSTER, names } from "./contract.ts";
@@ -63,13 +64,13 @@ async function createOnce(client: Client, cluster: ClusterObject, name: string, 
   }
 }
 
-export async function ensureClusterPki(client: Client, cluster: ClusterObject): Promise<ClusterPki> {
+export async function ensureClusterPki(client: Client, cluster: ClusterObject, maker: CertificateMaker = inThreadPki): Promise<ClusterPki> {
   const secret = await createOnce(client, cluster, names.pkiSecret(cluster.metadata.name!), async () => {
     const [ca, frontProxyCa, etcdCa, serviceAccount] = await Promise.all([
-      createCertificateAuthority({ commonName: "kubernetes" }),
-      createCertificateAuthority({ commonName: "front-proxy-ca" }),
-      createCertificateAuthority({ commonName: "etcd-ca" }),
-      createServiceAccountKeyPair(),
+      maker.createCertificateAuthority({ commonName: "kubernetes" }),
+      maker.createCertificateAuthority({ commonName: "front-proxy-ca" }),
+      maker.createCertificateAuthority({ commonName: "etcd-ca" }),
+      maker.createServiceAccountKeyPair(),
     ]);
     const pki: ClusterPki = { ca, frontProxyCa, etcdCa, serviceAccount };
     return Object.fromEntries(Object.entries(PKI_KEYS).map(([k, read]) => [k, read(pki)]));

@@ -4,6 +4,7 @@ import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { Registry as MetricsRegistry } from "prom-client";
 import type { ObjectService } from "../apiserver/objects.ts";
+import { PkiWorkers } from "../bootstrap/pki-workers.ts";
 import { registerOperationController } from "../controllers/operation/controller.ts";
 import { registerClusterController } from "../controllers/cluster/controller.ts";
 import { registerConnectionController } from "../controllers/connection/controller.ts";
@@ -72,15 +73,25 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
   });
   const providers = new ProviderResolver(manager.client, options.providers);
   const workloads = new WorkloadClients(manager.client);
+  // Certificates are made on a worker thread: X.509 encoding in JavaScript would otherwise be a tenth of
+  // this process's event loop while a fleet is built.
+  const pki = new PkiWorkers(1);
   const pollMs = options.pollMs ?? 1000;
   // Reconciles wait on the cloud and on workload clusters far longer than they compute: with a fleet in
   // flight, more of them at once keep the CPU busy instead of the queues long.
   registerConnectionController(manager, { providers });
-  registerClusterController(manager, { providers, workloads }, { pollMs, concurrency: 16 });
+  registerClusterController(manager, { providers, workloads, pki }, { pollMs, concurrency: 16 });
   registerInfrastructureController(manager, { providers }, { pollMs: Math.min(pollMs, 500), concurrency: 16 });
   registerMachinePoolController(manager, { providers, workloads }, { pollMs, concurrency: 16 });
   registerMachineController(manager, { providers, workloads }, { pollMs, concurrency: 32 });
   registerOperationController(manager, { concurrency: 8 });
   await manager.start();
-  return { manager, stop: async () => { await manager.stop(); workloads.close(); } };
+  return {
+    manager,
+    stop: async () => {
+      await manager.stop();
+      workloads.close();
+      await pki.close();
+    },
+  };
 }

@@ -7,6 +7,7 @@ import { InvalidParameterError } from "./errors.ts";
 import { FaultInjector, type FaultConfig } from "./faults.ts";
 import type { DelayName, LatencyProfile } from "./profiles.ts";
 import { QuotaBook } from "./quotas.ts";
+import { TagIndex } from "./tag-index.ts";
 import { Prng, type PrngState } from "./random.ts";
 import { RateLimiter } from "./ratelimit.ts";
 import { ID_PREFIX, type RecordOfKind, type ResourceRecord, type Transition } from "./records.ts";
@@ -85,6 +86,7 @@ export class CloudCore {
   readonly profile: LatencyProfile;
   readonly timeScale: number;
   readonly quotas: QuotaBook;
+  readonly tagged: TagIndex;
   readonly faults: FaultInjector;
   readonly limiter: RateLimiter | undefined;
   readonly logger: Logger;
@@ -116,6 +118,7 @@ export class CloudCore {
       this.faultRng.state = saved.faults;
     }
     this.quotas = new QuotaBook(this.state, options.quota, options.zoneCapacity);
+    this.tagged = new TagIndex(this.state);
     this.faults = new FaultInjector(this.faultRng, options.faults, (ms) => this.scale(ms));
     this.limiter = options.rateLimits ? new RateLimiter(this.clock, options.rateLimits, this.timeScale) : undefined;
   }

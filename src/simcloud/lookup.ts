@@ -35,7 +35,8 @@ export function listOwned<K extends ResourceKind>(
 ): RecordOfKind[K][] {
   checkRegion(region);
   const { tags } = checkInput(ListFilterSchema, filter, "filter");
-  return core.state.all(kind).filter((r) => r.account === account && r.region === region && hasTags(r.tags, tags));
+  const candidates = core.tagged.find(kind, tags) as RecordOfKind[K][];
+  return candidates.filter((r) => r.account === account && r.region === region && hasTags(r.tags, tags));
 }
 
 /** A resource another one is built on must have finished creating. */

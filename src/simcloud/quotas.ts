@@ -2,6 +2,7 @@
 // time are kept in the state file, like a quota increase granted by a real cloud.
 import { InsufficientCapacityError, QuotaExceededError } from "./errors.ts";
 import type { QuotaLimitsPatch } from "./schemas.ts";
+import type { ResourceRecord } from "./records.ts";
 import type { StateStore } from "./state.ts";
 import type { Quota, QuotaLimits } from "./types.ts";
 
@@ -18,12 +19,61 @@ const QUOTA_NOUN: Record<keyof QuotaLimits, string> = {
   publicIps: "public IP",
 };
 
+/** What one resource counts against its account's quota in its region. */
+function contributionOf(record: ResourceRecord): QuotaLimits | undefined {
+  switch (record.kind) {
+    case "instance":
+      if (record.state === "terminated") return undefined;
+      return { vcpus: record.vcpus, instances: 1, networks: 0, loadBalancers: 0, publicIps: record.ephemeralPublicIp ? 1 : 0 };
+    case "network":
+      return { vcpus: 0, instances: 0, networks: 1, loadBalancers: 0, publicIps: 0 };
+    case "loadBalancer":
+      return { vcpus: 0, instances: 0, networks: 0, loadBalancers: 1, publicIps: 0 };
+    case "publicIp":
+      return { vcpus: 0, instances: 0, networks: 0, loadBalancers: 0, publicIps: 1 };
+    default:
+      return undefined;
+  }
+}
+
+const ZERO: QuotaLimits = { vcpus: 0, instances: 0, networks: 0, loadBalancers: 0, publicIps: 0 };
+
 export class QuotaBook {
+  /**
+   * Usage by "<account>/<region>", kept current as resources change: every create checks it, and
+   * counting it afresh walked every instance of a fleet of tens of thousands.
+   */
+  private readonly usageByScope = new Map<string, QuotaLimits>();
+  /** What each resource counted last, to take it back when the resource changes or goes. */
+  private readonly counted = new Map<string, { scope: string; amount: QuotaLimits }>();
+
   constructor(
     private readonly state: StateStore,
     private readonly defaults: QuotaLimits = DEFAULT_QUOTA,
     private readonly defaultCapacity: number = DEFAULT_ZONE_CAPACITY,
-  ) {}
+  ) {
+    for (const record of state.everything()) this.count(record, false);
+    state.onChange((record, removed) => this.count(record, removed));
+  }
+
+  private count(record: ResourceRecord, removed: boolean): void {
+    const previous = this.counted.get(record.id);
+    if (previous) {
+      this.add(previous.scope, previous.amount, -1);
+      this.counted.delete(record.id);
+    }
+    const amount = removed ? undefined : contributionOf(record);
+    if (!amount || !("account" in record)) return;
+    const scope = `${record.account}/${record.region}`;
+    this.add(scope, amount, 1);
+    this.counted.set(record.id, { scope, amount });
+  }
+
+  private add(scope: string, amount: QuotaLimits, sign: 1 | -1): void {
+    const usage = this.usageByScope.get(scope) ?? { ...ZERO };
+    for (const name of Object.keys(usage) as (keyof QuotaLimits)[]) usage[name] += sign * amount[name];
+    this.usageByScope.set(scope, usage);
+  }
 
   limits(account: string, region: string): QuotaLimits {
     return { ...this.defaults, ...this.state.setting<QuotaLimitsPatch>(`quota/${account}/${region}`) };
@@ -38,25 +88,7 @@ export class QuotaBook {
 
   /** What the account uses in the region; instances count until they are terminated. */
   usage(account: string, region: string): QuotaLimits {
-    const mine = <T extends { account: string; region: string }>(r: T) => r.account === account && r.region === region;
-    const count = (records: { account: string; region: string }[]) => records.reduce((n, r) => (mine(r) ? n + 1 : n), 0);
-    // One pass over the instances: a create is checked against this, and a fleet has tens of thousands.
-    let vcpus = 0;
-    let instances = 0;
-    let ephemeralIps = 0;
-    for (const i of this.state.all("instance")) {
-      if (!mine(i) || i.state === "terminated") continue;
-      vcpus += i.vcpus;
-      instances++;
-      if (i.ephemeralPublicIp) ephemeralIps++;
-    }
-    return {
-      vcpus,
-      instances,
-      networks: count(this.state.all("network")),
-      loadBalancers: count(this.state.all("loadBalancer")),
-      publicIps: count(this.state.all("publicIp")) + ephemeralIps,
-    };
+    return { ...(this.usageByScope.get(`${account}/${region}`) ?? ZERO) };
   }
 
   quota(account: string, region: string): Quota {

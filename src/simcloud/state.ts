@@ -53,6 +53,8 @@ export class StateStore {
     settingsLike: Statement<[string]>;
   };
 
+  private readonly listeners = new Set<(record: ResourceRecord, removed: boolean) => void>();
+
   /** Opens (or creates) the state file; ":memory:" keeps the state in memory only. */
   constructor(readonly path: string) {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -119,11 +121,18 @@ export class StateStore {
     return [...this.records.values()];
   }
 
+  /** Tells `listener` of every record written (new or changed) or removed from now on. */
+  onChange(listener: (record: ResourceRecord, removed: boolean) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   /** Writes a record (new or changed). */
   put(record: ResourceRecord): void {
     this.statements.put.run(record.id, record.kind, JSON.stringify(record));
     this.records.set(record.id, record);
     this.ofKind(record.kind).set(record.id, record);
+    for (const listener of this.listeners) listener(record, false);
   }
 
   /** Removes a record; idempotency tokens that named it keep `tombstone` as their answer. */
@@ -133,6 +142,7 @@ export class StateStore {
     const record = this.records.get(id);
     if (record) this.byKind.get(record.kind)?.delete(id);
     this.records.delete(id);
+    if (record) for (const listener of this.listeners) listener(record, true);
   }
 
   findToken(account: string, kind: ResourceKind, token: string): ClientTokenEntry | undefined {

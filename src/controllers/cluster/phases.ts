@@ -10,7 +10,7 @@ import { secretKind } from "../../api/core.ts";
 import { formatCidr, parseCidr, cidrsOverlap } from "../../api/cidr.ts";
 import { AlreadyExistsError, NotFoundError } from "../../apiserver/errors.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
-import { issueCertificate } from "../../bootstrap/pki.ts";
+import { inThreadPki, type CertificateMaker } from "../../bootstrap/pki-workers.ts";
 import { renderKubeconfig, parseKubeconfig } from "../../bootstrap/kubeconfig.ts";
 import { renderCniManifest } from "../../bootstrap/cni.ts";
 import { isProviderError } from "../../providers/provider.ts";
@@ -36,6 +36,8 @@ import { clusterConnections, preflight, preflightMessage, preflightReason, type 
 export interface ClusterDeps {
   providers: ProviderResolver;
   workloads: WorkloadClients;
+  /** Where certificates are made (default: on this thread). */
+  pki?: CertificateMaker;
 }
 
 export interface ClusterTiming {
@@ -188,7 +190,7 @@ function markVerified(ctx: ReconcileContext, what: string): void {
 export const ensureSecrets: Phase<ClusterScope> = async (ctx, scope) => {
   const what = `${scope.object.metadata.uid}/secrets`;
   if (recentlyVerified(ctx, what)) return;
-  await Promise.all([ensureClusterPki(ctx.client, scope.object), ensureBootstrapToken(ctx.client, scope.object)]);
+  await Promise.all([ensureClusterPki(ctx.client, scope.object, scope.deps.pki), ensureBootstrapToken(ctx.client, scope.object)]);
   markVerified(ctx, what);
 };
 
@@ -301,7 +303,7 @@ export const publishEndpoint: Phase<ClusterScope> = async (ctx, scope) => {
   }
   const pkiSecret = await secrets.get(cluster.metadata.namespace, names.pkiSecret(cluster.metadata.name!));
   const pki = readClusterPki(pkiSecret);
-  const admin = await issueCertificate(pki.ca, { commonName: "kubernetes-admin", organizations: ["system:masters"], usages: ["client"] });
+  const admin = await (scope.deps.pki ?? inThreadPki).issueCertificate(pki.ca, { commonName: "kubernetes-admin", organizations: ["system:masters"], usages: ["client"] });
   const kubeconfig = renderKubeconfig({
     clusterName: cluster.metadata.name!,
     server: url,
