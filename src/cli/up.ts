@@ -32,6 +32,7 @@ export interface UpFlags {
   logFile?: string;
   logLevel: string;
   compactionInterval: string;
+  eventTtl: string;
   replicaName?: string;
   shardLeaseTtl: string;
   shutdownGrace: string;
@@ -62,6 +63,7 @@ export function registerUpCommand(program: Command): void {
     .option("--log-file <path>", "log file, or - for stderr (default: <data-dir>/slipway.log)")
     .option("--log-level <level>", "debug, info, warn or error", "info")
     .option("--compaction-interval <duration>", "how often store history is compacted (5 intervals are kept)", "60s")
+    .option("--event-ttl <duration>", "how long an Event is kept after its last update", "1h")
     .option("--replica-name <name>", "this replica's name among those sharing an etcd store (default: host:port)")
     .option("--shard-lease-ttl <duration>", "TTL of the lease through which a replica holds its shards of the work (etcd)", "5s")
     .option("--shutdown-grace <duration>", "how long reconciles in flight may finish on shutdown", "10s")
@@ -115,6 +117,7 @@ export async function runUp(flags: UpFlags): Promise<void> {
     etcdEndpoints: endpoints,
     logger,
     compactionIntervalMs: parseDuration(flags.compactionInterval, "--compaction-interval"),
+    eventTtlMs: parseDuration(flags.eventTtl, "--event-ttl"),
     replicaName: flags.replicaName,
     shardLeaseTtlSeconds: leaseTtlMs / 1000,
     shutdownGraceMs: parseDuration(flags.shutdownGrace, "--shutdown-grace"),

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import { defaultRegistry } from "../api/kinds.ts";
 import type { Registry } from "../api/registry.ts";
 import { Collectors } from "../apiserver/collectors.ts";
+import { EventExpiry } from "../apiserver/event-expiry.ts";
 import { ApiMetrics } from "../apiserver/metrics.ts";
 import { ObjectService } from "../apiserver/objects.ts";
 import { createApiContext, type ApiContext } from "../apiserver/routes.ts";
@@ -33,6 +34,8 @@ export interface ControlPlaneOptions {
   logger: Logger;
   registry?: Registry;
   compactionIntervalMs?: number;
+  /** How long an Event lives after its last update (default 1 hour, as kube-apiserver's --event-ttl). */
+  eventTtlMs?: number;
   /** Names this replica among those sharing a store (default: host name and port). */
   replicaName?: string;
   /** TTL of the shard lease each replica holds on etcd. Default 5 s. */
@@ -98,6 +101,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const collectors = new Collectors(objects, log.child({ component: "collectors" }));
     await collectors.start();
     closers.unshift(() => collectors.stop());
+    const expiry = new EventExpiry(objects, log.child({ component: "event-expiry" }), { ttlMs: options.eventTtlMs });
+    expiry.start();
+    closers.unshift(() => expiry.stop());
     const compactor = new Compactor(store, log.child({ component: "compactor" }), { intervalMs: options.compactionIntervalMs });
     compactor.start();
     closers.unshift(async () => compactor.stop());

@@ -1,0 +1,89 @@
+// Events expire, as in Kubernetes (kube-apiserver --event-ttl, one hour by default): an Event not updated
+// for the TTL is deleted. Without it a fleet's events — tens per cluster — would pile up for ever.
+import type { Logger } from "pino";
+import { eventKind, type EventObject } from "../api/core.ts";
+import { ConflictError, NotFoundError } from "./errors.ts";
+import type { ObjectService } from "./objects.ts";
+
+export interface EventExpiryOptions {
+  /** How long an Event lives after its last update. Default 1 hour. */
+  ttlMs?: number;
+  /**
+   * How often expired Events are looked for. Default 5 minutes: a sweep reads every Event (hundreds of
+   * thousands in a large fleet), so an Event may outlive its TTL by up to this long.
+   */
+  intervalMs?: number;
+  /** Events read per list page. Default 500. */
+  pageSize?: number;
+  now?: () => number;
+}
+
+/** When the Event was last updated: its lastTimestamp, else the first of the others it has. */
+function lastSeen(event: EventObject): number {
+  const stamp = event.lastTimestamp ?? event.eventTime ?? event.firstTimestamp ?? event.metadata.creationTimestamp;
+  const at = stamp ? Date.parse(stamp) : Number.NaN;
+  return Number.isNaN(at) ? Number.POSITIVE_INFINITY : at; // no readable time: kept
+}
+
+export class EventExpiry {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<number>;
+  private readonly ttlMs: number;
+  private readonly intervalMs: number;
+  private readonly pageSize: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly objects: ObjectService,
+    private readonly log: Logger,
+    options: EventExpiryOptions = {},
+  ) {
+    this.ttlMs = options.ttlMs ?? 60 * 60_000;
+    this.intervalMs = options.intervalMs ?? 5 * 60_000;
+    this.pageSize = options.pageSize ?? 500;
+    this.now = options.now ?? Date.now;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => void this.sweep(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** Deletes every expired Event; answers how many. One sweep at a time. */
+  sweep(): Promise<number> {
+    this.running ??= this.expire().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async expire(): Promise<number> {
+    const def = this.objects.registry.byKind("v1", eventKind.kind)!;
+    const before = this.now() - this.ttlMs;
+    let deleted = 0;
+    let token: string | undefined;
+    try {
+      do {
+        const page = await this.objects.list(def, undefined, { limit: this.pageSize, continue: token });
+        for (const event of page.items as EventObject[]) {
+          if (lastSeen(event) >= before) continue;
+          try {
+            await this.objects.delete(def, event.metadata.namespace, event.metadata.name!, { preconditions: { resourceVersion: event.metadata.resourceVersion } });
+            deleted++;
+          } catch (error) {
+            // Gone already, or updated since it was read (then it is not expired): either way, leave it.
+            if (!(error instanceof NotFoundError) && !(error instanceof ConflictError)) throw error;
+          }
+        }
+        token = page.metadata.continue;
+      } while (token);
+    } catch (error) {
+      this.log.warn({ err: (error as Error).message }, "expiring events failed; trying again later");
+    }
+    if (deleted > 0) this.log.debug({ deleted }, "expired events deleted");
+    return deleted;
+  }
+}
