@@ -294,7 +294,7 @@ export class SimCloud extends AccountCloud {
   /** The load balancer, of any account, with that DNS name (kubeadm's endpoints name them). */
   findLoadBalancerByDnsName(dnsName: string): T.LoadBalancer | undefined {
     const wanted = dnsName.toLowerCase();
-    const record = this.core.state.all("loadBalancer").find((lb) => lb.dnsName === wanted);
+    const record = this.core.loadBalancersByDnsName.get(wanted)[0];
     return record ? loadBalancerView(this.core, record) : undefined;
   }
 

@@ -7,6 +7,7 @@ import { InvalidParameterError } from "./errors.ts";
 import { FaultInjector, type FaultConfig } from "./faults.ts";
 import type { DelayName, LatencyProfile } from "./profiles.ts";
 import { QuotaBook } from "./quotas.ts";
+import { RecordIndex } from "./record-index.ts";
 import { TagIndex } from "./tag-index.ts";
 import { Prng, type PrngState } from "./random.ts";
 import { RateLimiter } from "./ratelimit.ts";
@@ -87,6 +88,10 @@ export class CloudCore {
   readonly timeScale: number;
   readonly quotas: QuotaBook;
   readonly tagged: TagIndex;
+  /** Instances not terminated, by subnet (the addresses they hold). */
+  readonly instancesBySubnet: RecordIndex<"instance">;
+  /** Load balancers by DNS name (kubeadm's endpoints name them). */
+  readonly loadBalancersByDnsName: RecordIndex<"loadBalancer">;
   readonly faults: FaultInjector;
   readonly limiter: RateLimiter | undefined;
   readonly logger: Logger;
@@ -119,6 +124,8 @@ export class CloudCore {
     }
     this.quotas = new QuotaBook(this.state, options.quota, options.zoneCapacity);
     this.tagged = new TagIndex(this.state);
+    this.instancesBySubnet = new RecordIndex(this.state, "instance", (i) => (i.state === "terminated" ? [] : [i.subnetId]));
+    this.loadBalancersByDnsName = new RecordIndex(this.state, "loadBalancer", (lb) => [lb.dnsName]);
     this.faults = new FaultInjector(this.faultRng, options.faults, (ms) => this.scale(ms));
     this.limiter = options.rateLimits ? new RateLimiter(this.clock, options.rateLimits, this.timeScale) : undefined;
   }

@@ -74,7 +74,7 @@ export class InstanceService {
     core.quotas.requireRoom(account, region, { vcpus: type.vcpus, instances: 1, ...(input.assignPublicIp ? { publicIps: 1 } : {}) });
     core.quotas.requireCapacity(region, subnet.zone, type.name);
     const used = new Set(
-      core.state.all("instance").filter((i) => i.subnetId === subnet.id && i.state !== "terminated").map((i) => i.privateIp),
+      core.instancesBySubnet.get(subnet.id).map((i) => i.privateIp),
     );
     const privateIp = lowestFreeAddress(parseCidr(subnet.cidr), used);
     if (!privateIp) {

@@ -2,6 +2,7 @@
 // time are kept in the state file, like a quota increase granted by a real cloud.
 import { InsufficientCapacityError, QuotaExceededError } from "./errors.ts";
 import type { QuotaLimitsPatch } from "./schemas.ts";
+import { RecordIndex } from "./record-index.ts";
 import type { ResourceRecord } from "./records.ts";
 import type { StateStore } from "./state.ts";
 import type { Quota, QuotaLimits } from "./types.ts";
@@ -46,6 +47,8 @@ export class QuotaBook {
   private readonly usageByScope = new Map<string, QuotaLimits>();
   /** What each resource counted last, to take it back when the resource changes or goes. */
   private readonly counted = new Map<string, { scope: string; amount: QuotaLimits }>();
+  /** Instances holding a place (pending, running, stopping) by "<region>/<zone>/<machine type>". */
+  private readonly placed: RecordIndex<"instance">;
 
   constructor(
     private readonly state: StateStore,
@@ -54,6 +57,8 @@ export class QuotaBook {
   ) {
     for (const record of state.everything()) this.count(record, false);
     state.onChange((record, removed) => this.count(record, removed));
+    const placing = new Set(["pending", "running", "stopping"]);
+    this.placed = new RecordIndex(state, "instance", (i) => (placing.has(i.state) ? [`${i.region}/${i.zone}/${i.machineType}`] : []));
   }
 
   private count(record: ResourceRecord, removed: boolean): void {
@@ -119,15 +124,7 @@ export class QuotaBook {
 
   /** Throws InsufficientCapacity when the zone cannot place one more instance of the type. */
   requireCapacity(region: string, zone: string, machineType: string): void {
-    const placed = this.state
-      .all("instance")
-      .filter(
-        (i) =>
-          i.region === region &&
-          i.zone === zone &&
-          i.machineType === machineType &&
-          (i.state === "pending" || i.state === "running" || i.state === "stopping"),
-      ).length;
+    const placed = this.placed.count(`${region}/${zone}/${machineType}`);
     const capacity = this.capacity(region, zone, machineType);
     if (placed >= capacity) {
       throw new InsufficientCapacityError(

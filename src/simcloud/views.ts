@@ -21,7 +21,7 @@ export function instanceView(record: InstanceRecord): Instance {
 
 export function subnetView(core: CloudCore, record: SubnetRecord): Subnet {
   const { transition: _transition, ...view } = record;
-  const used = core.state.all("instance").filter((i) => i.subnetId === record.id && i.state !== "terminated").length;
+  const used = core.instancesBySubnet.count(record.id);
   return { ...structuredClone(view), availableIpCount: usableAddresses(parseCidr(record.cidr)) - used };
 }
 

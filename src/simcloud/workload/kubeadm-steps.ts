@@ -9,14 +9,10 @@ import { caCertHash } from "../../bootstrap/pki.ts";
 import type { WorkloadEmulator } from "./emulator.ts";
 import { KubeadmFailure, PKI_DIR, caFileErrors, clusterInfoUrl, type InitPlan, type JoinPlan } from "./kubeadm-plan.ts";
 import { nodePodCidr, type NodeFacts } from "./manifests.ts";
-import type { ClusterRecord, MachineRecord } from "./records.ts";
+import { hostOf, type ClusterRecord, type MachineRecord } from "./records.ts";
 
 /** How long kubeadm join keeps retrying discovery (simulated ms), as its default discovery timeout. */
 export const DISCOVERY_TIMEOUT_MS = 5 * 60_000;
-
-function hostOf(endpoint: string): string {
-  return endpoint.slice(0, endpoint.lastIndexOf(":"));
-}
 
 function portOf(endpoint: string): number {
   return Number(endpoint.slice(endpoint.lastIndexOf(":") + 1));

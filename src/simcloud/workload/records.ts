@@ -138,6 +138,8 @@ export class EmulatorRecords {
   private readonly clusters = new Map<string, ClusterRecord>();
   private readonly machines = new Map<string, MachineRecord>();
   private readonly byEndpoint = new Map<string, string>();
+  /** Endpoints by their host (every port): joins look clusters up by host. */
+  private readonly endpointsByHost = new Map<string, Set<string>>();
   private readonly byServerName = new Map<string, string>();
   private readonly machinesByCluster = new Map<string, Set<string>>();
   private readonly waiting = new Map<string, Set<string>>();
@@ -172,7 +174,7 @@ export class EmulatorRecords {
 
   /** Clusters whose endpoint names `host` (on any port). */
   clustersOnHost(host: string): ClusterRecord[] {
-    return [...this.byEndpoint.entries()].filter(([endpoint]) => endpoint.slice(0, endpoint.lastIndexOf(":")) === host).map(([, id]) => this.clusters.get(id)!);
+    return [...(this.endpointsByHost.get(host) ?? [])].flatMap((endpoint) => this.clusterAt(endpoint) ?? []);
   }
 
   get clusterCount(): number {
@@ -205,7 +207,12 @@ export class EmulatorRecords {
     const cluster = this.clusters.get(id);
     if (cluster) {
       this.clusters.delete(id);
-      if (this.byEndpoint.get(cluster.endpoint) === id) this.byEndpoint.delete(cluster.endpoint);
+      if (this.byEndpoint.get(cluster.endpoint) === id) {
+        this.byEndpoint.delete(cluster.endpoint);
+        const endpoints = this.endpointsByHost.get(hostOf(cluster.endpoint));
+        endpoints?.delete(cluster.endpoint);
+        if (endpoints?.size === 0) this.endpointsByHost.delete(hostOf(cluster.endpoint));
+      }
       if (this.byServerName.get(cluster.serverName) === id) this.byServerName.delete(cluster.serverName);
     }
     return this.clusterTable.save(id, () => this.clusters.get(id));
@@ -229,6 +236,10 @@ export class EmulatorRecords {
   private indexCluster(cluster: ClusterRecord): void {
     this.clusters.set(cluster.id, cluster);
     this.byEndpoint.set(cluster.endpoint, cluster.id);
+    const host = hostOf(cluster.endpoint);
+    let endpoints = this.endpointsByHost.get(host);
+    if (!endpoints) this.endpointsByHost.set(host, (endpoints = new Set()));
+    endpoints.add(cluster.endpoint);
     this.byServerName.set(cluster.serverName, cluster.id);
   }
 
@@ -261,4 +272,9 @@ function removeFrom(index: Map<string, Set<string>>, key: string, id: string): v
   const set = index.get(key);
   set?.delete(id);
   if (set?.size === 0) index.delete(key);
+}
+
+/** "host:port" → "host". */
+export function hostOf(endpoint: string): string {
+  return endpoint.slice(0, endpoint.lastIndexOf(":"));
 }
