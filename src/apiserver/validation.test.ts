@@ -43,9 +43,17 @@ describe("applyDefaults", () => {
   it("fills in the defaults of a sparse cluster and leaves its status as it was", () => {
     const cluster = samples().at(-1)!;
     const def = registry.byKind(cluster.apiVersion, cluster.kind)!;
-    const defaulted = applyDefaults(def.schema, structuredClone(cluster)) as { spec: Record<string, any>; status: unknown };
+    type Defaulted = {
+      spec: {
+        controlPlane: { replicas: number };
+        workers: Array<{ replicas: number }>;
+        network: { podCIDR: string; serviceCIDR: string };
+      };
+      status: unknown;
+    };
+    const defaulted = applyDefaults(def.schema, structuredClone(cluster)) as Defaulted;
     assert.equal(defaulted.spec.controlPlane.replicas, 1);
-    assert.equal(defaulted.spec.workers[0].replicas, 1);
+    assert.equal(defaulted.spec.workers[0]?.replicas, 1);
     assert.equal(defaulted.spec.network.podCIDR, "10.200.0.0/16");
     assert.equal(defaulted.spec.network.serviceCIDR, "10.96.0.0/12");
     assert.deepEqual(defaulted.status, cluster.status);
