@@ -2,7 +2,7 @@
 // work and take over from one another while they build real clusters: every change is reconciled by
 // exactly one replica (each Operation phase change is recorded by one Event, from one replica); a
 // replica killed with SIGKILL has its shards taken over within twice the lease TTL, one stopped with
-// SIGTERM within a second; killing the etcd leader loses nothing and stalls work only for the election.
+// SIGTERM within a second (and its work goes on well before its lease would have expired); killing the etcd leader loses nothing and stalls work only for the election.
 // Clusters are created paused (their Create operation starts and waits) and resumed to let them build,
 // so each step happens while the test chooses. The measured times are printed.
 import { after, before, describe, it } from "node:test";
@@ -79,7 +79,7 @@ function msSince(start: number): number {
   return Math.round(performance.now() - start);
 }
 
-describe("replicas sharing an etcd cluster", { timeout: 180_000 }, () => {
+describe("replicas sharing an etcd cluster", { timeout: 300_000 }, () => {
   let etcd: EtcdCluster;
   let sim: RunningSimCloud;
   let coordination: EtcdStore;
@@ -272,7 +272,8 @@ describe("replicas sharing an etcd cluster", { timeout: 180_000 }, () => {
     const names = Array.from({ length: 30 }, (_, i) => `c-${String(i).padStart(2, "0")}`);
     const opNames = await started(names);
     await Promise.all(names.map((n) => clusterRuns(n)));
-    const ops = await allInPhase(opNames, "Succeeded");
+    // Thirty clusters built by three replicas beside a 3-node etcd: give the build time on a busy machine.
+    const ops = await allInPhase(opNames, "Succeeded", 90_000);
 
     const all = await events([...ops.values()]);
     const byReplica = new Map<string, number>();
@@ -320,7 +321,9 @@ describe("replicas sharing an etcd cluster", { timeout: 180_000 }, () => {
       assert.notEqual(succeeded[0]!.reportingInstance, victim);
     }
     assert.ok(moved < 1000, `shards were taken over after ${moved} ms`);
-    assert.ok(resumed < 1000, `work resumed after ${resumed} ms`);
+    // The first reconcile of a resumed cluster builds (validation, PKI, infrastructure) before it writes
+    // observedGeneration: what the handover must show is that it did not wait for the lease to expire.
+    assert.ok(resumed < LEASE_TTL_MS, `work resumed after ${resumed} ms, no sooner than the lease would have expired`);
 
     // The replica comes back and gets its share again.
     await startReplica(victim, stopped);
