@@ -31,7 +31,7 @@ export class UnknownIndexError extends Error {
   }
 }
 
-function deepFreeze<T>(value: T): T {
+export function deepFreeze<T>(value: T): T {
   if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
   for (const field of Object.values(value)) deepFreeze(field);
   return Object.freeze(value);

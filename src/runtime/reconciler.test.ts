@@ -127,6 +127,47 @@ describe("objectReconciler", () => {
     assert.equal(after.status?.reason, "ByAnotherReplica");
   });
 
+  it("goes on from its own last write while the cache has not caught up with it", async () => {
+    const { clusters, informer, context, cached } = await setup();
+    await clusters.create(cluster("demo"));
+    await cached("demo");
+    informer.stop(); // the watch lags: the cache keeps the object as it was created
+    let round = 0;
+    const options = {
+      kind: clusterKind,
+      cache: informer.cache,
+      finalizer: FINALIZER,
+      phases: [(_ctx: ReconcileContext, scope: Scope<ClusterObject>) => void ((scope.object.status ??= {}).message = `round ${++round}`)],
+    };
+    const reconcile = objectReconciler<ClusterObject>(options);
+    await reconcile(context("demo"));
+    await reconcile(context("demo"));
+    const written = await clusters.get("default", "demo");
+    assert.deepEqual(written.metadata.finalizers, [FINALIZER]);
+    assert.equal(written.status?.message, "round 2", "the second status write was made over the first, not refused");
+    // A reconciler that did not make those writes starts from the stale cache, and is refused.
+    await assert.rejects(objectReconciler<ClusterObject>(options)(context("demo")), ConflictError);
+  });
+
+  it("drops its own write once the cache holds something later", async () => {
+    const { clusters, informer, context, cached } = await setup();
+    await clusters.create(cluster("demo"));
+    await cached("demo");
+    const seen: (string | undefined)[] = [];
+    const reconcile = objectReconciler<ClusterObject>({
+      kind: clusterKind,
+      cache: informer.cache,
+      phases: [validate, (_ctx, scope) => void seen.push(scope.object.status?.reason)],
+      summarize: summarizeCluster,
+    });
+    await reconcile(context("demo"));
+    const mine = await cached("demo");
+    await clusters.updateStatus({ ...mine, status: { ...mine.status, reason: "ByAnotherReplica" } });
+    await cached("demo");
+    await reconcile(context("demo"));
+    assert.deepEqual(seen, [undefined, "ByAnotherReplica"]);
+  });
+
   it("writes the status also when a phase fails, then reports the failure", async () => {
     const { clusters, informer, context, cached } = await setup();
     await clusters.create(cluster("demo"));

@@ -6,7 +6,7 @@
 import type { KindDefinition } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { NotFoundError } from "../apiserver/errors.ts";
-import type { ObjectCache } from "./cache.ts";
+import { deepFreeze, type ObjectCache } from "./cache.ts";
 import type { Reconcile, ReconcileContext, Result } from "./controller.ts";
 
 export interface Scope<T extends KubeObject> {
@@ -90,6 +90,43 @@ function copyOf<T extends KubeObject>(object: T): T {
   return JSON.parse(persistedJson(object).object) as T;
 }
 
+/** Whether resourceVersion `a` is later than `b` (both are store revisions: decimal integers). */
+function laterVersion(a: string | undefined, b: string | undefined): boolean {
+  if (!a || !b || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
+  return a.length !== b.length ? a.length > b.length : a > b;
+}
+
+/**
+ * The reconciler's own writes, by key, until the informer cache holds them (or something later). A
+ * watch delivers a write some time after it was made — milliseconds in-process, up to seconds from a
+ * busy etcd — and a reconcile that began from the older cached copy would have its status write
+ * refused (409) and be retried with backoff, again and again while the watch lags.
+ */
+class OwnWrites<T extends KubeObject> {
+  private readonly written = new Map<string, T>();
+
+  constructor(private readonly limit = 65_536) {}
+
+  /** What the reconcile starts from: the cached object, or this reconciler's later write of it. */
+  newest(key: string, cached: T | undefined): T | undefined {
+    const mine = this.written.get(key);
+    if (!mine) return cached;
+    if (cached && cached.metadata.uid === mine.metadata.uid && laterVersion(mine.metadata.resourceVersion, cached.metadata.resourceVersion)) return mine;
+    this.written.delete(key);
+    return cached;
+  }
+
+  record(key: string, object: T): void {
+    this.written.delete(key);
+    this.written.set(key, deepFreeze(object));
+    if (this.written.size > this.limit) this.written.delete(this.written.keys().next().value!);
+  }
+
+  forget(key: string): void {
+    this.written.delete(key);
+  }
+}
+
 /** The object was deleted while it was being reconciled: there is nothing left to write. */
 class ObjectGone extends Error {
   override readonly name = "ObjectGone";
@@ -107,10 +144,17 @@ async function ownWrite<R>(write: () => Promise<R>): Promise<R> {
 
 /** A Reconcile following the reconciler shape for objects of one kind. */
 export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scope<T>>(options: ObjectReconcilerOptions<T, S>): Reconcile {
+  const own = new OwnWrites<T>();
   const reconcile = async (ctx: ReconcileContext): Promise<Result> => {
-    const cached = options.cache.get(ctx.key);
+    const cached = own.newest(ctx.key, options.cache.get(ctx.key));
     if (!cached) return {};
     const objects = ctx.client.of(options.kind);
+    /** One of the reconciler's own writes to the object, remembered until the cache holds it. */
+    const write = async (call: () => Promise<T>): Promise<T> => {
+      const written = await ownWrite(call);
+      own.record(ctx.key, written);
+      return written;
+    };
     let object = copyOf(cached);
     const finalizer = options.finalizer;
     const deleting = object.metadata.deletionTimestamp !== undefined;
@@ -121,7 +165,7 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
     if (finalizer && !deleting && !holdsFinalizer) {
       object.metadata.finalizers = [...(object.metadata.finalizers ?? []), finalizer];
       const withFinalizer = object;
-      object = await ownWrite(() => objects.update(withFinalizer));
+      object = await write(() => objects.update(withFinalizer));
       persisted = object;
       object = copyOf(object);
     }
@@ -143,7 +187,7 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
       }
       if (JSON.stringify(statusOf(scope.object)) === persistedJson(persisted).status) return;
       const previous = persisted;
-      const written = await ownWrite(() => objects.updateStatus(scope.object));
+      const written = await write(() => objects.updateStatus(scope.object));
       persisted = written;
       scope.object = copyOf(written);
       await options.afterStatusWrite?.(ctx, scope, previous, written);
@@ -160,6 +204,7 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
           const next = JSON.parse(JSON.stringify(scope.object)) as T;
           next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f) => f !== finalizer);
           await ownWrite(() => objects.update(next));
+          own.forget(ctx.key);
           removed = true;
         }
       } else {
