@@ -56,6 +56,18 @@ export function controllerOf(object: KubeObject): OwnerReferenceT | undefined {
   return object.metadata.ownerReferences?.find((r) => r.controller);
 }
 
+/**
+ * Whether a cluster's pause holds an object made for it (or the cluster itself): while `spec.paused` is
+ * set, the controllers leave the cluster and everything of it as it is, status included, as Cluster API
+ * pauses; what is being deleted still goes.
+ */
+export function heldByPause(
+  cluster: { spec: { paused?: boolean }; metadata: { deletionTimestamp?: string } } | undefined,
+  object: { metadata: { deletionTimestamp?: string } },
+): boolean {
+  return cluster?.spec.paused === true && !cluster.metadata.deletionTimestamp && !object.metadata.deletionTimestamp;
+}
+
 /** Tags every cloud resource of a cluster carries, naming the cluster and the owning object. */
 export function cloudTags(cluster: { namespace: string; name: string; uid: string }, owner: KubeObject, role: string): Record<string, string> {
   return {

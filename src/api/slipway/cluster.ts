@@ -82,7 +82,7 @@ export const ClusterSpecSchema = Struct(
     controlPlane: ControlPlaneSpec,
     workers: Type.Optional(Type.Array(WorkerPoolSpec, { default: [], description: "Worker pools, in any connections." })),
     network: Type.Optional(NetworkSpec),
-    paused: Type.Optional(Type.Boolean({ description: "If true, controllers leave the cluster as it is." })),
+    paused: Type.Optional(Type.Boolean({ description: "If true, controllers leave the cluster and everything made for it (infrastructures, pools, machines) as it is; deletion still runs." })),
   },
   { description: "The desired cluster." },
 );

@@ -12,7 +12,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { FINALIZER_CLUSTER, LABEL_CLUSTER } from "../contract.ts";
+import { FINALIZER_CLUSTER, heldByPause, LABEL_CLUSTER } from "../contract.ts";
 import { clusterPhases, deleteChildren, type ClusterDeps, type ClusterScope, type ClusterTiming } from "./phases.ts";
 import { clusterConnections } from "./preflight.ts";
 import { stepEvents, summarizeCluster } from "./status.ts";
@@ -85,11 +85,9 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
     },
   });
 
-  // A paused cluster is left exactly as it is, status included (as Cluster API pauses); deletion still runs.
   const unlessPaused: typeof reconcile = async (ctx) => {
     const cluster = clusters.cache.get(ctx.key);
-    if (cluster?.spec.paused && !cluster.metadata.deletionTimestamp) return {};
-    return reconcile(ctx);
+    return cluster && heldByPause(cluster, cluster) ? {} : reconcile(ctx);
   };
   const controller = manager.add<ClusterObject>({
     name: "cluster",

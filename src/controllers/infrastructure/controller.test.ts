@@ -9,7 +9,7 @@ import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { until } from "../../runtime/testing.ts";
 import { DEFAULT_ACCOUNT, type SimCloudOptions } from "../../simcloud/cloud.ts";
-import { controllerRef, names, TAG_CLUSTER_UID, TAG_OWNER_UID, TAG_ROLE } from "../contract.ts";
+import { controllerRef, FINALIZER_INFRASTRUCTURE, names, TAG_CLUSTER_UID, TAG_OWNER_UID, TAG_ROLE } from "../contract.ts";
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
 import { registerInfrastructureController, type InfrastructureControllerOptions } from "./controller.ts";
 import { SSH_PRIVATE_KEY, SSH_PUBLIC_KEY } from "./sshkey.ts";
@@ -129,6 +129,25 @@ describe("infrastructure controller", () => {
     for (const reason of ["CreatingNetwork", "NetworkReady", "SubnetReady", "SecurityGroupReady", "KeyPairReady", "LoadBalancerReady", "InfrastructureReady"]) {
       assert.equal(events.get(reason), 1, reason);
     }
+  });
+
+  it("builds nothing while its cluster is paused, deletes one being deleted, and builds once resumed", async () => {
+    const { env, cluster, infras, createInfra, waitForPhase, owned } = await setup();
+    const clusters = env.client.of<ClusterObject>(clusterKind);
+    await clusters.update({ ...cluster, spec: { ...cluster.spec, paused: true } });
+    const held = await createInfra();
+    // Made after it and deleted at once: an infrastructure being deleted is not held by the pause, so
+    // once this one is gone the controller has had the first in hand too.
+    await infras.create({ ...held, metadata: { name: "demo-west", namespace: NS, ownerReferences: held.metadata.ownerReferences, finalizers: [FINALIZER_INFRASTRUCTURE] }, spec: { ...held.spec, connection: "west", controlPlane: false } });
+    await infras.delete(NS, "demo-west");
+    await env.waitFor(infrastructureKind, NS, "demo-west", (i) => i === undefined);
+    assert.equal((await infras.get(NS, "demo-east")).status, undefined);
+    assert.deepEqual(await owned(held.metadata.uid!), []);
+
+    const paused = await clusters.get(NS, "demo");
+    await clusters.update({ ...paused, spec: { ...paused.spec, paused: false } });
+    await waitForPhase("Ready");
+    assert.equal((await owned(held.metadata.uid!)).length, 5);
   });
 
   it("makes exactly one network when the answer to its create call is lost", async () => {

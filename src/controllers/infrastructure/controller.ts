@@ -1,8 +1,10 @@
 // The infrastructure controller: builds, in one connection, what one cluster needs there — network,
 // subnet, security group, SSH key pair and, in the control plane's connection, the API load balancer —
 // and deletes it all again (see phases.ts). It reconciles an Infrastructure when it changes and when
-// its Connection does; an Infrastructure lives in the shard of its cluster.
-import type { ConnectionObject, InfrastructureObject } from "../../api/kinds.ts";
+// its Connection does; an Infrastructure lives in the shard of its cluster. While its cluster is paused
+// an Infrastructure is left as it is.
+import type { ClusterObject, ConnectionObject, InfrastructureObject } from "../../api/kinds.ts";
+import { clusterKind } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import type { Controller } from "../../runtime/controller.ts";
@@ -10,7 +12,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import type { BackoffOptions } from "../../runtime/queue.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { FINALIZER_INFRASTRUCTURE } from "../contract.ts";
+import { FINALIZER_INFRASTRUCTURE, heldByPause } from "../contract.ts";
 import type { ProviderResolver } from "../providers.ts";
 import { infrastructureDeletePhases, infrastructurePhases, type InfrastructureScope, type InfrastructureSettings } from "./phases.ts";
 import { statusEvents, summarizeInfrastructure } from "./status.ts";
@@ -19,6 +21,8 @@ export const INFRASTRUCTURE_CONTROLLER = "infrastructure";
 export const INFRASTRUCTURE_COMPONENT = "slipway.dev/infrastructure-controller";
 /** Index of the infrastructures by the Connection they build in: "<namespace>/<connection>". */
 export const CONNECTION_INDEX = "infrastructure-connection";
+/** Index of the infrastructures by cluster: "<namespace>/<cluster>". */
+export const INFRA_CLUSTER_INDEX = "infrastructure-controller.cluster";
 
 export interface InfrastructureControllerDeps {
   providers: ProviderResolver;
@@ -46,6 +50,7 @@ export function registerInfrastructureController(
 ): Controller<InfrastructureObject> {
   const infrastructures = manager.informer(infrastructureKind);
   const connections = manager.informer(connectionKind);
+  const clusters = manager.informer(clusterKind);
   const settings: InfrastructureSettings = {
     deadlineMs: options.deadlineMs ?? DEFAULT_INFRASTRUCTURE_SETTINGS.deadlineMs,
     loadBalancerDeadlineMs: options.loadBalancerDeadlineMs ?? DEFAULT_INFRASTRUCTURE_SETTINGS.loadBalancerDeadlineMs,
@@ -54,6 +59,7 @@ export function registerInfrastructureController(
     dependencyRetryMs: options.dependencyRetryMs ?? DEFAULT_INFRASTRUCTURE_SETTINGS.dependencyRetryMs,
   };
   infrastructures.cache.addIndex(CONNECTION_INDEX, (infra) => [keyFor(infra.metadata.namespace, infra.spec.connection)]);
+  infrastructures.cache.addIndex(INFRA_CLUSTER_INDEX, (infra) => [keyFor(infra.metadata.namespace, infra.spec.clusterName)]);
 
   const reconcile = objectReconciler<InfrastructureObject, InfrastructureScope>({
     kind: infrastructureKind,
@@ -80,7 +86,11 @@ export function registerInfrastructureController(
     name: INFRASTRUCTURE_CONTROLLER,
     component: INFRASTRUCTURE_COMPONENT,
     informer: infrastructures,
-    reconcile,
+    reconcile: async (ctx) => {
+      const infra = infrastructures.cache.get(ctx.key);
+      const cluster = infra && clusters.cache.get(keyFor(infra.metadata.namespace, infra.spec.clusterName));
+      return infra && heldByPause(cluster, infra) ? {} : reconcile(ctx);
+    },
     concurrency: options.concurrency,
     ...(options.backoff ? { backoff: options.backoff } : {}),
     // An infrastructure lives in the shard of its cluster.
@@ -91,6 +101,12 @@ export function registerInfrastructureController(
   });
   controller.watch(connections, (connection) =>
     infrastructures.cache.indexKeys(CONNECTION_INDEX, keyFor(connection.metadata.namespace, connection.metadata.name ?? "")),
+  );
+  // Of its cluster, an infrastructure waits only for the end of a pause.
+  controller.watch<ClusterObject>(
+    clusters,
+    (cluster) => infrastructures.cache.indexKeys(INFRA_CLUSTER_INDEX, keyFor(cluster.metadata.namespace, cluster.metadata.name!)),
+    (previous, cluster) => (previous.spec.paused === true) !== (cluster.spec.paused === true),
   );
   return controller;
 }

@@ -5,7 +5,7 @@ import { eventKind, secretKind } from "../../api/core.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
 import { joinUserData } from "../../bootstrap/cloudinit.ts";
-import { ANNOTATION_BOOTSTRAP, controllerRef, names, TAG_OWNER_UID } from "../contract.ts";
+import { ANNOTATION_BOOTSTRAP, controllerRef, FINALIZER_MACHINE, names, TAG_OWNER_UID } from "../contract.ts";
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
 import { registerMachineController } from "./controller.ts";
 import { applyNetworkPlugin, clusterFixture, registerControlPlaneInitialized, CLUSTER, CONNECTION, NAMESPACE, workloadNodes, type ClusterFixture } from "./test-support.ts";
@@ -210,5 +210,47 @@ describe("machine controller, refused creates and deadlines", () => {
     assert.equal(again.status?.instanceId, first.status?.instanceId);
     const tagged = await fixture.provider.findTagged("instance", { [TAG_OWNER_UID]: first.metadata.uid! });
     assert.deepEqual(tagged.map((i) => i.id), [first.status?.instanceId]);
+  });
+});
+
+describe("machine controller, in a paused cluster", () => {
+  let env: ControllerTestEnv;
+  let fixture: ClusterFixture;
+  const machines = () => env.client.of<MachineObject>(machineKind);
+  const clusters = () => env.client.of<ClusterObject>(clusterKind);
+
+  before(async () => {
+    env = await controllerTestEnv({ emulateWorkloads: true });
+    registerMachineController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20 });
+    await env.start();
+    fixture = await clusterFixture(env);
+  });
+
+  after(async () => {
+    fixture?.kube.close();
+    await env.close();
+  });
+
+  it("leaves a machine as it is while its cluster is paused, deletes one being deleted, and goes on once resumed", async () => {
+    const cluster = await clusters().get(NAMESPACE, CLUSTER);
+    cluster.spec.paused = true;
+    await clusters().update(cluster);
+    await machines().create(machine(fixture, "demo-w-0", "worker"));
+    // Made after it and deleted at once: a machine being deleted is not held by the pause, so once this
+    // one is gone the controller has had the first in hand too.
+    const doomed = machine(fixture, "demo-w-1", "worker");
+    doomed.metadata.finalizers = [FINALIZER_MACHINE];
+    await machines().create(doomed);
+    await machines().delete(NAMESPACE, "demo-w-1");
+    await env.waitFor(machineKind, NAMESPACE, "demo-w-1", (m) => m === undefined);
+    const held = await machines().get(NAMESPACE, "demo-w-0");
+    assert.equal(held.status, undefined);
+    assert.deepEqual(held.metadata.finalizers ?? [], []);
+
+    const resumed = await clusters().get(NAMESPACE, CLUSTER);
+    resumed.spec.paused = false;
+    await clusters().update(resumed);
+    const launched = await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m?.status?.instanceId !== undefined);
+    assert.equal(launched?.status?.phase, "Provisioning");
   });
 });

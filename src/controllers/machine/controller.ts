@@ -2,7 +2,7 @@
 // status.ts for what the status says). It reads the Cluster, Connection, Infrastructure and MachinePool
 // a machine depends on from the informer caches; a change of an Infrastructure, or of whether its cluster
 // is initialised, requeues the machines of its cluster, which wait on it. A machine lives in the shard of
-// its cluster.
+// its cluster. While its cluster is paused a machine is left as it is.
 import type { ClusterObject, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
@@ -15,7 +15,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
 import { getCondition } from "../../runtime/conditions.ts";
-import { CONDITION_CONTROL_PLANE_INITIALIZED, FINALIZER_MACHINE, names } from "../contract.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED, FINALIZER_MACHINE, heldByPause, names } from "../contract.ts";
 import { machineDeletePhases, machinePhases, type MachineDependencies, type MachineScope, type MachineTimings } from "./phases.ts";
 import { summarizeMachine } from "./status.ts";
 
@@ -89,7 +89,11 @@ export function registerMachineController(
     name: MACHINE_CONTROLLER,
     component: MACHINE_COMPONENT,
     informer: machines,
-    reconcile,
+    reconcile: async (ctx) => {
+      const machine = machines.cache.get(ctx.key);
+      const cluster = machine && clusters.cache.get(keyFor(machine.metadata.namespace, machine.spec.clusterName));
+      return machine && heldByPause(cluster, machine) ? {} : reconcile(ctx);
+    },
     concurrency: options.concurrency ?? 8,
     rootKey: (key) => {
       const machine = machines.cache.get(key);
@@ -104,12 +108,14 @@ export function registerMachineController(
     (infra) => machines.cache.indexKeys(MACHINE_CLUSTER_INDEX, keyFor(infra.metadata.namespace, infra.spec.clusterName)),
     (previous, infra) => awaited(previous) !== awaited(infra),
   );
-  // Joining machines wait for the control plane to be initialised; no other change of a cluster matters.
-  const initialized = (cluster: ClusterObject) => getCondition(cluster.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED)?.status;
+  // Joining machines wait for the control plane to be initialised, and every machine for its cluster's
+  // pause to end; no other change of a cluster matters.
+  const awaitedOfCluster = (cluster: ClusterObject) =>
+    `${getCondition(cluster.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED)?.status}/${cluster.spec.paused === true}`;
   controller.watch<ClusterObject>(
     clusters,
     (cluster) => machines.cache.indexKeys(MACHINE_CLUSTER_INDEX, keyFor(cluster.metadata.namespace, cluster.metadata.name!)),
-    (previous, cluster) => initialized(previous) !== initialized(cluster),
+    (previous, cluster) => awaitedOfCluster(previous) !== awaitedOfCluster(cluster),
   );
   return controller;
 }

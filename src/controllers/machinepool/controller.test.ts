@@ -213,3 +213,49 @@ describe("machine pool controller, with real machines and nodes", () => {
     assert.equal((await workloadNodes(fixture)).filter((n) => n.ready).length, 3);
   });
 });
+
+describe("machine pool controller, in a paused cluster", () => {
+  let env: ControllerTestEnv;
+  const clusters = () => env.client.of<ClusterObject>(clusterKind);
+  const pools = () => env.client.of<MachinePoolObject>(machinePoolKind);
+  const machinesOf = async (clusterName: string) =>
+    (await env.client.of<MachineObject>(machineKind).list(NAMESPACE, { labelSelector: `slipway.dev/cluster=${clusterName}` })).items.map((m) => m.metadata.name).sort();
+
+  async function clusterWithPool(name: string, paused: boolean): Promise<void> {
+    const cluster = await clusters().create({
+      apiVersion: "slipway.dev/v1alpha1",
+      kind: "Cluster",
+      metadata: { name, namespace: NAMESPACE },
+      spec: { paused, controlPlane: { connection: CONNECTION, machineType: "s1.medium" } },
+    });
+    const p = pool(2, cluster);
+    p.metadata.name = `${name}-w`;
+    p.spec.clusterName = name;
+    await pools().create(p);
+  }
+
+  before(async () => {
+    env = await controllerTestEnv();
+    registerMachinePoolController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20 });
+    await env.start();
+  });
+
+  after(() => env.close());
+
+  it("makes no machines while the cluster is paused, and makes them once it is resumed", async () => {
+    await clusterWithPool("held", true);
+    // A pool of a cluster that is not paused, made after: once its machines exist, the controller has
+    // had the paused cluster's pool in hand too.
+    await clusterWithPool("free", false);
+    await env.waitFor(machinePoolKind, NAMESPACE, "free-w", (p) => p?.status?.replicas === 2);
+    assert.deepEqual(await machinesOf("free"), ["free-w-0", "free-w-1"]);
+    assert.deepEqual(await machinesOf("held"), []);
+    assert.equal((await pools().get(NAMESPACE, "held-w")).status, undefined, "a paused pool's status is left as it is");
+
+    const held = await clusters().get(NAMESPACE, "held");
+    held.spec.paused = false;
+    await clusters().update(held);
+    await env.waitFor(machinePoolKind, NAMESPACE, "held-w", (p) => p?.status?.replicas === 2);
+    assert.deepEqual(await machinesOf("held"), ["held-w-0", "held-w-1"]);
+  });
+});

@@ -1,7 +1,7 @@
 // The MachinePool controller: keeps a set of identical worker machines at the wanted number, replacing
 // those that fail for good (see phases.ts), and reports counts and phase as Cluster API's MachinePool
 // does (status.ts). A pool is reconciled when it changes, when one of its machines does, and when its
-// Cluster does; it lives in the shard of its cluster.
+// Cluster does; it lives in the shard of its cluster. While its cluster is paused a pool is left as it is.
 import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
@@ -11,7 +11,7 @@ import type { Controller } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { controllerOf, FINALIZER_MACHINE_POOL, LABEL_CLUSTER } from "../contract.ts";
+import { controllerOf, FINALIZER_MACHINE_POOL, heldByPause, LABEL_CLUSTER } from "../contract.ts";
 import type { ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
 import { machinePoolDeletePhases, machinePoolPhases, ownedBy, type MachinePoolScope, type MachinePoolTimings } from "./phases.ts";
@@ -80,7 +80,11 @@ export function registerMachinePoolController(
     name: MACHINE_POOL_CONTROLLER,
     component: MACHINE_POOL_COMPONENT,
     informer: pools,
-    reconcile,
+    reconcile: async (ctx) => {
+      const pool = pools.cache.get(ctx.key);
+      const cluster = pool && clusters.cache.get(keyFor(pool.metadata.namespace, pool.spec.clusterName));
+      return pool && heldByPause(cluster, pool) ? {} : reconcile(ctx);
+    },
     concurrency: options.concurrency,
     rootKey: (key) => {
       const pool = pools.cache.get(key);
@@ -91,12 +95,13 @@ export function registerMachinePoolController(
     const owner = controllerOf(machine);
     return owner?.kind === machinePoolKind.kind ? [keyFor(machine.metadata.namespace, owner.name)] : [];
   });
-  // A pool needs of its cluster only that it exists and is not being deleted (no new machines then);
-  // the cluster's many status writes are not the pool's business.
+  // A pool needs of its cluster only that it exists, is not being deleted (no new machines then) and is
+  // not paused; the cluster's many status writes are not the pool's business.
+  const awaitedOfCluster = (cluster: ClusterObject) => `${cluster.metadata.deletionTimestamp === undefined}/${cluster.spec.paused === true}`;
   controller.watch<ClusterObject>(
     clusters,
     (cluster) => pools.cache.indexKeys(POOL_CLUSTER_INDEX, keyFor(cluster.metadata.namespace, cluster.metadata.name!)),
-    (previous, cluster) => (previous.metadata.deletionTimestamp === undefined) !== (cluster.metadata.deletionTimestamp === undefined),
+    (previous, cluster) => awaitedOfCluster(previous) !== awaitedOfCluster(cluster),
   );
   return controller;
 }
