@@ -50,7 +50,7 @@ describe("bootstrap data", () => {
     pki = await clusterPki();
   });
 
-  it("initialises the cluster on the machine annotated for it, with a token that never expires", () => {
+  it("initialises the cluster on the machine annotated for it, with a token for a day, as kubeadm makes it", () => {
     const data = renderBootstrapData({ machine: machine("demo-cp-0", "control-plane", { annotations: { [ANNOTATION_BOOTSTRAP]: "init" } }), cluster, endpoint: ENDPOINT, pki, token: TOKEN });
     const boot = readKubeadmBootstrap(data)!;
     assert.equal(boot.command, "init");
@@ -58,7 +58,7 @@ describe("bootstrap data", () => {
     assert.equal(boot.config.cluster?.kubernetesVersion, "v1.30.4");
     assert.deepEqual(boot.config.cluster?.networking, { podSubnet: "10.32.0.0/16", serviceSubnet: "10.100.0.0/16", dnsDomain: "demo.local" });
     assert.equal(boot.config.init?.bootstrapTokens[0]?.token, TOKEN);
-    assert.equal(boot.config.init?.bootstrapTokens[0]?.ttl, "0s");
+    assert.equal(boot.config.init?.bootstrapTokens[0]?.ttl, "24h0m0s");
     assert.equal(boot.config.init?.nodeRegistration.name, "demo-cp-0");
     assert.equal(boot.files.get("/etc/kubernetes/pki/ca.key"), pki.ca.keyPem);
   });

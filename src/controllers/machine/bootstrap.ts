@@ -10,10 +10,10 @@ import { LABEL_CLUSTER, LABEL_POOL } from "../contract.ts";
 import { isControlPlane, isInitMachine } from "./status.ts";
 
 /**
- * Lifetime of the bootstrap token `kubeadm init` creates: "0s" means it never expires. A pool scaled
- * up weeks later joins its new machines with the same token, so it must outlive kubeadm's 24 h default.
+ * Lifetime of the bootstrap token `kubeadm init` creates: kubeadm's own 24 hours. A machine joining
+ * later has the token made valid again first (jointoken.ts), so no token lives on unused.
  */
-export const BOOTSTRAP_TOKEN_TTL = "0s";
+export const BOOTSTRAP_TOKEN_TTL = "24h0m0s";
 
 /** The cluster's network settings, with the API's defaults for those an older object lacks. */
 const NETWORK_DEFAULTS = { podCIDR: "10.244.0.0/16", serviceCIDR: "10.96.0.0/12", serviceDomain: "cluster.local" };

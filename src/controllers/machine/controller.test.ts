@@ -6,6 +6,7 @@ import { clusterKind } from "../../api/slipway/cluster.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
 import { joinUserData } from "../../bootstrap/cloudinit.ts";
 import { ANNOTATION_BOOTSTRAP, controllerRef, FINALIZER_MACHINE, names, TAG_OWNER_UID } from "../contract.ts";
+import { readBootstrapToken } from "../pki.ts";
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
 import { registerMachineController } from "./controller.ts";
 import { applyNetworkPlugin, clusterFixture, registerControlPlaneInitialized, CLUSTER, CONNECTION, NAMESPACE, workloadNodes, type ClusterFixture } from "./test-support.ts";
@@ -117,6 +118,32 @@ describe("machine controller", () => {
     assert.match(failed.status?.failureMessage ?? "", /host failed/);
   });
 
+  it("joins machines after the join token expired or was removed, making it valid again first", async () => {
+    const token = readBootstrapToken(await env.client.of<SecretObject>(secretKind).get(NAMESPACE, names.tokenSecret(CLUSTER)));
+    const path = `/api/v1/namespaces/kube-system/secrets/bootstrap-token-${token.split(".")[0]}`;
+    const expiresIn = async () => {
+      const secret = await fixture.kube.get<{ data: Record<string, string> }>(path);
+      return Date.parse(Buffer.from(secret.data.expiration!, "base64").toString("utf8")) - Date.now();
+    };
+    const DAY = 24 * 3_600_000;
+    assert.ok((await expiresIn()) > DAY - 3_600_000, "kubeadm init makes the token for a day");
+
+    // A day later it has expired: a new machine joins once the token is made valid again.
+    const anHourAgo = new Date(Date.now() - 3_600_000).toISOString().replace(/\.\d{3}Z$/, "Z");
+    await fixture.kube.patch(path, { data: { expiration: Buffer.from(anHourAgo).toString("base64") } }, "merge");
+    await machines().create(machine(fixture, "demo-late-0", "worker"));
+    await phaseOf("demo-late-0", "Running");
+    assert.ok((await expiresIn()) > DAY - 3_600_000);
+
+    // The cluster's token cleaner removed it: it is made again.
+    await fixture.kube.delete(path);
+    await machines().create(machine(fixture, "demo-late-1", "worker"));
+    await phaseOf("demo-late-1", "Running");
+    assert.ok((await expiresIn()) > DAY - 3_600_000);
+    for (const name of ["demo-late-0", "demo-late-1"]) await machines().delete(NAMESPACE, name);
+    for (const name of ["demo-late-0", "demo-late-1"]) await env.waitFor(machineKind, NAMESPACE, name, (m) => m === undefined, 20_000);
+  });
+
   it("cordons and drains the node of a deleted machine, terminates its instance and removes the node", async () => {
     await machines().create(machine(fixture, "demo-w-2", "worker"));
     const running = (await phaseOf("demo-w-2", "Running"))!;
@@ -199,6 +226,10 @@ describe("machine controller, refused creates and deadlines", () => {
   });
 
   it("finds its instance again when the record of it was lost, never making a second one", async () => {
+    // The cluster as before the last test said its control plane was initialised: there is no API here
+    // in which a joining machine's token could be made valid again.
+    const clusters = env.client.of<ClusterObject>(clusterKind);
+    await clusters.updateStatus({ ...(await clusters.get(NAMESPACE, CLUSTER)), status: {} });
     const machines = env.client.of<MachineObject>(machineKind);
     await machines.create(machine(fixture, "demo-w-1", "worker"));
     const first = (await env.waitFor(machineKind, NAMESPACE, "demo-w-1", (m) => m?.status?.instanceId !== undefined))!;

@@ -19,6 +19,7 @@ import { readBootstrapToken, readClusterPki } from "../pki.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
 import { renderBootstrapData } from "./bootstrap.ts";
+import { ensureJoinToken } from "./jointoken.ts";
 import { cordonNode, deleteNode, drainNode, isUnavailable, nodeIsReady, nodeNotReadyMessage, readNode, type WorkloadNode } from "./node.ts";
 import {
   BOOTSTRAP_READY,
@@ -157,6 +158,28 @@ export const awaitPrerequisites: Phase<MachineScope> = async (ctx, scope) => {
     return wait(ctx, scope, { type: BOOTSTRAP_READY, status: "False", reason: REASONS.waitingForClusterSecrets, message: `waiting for Secret ${missing}` });
   }
   scope.secrets = { pki, token };
+};
+
+/**
+ * A machine that joins a cluster whose control plane is initialised joins with the cluster's bootstrap
+ * token: before its instance is made, the token is made valid again for as long as the machine may take
+ * to boot and join (jointoken.ts). Machines made before the control plane is initialised join with the
+ * token `kubeadm init` has just made.
+ */
+export const refreshJoinToken: Phase<MachineScope> = async (ctx, scope) => {
+  const machine = scope.object;
+  if (machine.status?.instanceId || isInitMachine(machine) || controlPlaneInitializedAt(scope) === undefined) return;
+  const waiting = (message: string) => wait(ctx, scope, { type: BOOTSTRAP_READY, status: "False", reason: REASONS.waitingForJoinToken, message });
+  const kube = await scope.deps.workloads.forCluster(machine.metadata.namespace!, machine.spec.clusterName);
+  if (!kube) return waiting(`waiting for Secret ${names.kubeconfigSecret(machine.spec.clusterName)} to refresh the join token`);
+  const { bootDeadlineMs, joinDeadlineMs } = scope.timings;
+  try {
+    const outcome = await ensureJoinToken(kube, readBootstrapToken(scope.secrets!.token), ctx.clock.now(), bootDeadlineMs + joinDeadlineMs);
+    if (outcome !== "valid") ctx.log.info({ step: "refreshJoinToken", outcome }, "join token made valid again");
+  } catch (error) {
+    if (isUnavailable(error) || error instanceof KubeApiError) return waiting(`refreshing the join token in the cluster's API: ${(error as Error).message}`);
+    throw error;
+  }
 };
 
 function decode(secret: SecretObject | undefined): string | undefined {
@@ -403,6 +426,7 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
 export const machinePhases: readonly Phase<MachineScope>[] = [
   skipFailed,
   awaitPrerequisites,
+  refreshJoinToken,
   ensureBootstrapData,
   ensureInstance,
   recordProviderId,

@@ -25,6 +25,7 @@ export const REASONS = {
   waitingForInfrastructure: "WaitingForInfrastructure",
   waitingForControlPlaneEndpoint: "WaitingForControlPlaneEndpoint",
   waitingForClusterSecrets: "WaitingForClusterSecrets",
+  waitingForJoinToken: "WaitingForJoinToken",
   bootstrapDataReady: "BootstrapDataReady",
   instanceProvisioning: "InstanceProvisioning",
   instanceRunning: "InstanceRunning",
