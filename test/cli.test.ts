@@ -75,7 +75,7 @@ describe("slipway client commands", () => {
         resolve({ code, stdout, stderr });
       }),
     );
-    return { output: () => stdout, done };
+    return { output: () => stdout, done, child };
   };
   const run = (args: string[], options: RunOptions = {}) => start(args, options).done;
   const ok = async (...args: string[]) => {
@@ -332,11 +332,22 @@ describe("slipway client commands", () => {
       assert.equal(merged["current-context"], "other", "the user's current context stays");
     });
 
-    it("scales a machine pool through its cluster's spec", async () => {
+    it("scales a machine pool through its cluster's spec, and get -w shows the pool change as it happens", async () => {
+      const watch = start(["get", "mp", "beta-work", "-w"]);
+      await eventually(() => /^beta-work\s+beta\s+2\/2\s+Running/m.test(watch.output()), { what: "the listing of the pool" });
       assert.equal(await ok("scale", "machinepool", "beta-work", "--replicas", "3"), "machinepool.slipway.dev/beta-work scaled to 3 (cluster beta)\n");
       const cluster = await getCluster("beta");
       assert.deepEqual(cluster.spec.workers?.map((w) => [w.name, w.replicas]), [["work", 3]]);
       await eventually(async () => /^beta-work\s+beta\s+3\/3\s+Running/m.test(await ok("get", "mp")), { what: "the pool to grow to 3", timeoutMs: 30_000 });
+      await eventually(() => /^beta-work\s+beta\s+3\/3\s+Running/m.test(watch.output()), { what: "the watch to show the grown pool" });
+      const [header, ...rows] = watch.output().trimEnd().split("\n");
+      assert.match(header!, /^NAME\s+CLUSTER\s+REPLICAS/);
+      assert.ok(rows.length >= 3, `a row per change after the listing:\n${watch.output()}`);
+      const at = header!.indexOf("CLUSTER");
+      for (const row of rows) assert.equal(row.slice(at, at + 5), "beta ", `rows line up under the header:\n${watch.output()}`);
+      assert.ok(rows.some((r) => /\s2\/3\s/.test(r)), `the way from 2 to 3 is shown:\n${watch.output()}`);
+      watch.child.kill("SIGTERM");
+      await watch.done;
       const missing = await run(["scale", "mp", "nope", "--replicas", "1"]);
       assert.equal(missing.code, 1);
       assert.equal(missing.stderr, 'error: machinepool "nope" not found in namespace default\n');

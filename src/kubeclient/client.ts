@@ -51,6 +51,8 @@ export interface WatchOptions {
   allowWatchBookmarks?: boolean;
   /** How long the server keeps the watch open before ending it. */
   timeoutSeconds?: number;
+  /** The Accept header: e.g. the Table of each changed object instead of the object. */
+  accept?: string;
 }
 
 export interface WriteOptions {
@@ -209,7 +211,7 @@ export class KubeClient {
     let reading: KubeWatch | undefined;
     let markOpened: () => void = () => {};
     const opened = new Promise<void>((resolve) => (markOpened = resolve));
-    const started = this.transport.stream("GET", withQuery(path, query), { signal: abandon.signal });
+    const started = this.transport.stream("GET", withQuery(path, query), { signal: abandon.signal, ...(options.accept ? { headers: { accept: options.accept } } : {}) });
     const done = (async () => {
       try {
         const { response, abort } = await started;
