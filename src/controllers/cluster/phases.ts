@@ -455,14 +455,18 @@ export const deleteChildren: Phase<ClusterScope> = async (ctx, scope) => {
   const infras = ctx.client.of<InfrastructureObject>(infrastructureKind);
   for (const p of scope.pools) if (!p.metadata.deletionTimestamp) await deleteIgnoringMissing(pools.delete(p.metadata.namespace, p.metadata.name!));
   for (const m of scope.controlPlane) if (!m.metadata.deletionTimestamp) await deleteIgnoringMissing(machines.delete(m.metadata.namespace, m.metadata.name!));
+  // The children's deletion requeues the cluster (controller.ts): the poll while it waits for them is only
+  // a safety net, slow and behind every other key. Polling each second, 10,000 clusters being deleted
+  // (and their pools) left the machine controller, which does the work, a small share of the process.
+  const waitForChildren = { halt: true, requeueAfterMs: scope.timing.recheckMs, idle: true };
   if (scope.pools.length > 0 || scope.machines.length > 0) {
     scope.waitingOn = `${scope.machines.length} machine(s) to be deleted`;
-    return { halt: true, requeueAfterMs: scope.timing.pollMs };
+    return waitForChildren;
   }
   for (const i of scope.infrastructures) if (!i.metadata.deletionTimestamp) await deleteIgnoringMissing(infras.delete(i.metadata.namespace, i.metadata.name!));
   if (scope.infrastructures.length > 0) {
     scope.waitingOn = `${scope.infrastructures.length} infrastructure(s) to be deleted`;
-    return { halt: true, requeueAfterMs: scope.timing.pollMs };
+    return waitForChildren;
   }
   scope.deps.workloads.forget(cluster.metadata.namespace!, cluster.metadata.name!);
   await ctx.event(cluster, "Normal", "Deleted", "every machine and cloud resource of the cluster is gone");

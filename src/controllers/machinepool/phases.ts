@@ -171,7 +171,9 @@ export const deleteAllMachines: Phase<MachinePoolScope> = async (ctx, scope) => 
     await deleteMachines(ctx, scope, remaining);
     await ctx.event(scope.object, "Normal", "DeletingMachines", `deleting ${remaining.length} machine(s)`);
   }
-  return { halt: true, requeueAfterMs: scope.timings.pollMs };
+  // Each machine's deletion requeues the pool (controller.ts): the poll is only a safety net, slow and
+  // behind every other key.
+  return { halt: true, requeueAfterMs: 30 * scope.timings.pollMs, idle: true };
 };
 
 export const machinePoolDeletePhases: readonly Phase<MachinePoolScope>[] = [deleteAllMachines];
