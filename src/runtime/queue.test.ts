@@ -156,4 +156,29 @@ describe("WorkQueue", () => {
     queue.addWithBackoff("c");
     assert.deepEqual(reported, { depth: 2, added: 2, retried: 1 });
   });
+
+  it("counts a key once in its depth, however often it moved between lines or came back", async () => {
+    const reported = { depth: -1 };
+    const clock = new ManualClock();
+    const queue = new WorkQueue({ clock, observer: { depth: (n) => (reported.depth = n) } });
+    for (const key of ["a", "b", "c"]) queue.addAfter(key, 0, "idle");
+    queue.addAfter("a", 0);
+    queue.add("a");
+    queue.add("b");
+    assert.equal(reported.depth, 3);
+    assert.equal(queue.length, 3);
+    assert.equal(await queue.get(), "a");
+    queue.add("a");
+    assert.equal(reported.depth, 2, "a key added while processed waits for done()");
+    queue.done("a");
+    assert.equal(reported.depth, 3);
+    const handedOut = [await queue.get(), await queue.get(), await queue.get()];
+    assert.deepEqual(handedOut, ["b", "a", "c"]);
+    assert.equal(reported.depth, 0);
+    assert.equal(queue.length, 0);
+    const waiting = queue.get();
+    queue.add("d");
+    assert.equal(await waiting, "d");
+    assert.equal(reported.depth, 0);
+  });
 });

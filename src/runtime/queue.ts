@@ -67,6 +67,8 @@ export class WorkQueue {
    * in. A key moved up to a busier line leaves an entry behind in the other, skipped there.
    */
   private readonly dirty = new Map<string, Line>();
+  /** Keys waiting in a line for a worker (the lines also hold entries left behind by moves). */
+  private queued = 0;
   private readonly processing = new Set<string>();
   private readonly delayed = new Map<string, { at: number; cancel: () => void }>();
   private readonly failures = new Map<string, number>();
@@ -84,9 +86,7 @@ export class WorkQueue {
 
   /** Keys waiting for a worker. */
   get length(): number {
-    let waiting = 0;
-    for (const key of this.dirty.keys()) if (!this.processing.has(key)) waiting++;
-    return waiting;
+    return this.queued;
   }
 
   /** Adds a key because something about it changed. */
@@ -100,15 +100,19 @@ export class WorkQueue {
     if (waiting !== undefined && RANK[waiting] <= RANK[line]) return;
     this.dirty.set(key, line);
     if (waiting === undefined) this.observer.added?.();
-    if (!this.processing.has(key)) this.makeReady(key, line);
+    if (this.processing.has(key)) return;
+    if (waiting === undefined) this.queued++;
+    this.makeReady(key, line);
   }
 
-  /** Hands a dirty key to a waiting worker, or lines it up. */
+  /** Hands a dirty key, counted as queued, to a waiting worker, or lines it up. */
   private makeReady(key: string, line: Line): void {
     const waiter = this.waiters.shift();
     if (waiter) {
+      this.queued--;
       this.dirty.delete(key);
       this.processing.add(key);
+      this.reportDepth();
       waiter(key);
       return;
     }
@@ -117,7 +121,7 @@ export class WorkQueue {
   }
 
   private reportDepth(): void {
-    this.observer.depth?.(this.lines.changed.length + this.lines.recheck.length + this.lines.idle.length);
+    this.observer.depth?.(this.queued);
   }
 
   /** The next key to hand out, busiest line first; entries left behind by a move are skipped. */
@@ -175,6 +179,7 @@ export class WorkQueue {
     if (this.shuttingDown) return Promise.resolve(undefined);
     const key = this.next();
     if (key !== undefined) {
+      this.queued--;
       this.dirty.delete(key);
       this.processing.add(key);
       this.reportDepth();
@@ -187,7 +192,9 @@ export class WorkQueue {
   done(key: string): void {
     this.processing.delete(key);
     const line = this.dirty.get(key);
-    if (line !== undefined && !this.shuttingDown) this.makeReady(key, line);
+    if (line === undefined || this.shuttingDown) return;
+    this.queued++;
+    this.makeReady(key, line);
   }
 
   /** Hands out no more keys; waiting workers get undefined. Keys being processed may still finish. */
