@@ -11,6 +11,8 @@ export const LABEL_CONNECTION = "slipway.dev/connection";
 export const ANNOTATION_BOOTSTRAP = "slipway.dev/bootstrap";
 /** The Cluster condition that turns True once `kubeadm init` has completed: joining machines wait for it. */
 export const CONDITION_CONTROL_PLANE_INITIALIZED = "ControlPlaneInitialized";
+/** The Cluster condition that turns True once the network plugin is applied: no node is Ready before. */
+export const CONDITION_NETWORK_PLUGIN_INSTALLED = "NetworkPluginInstalled";
 
 export const FINALIZER_CLUSTER = "slipway.dev/cluster";
 export const FINALIZER_INFRASTRUCTURE = "slipway.dev/infrastructure";

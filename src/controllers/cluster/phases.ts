@@ -19,6 +19,7 @@ import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, Scope } from "../../runtime/reconciler.ts";
 import {
   ANNOTATION_BOOTSTRAP,
+  CONDITION_NETWORK_PLUGIN_INSTALLED,
   controllerRef,
   LABEL_CLUSTER,
   LABEL_CONNECTION,
@@ -377,14 +378,14 @@ export const ensureControlPlane: Phase<ClusterScope> = async (ctx, scope) => {
 export const ensureNetworkPlugin: Phase<ClusterScope> = async (ctx, scope) => {
   const cluster = scope.object;
   const st = status(scope);
-  if (isTrue(st.conditions, "NetworkPluginInstalled")) return;
+  if (isTrue(st.conditions, CONDITION_NETWORK_PLUGIN_INSTALLED)) return;
   const initialized = scope.controlPlane.some((m) => m.status?.bootstrapped);
   if (!initialized) return;
   const api = await scope.deps.workloads.forCluster(cluster.metadata.namespace!, cluster.metadata.name!);
   if (!api) return;
   const cni = cluster.spec.network?.cni ?? "calico";
   for (const object of renderCniManifest(cni, { podCIDR: cluster.spec.network?.podCIDR ?? "10.244.0.0/16" })) await api.apply(object);
-  setCondition(st, { type: "NetworkPluginInstalled", status: "True", reason: "Applied", message: `${cni} applied` }, now(ctx));
+  setCondition(st, { type: CONDITION_NETWORK_PLUGIN_INSTALLED, status: "True", reason: "Applied", message: `${cni} applied` }, now(ctx));
   await ctx.event(cluster, "Normal", "NetworkPluginInstalled", `${cni} manifest applied to the cluster`);
 };
 

@@ -57,7 +57,9 @@ describe("machine controller", () => {
     const provisioned = (await phaseOf("demo-cp-0", "Provisioned"))!;
     assert.equal(provisioned.status?.bootstrapped, true);
     assert.equal(provisioned.status?.nodeReady, false, "no node is Ready before the network plugin");
-    await applyNetworkPlugin(fixture);
+    const notReady = await env.waitFor(machineKind, NAMESPACE, "demo-cp-0", (m) => m?.status?.conditions?.some((c) => c.type === "NodeReady" && c.status === "False") === true, 20_000);
+    assert.match(notReady!.status!.conditions!.find((c) => c.type === "NodeReady")!.message ?? "", /the cluster's network plugin is not applied yet/, "the machine waits for its cluster's network plugin");
+    await applyNetworkPlugin(env, fixture);
 
     const cp = (await phaseOf("demo-cp-0", "Running"))!;
     const worker = (await phaseOf("demo-w-0", "Running"))!;

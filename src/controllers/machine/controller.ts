@@ -15,7 +15,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
 import { getCondition } from "../../runtime/conditions.ts";
-import { CONDITION_CONTROL_PLANE_INITIALIZED, FINALIZER_MACHINE, heldByPause, names } from "../contract.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, FINALIZER_MACHINE, heldByPause, names } from "../contract.ts";
 import { machineDeletePhases, machinePhases, type MachineDependencies, type MachineScope, type MachineTimings } from "./phases.ts";
 import { summarizeMachine } from "./status.ts";
 
@@ -108,10 +108,11 @@ export function registerMachineController(
     (infra) => machines.cache.indexKeys(MACHINE_CLUSTER_INDEX, keyFor(infra.metadata.namespace, infra.spec.clusterName)),
     (previous, infra) => awaited(previous) !== awaited(infra),
   );
-  // Joining machines wait for the control plane to be initialised, and every machine for its cluster's
-  // pause to end; no other change of a cluster matters.
+  // Joining machines wait for the control plane to be initialised, nodes for the network plugin, and
+  // every machine for its cluster's pause to end; no other change of a cluster matters.
   const awaitedOfCluster = (cluster: ClusterObject) =>
-    `${getCondition(cluster.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED)?.status}/${cluster.spec.paused === true}`;
+    [CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED].map((type) => getCondition(cluster.status?.conditions, type)?.status).join("/") +
+    `/${cluster.spec.paused === true}`;
   controller.watch<ClusterObject>(
     clusters,
     (cluster) => machines.cache.indexKeys(MACHINE_CLUSTER_INDEX, keyFor(cluster.metadata.namespace, cluster.metadata.name!)),

@@ -14,7 +14,7 @@ import { ProviderError, type CloudProvider, type InstanceInfo } from "../../prov
 import { getCondition, removeCondition, setCondition, type ConditionInput } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, PhaseResult, Scope } from "../../runtime/reconciler.ts";
-import { cloudTags, CONDITION_CONTROL_PLANE_INITIALIZED, controllerRef, idempotencyToken, LABEL_CLUSTER, names, TAG_OWNER_UID } from "../contract.ts";
+import { cloudTags, CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, controllerRef, idempotencyToken, LABEL_CLUSTER, names, TAG_OWNER_UID } from "../contract.ts";
 import { readBootstrapToken, readClusterPki } from "../pki.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
@@ -108,14 +108,14 @@ async function fail(ctx: ReconcileContext, scope: MachineScope, reason: string, 
 }
 
 /**
- * Waits for something, checking again after a quarter of the time already waited, between the poll
- * delay and ten times it: a quick step is seen at once, and thousands of machines waiting on a slow
- * one do not all poll at full speed.
+ * Waits for something, checking again after a quarter of the time already waited (since the condition
+ * last changed, or since `from` if later), between the poll delay and ten times it: a quick step is
+ * seen at once, and thousands of machines waiting on a slow one do not all poll at full speed.
  */
-function wait(ctx: ReconcileContext, scope: MachineScope, input: ConditionInput): PhaseResult {
+function wait(ctx: ReconcileContext, scope: MachineScope, input: ConditionInput, from = 0): PhaseResult {
   condition(ctx, scope, input);
   const now = ctx.clock.now();
-  const waited = now - (since(scope.object, input.type) ?? now);
+  const waited = now - Math.max(since(scope.object, input.type) ?? now, from);
   const { pollMs } = scope.timings;
   return { halt: true, requeueAfterMs: Math.min(10 * pollMs, Math.max(pollMs, waited / 4)) };
 }
@@ -365,8 +365,13 @@ async function findNode(scope: MachineScope, kube: KubeClient | undefined): Prom
  * or undefined while it is not. Only then can a joining machine's node appear.
  */
 function controlPlaneInitializedAt(scope: MachineScope): number | undefined {
-  const initialized = getCondition(scope.cluster?.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED);
-  return initialized?.status === "True" ? Date.parse(initialized.lastTransitionTime ?? "") || 0 : undefined;
+  return clusterConditionTrueAt(scope, CONDITION_CONTROL_PLANE_INITIALIZED);
+}
+
+/** When the cluster's condition turned True; undefined while it is not True. */
+function clusterConditionTrueAt(scope: MachineScope, type: string): number | undefined {
+  const condition = getCondition(scope.cluster?.status?.conditions, type);
+  return condition?.status === "True" ? Date.parse(condition.lastTransitionTime ?? "") || 0 : undefined;
 }
 
 /** Follows the node: joined, then Ready; a kubeadm failure or a missed deadline ends the machine. */
@@ -392,7 +397,12 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
     }
     if (!nodeIsReady(node)) {
       status.nodeReady = false;
-      return wait(ctx, scope, { type: NODE_READY, status: "False", reason: REASONS.nodeNotReady, message: nodeNotReadyMessage(node) });
+      const notReady: ConditionInput = { type: NODE_READY, status: "False", reason: REASONS.nodeNotReady, message: nodeNotReadyMessage(node) };
+      // No node is Ready before the network plugin runs, and the cluster's change requeues the machine
+      // (controller.ts): polling meanwhile was, at 10,000 clusters, what kept joined nodes waiting minutes.
+      const networkAt = clusterConditionTrueAt(scope, CONDITION_NETWORK_PLUGIN_INSTALLED);
+      if (networkAt === undefined) return waitWatched(ctx, scope, { ...notReady, message: `${notReady.message} (the cluster's network plugin is not applied yet)` });
+      return wait(ctx, scope, notReady, networkAt);
     }
     if (!status.nodeReady) await ctx.event(machine, "Normal", "NodeReady", `node ${node.metadata.name} is Ready`);
     status.nodeReady = true;

@@ -1,7 +1,8 @@
 // What the Machine and MachinePool controllers' tests need around them, made as the Cluster and
 // Infrastructure controllers would make it: a Connection, a Cluster, a ready Infrastructure over real
 // resources of the sim cloud (network, subnet, security group, key pair, control-plane load balancer),
-// the cluster's PKI and bootstrap token Secrets, an admin kubeconfig Secret, and the network plugin.
+// the cluster's PKI and bootstrap token Secrets, an admin kubeconfig Secret, and the network plugin
+// (applied, and the Cluster's NetworkPluginInstalled condition set).
 import type { ClusterObject, ConnectionObject, InfrastructureObject, SecretObject } from "../../api/kinds.ts";
 import { secretKind } from "../../api/core.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
@@ -14,11 +15,12 @@ import { KubeClient } from "../../kubeclient/index.ts";
 import type { CloudProvider, LoadBalancerInfo } from "../../providers/provider.ts";
 import { sshPublicKey, waitFor } from "../../simcloud/test-support.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
+import { ConflictError } from "../../apiserver/errors.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { setCondition } from "../../runtime/conditions.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
-import { CONDITION_CONTROL_PLANE_INITIALIZED, controllerRef, LABEL_CLUSTER, names, ROLE_CONTROL_PLANE } from "../contract.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, controllerRef, LABEL_CLUSTER, names, ROLE_CONTROL_PLANE } from "../contract.ts";
 import { ensureBootstrapToken, ensureClusterPki } from "../pki.ts";
 import type { ControllerTestEnv } from "../testing.ts";
 
@@ -124,8 +126,20 @@ export async function clusterFixture(env: ControllerTestEnv): Promise<ClusterFix
 }
 
 /** Applies the network plugin through the workload API, as the Cluster controller does once the API answers. */
-export async function applyNetworkPlugin(fixture: ClusterFixture): Promise<void> {
+export async function applyNetworkPlugin(env: ControllerTestEnv, fixture: ClusterFixture): Promise<void> {
   for (const object of renderCniManifest("calico", { podCIDR: POD_CIDR })) await fixture.kube.apply(object);
+  const clusters = env.client.of<ClusterObject>(clusterKind);
+  for (;;) {
+    const cluster = await clusters.get(NAMESPACE, CLUSTER);
+    const status = structuredClone(cluster.status ?? {});
+    setCondition(status, { type: CONDITION_NETWORK_PLUGIN_INSTALLED, status: "True", reason: "Applied", message: "calico applied" }, nowTimestamp(new Date()));
+    try {
+      await clusters.updateStatus({ ...cluster, status });
+      return;
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+    }
+  }
 }
 
 export interface WorkloadNodeView {

@@ -154,7 +154,7 @@ describe("machine pool controller, with real machines and nodes", () => {
       spec: { clusterName: CLUSTER, role: "control-plane", connection: CONNECTION, machineType: "s1.medium" },
     });
     await env.waitFor(machineKind, NAMESPACE, "demo-cp-0", (m) => m?.status?.bootstrapped === true, 20_000);
-    await applyNetworkPlugin(fixture);
+    await applyNetworkPlugin(env, fixture);
     await env.waitFor(machineKind, NAMESPACE, "demo-cp-0", (m) => m?.status?.phase === "Running", 20_000);
   });
 
