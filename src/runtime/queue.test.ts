@@ -157,6 +157,23 @@ describe("WorkQueue", () => {
     assert.deepEqual(reported, { depth: 2, added: 2, retried: 1 });
   });
 
+  it("keeps a re-check a re-check when an idle check is already pending for the key", async () => {
+    const clock = new ManualClock();
+    const queue = new WorkQueue({ clock });
+    // An idle safety poll is pending when the key asks to be re-checked a little later: it comes back
+    // once, at the earlier time, ahead of the idle keys.
+    queue.addAfter("waiting", 30, "idle");
+    queue.addAfter("waiting", 40);
+    // And the other way round: a later idle poll does not turn a pending re-check into an idle check.
+    queue.addAfter("other", 10);
+    queue.addAfter("other", 5, "idle");
+    for (const key of ["healthy-1", "healthy-2"]) queue.addAfter(key, 0, "idle");
+    clock.advance(30);
+    assert.deepEqual([await queue.get(), await queue.get(), await queue.get(), await queue.get()], ["other", "waiting", "healthy-1", "healthy-2"]);
+    clock.advance(100);
+    assert.equal(queue.length, 0, "each key came back once");
+  });
+
   it("counts a key once in its depth, however often it moved between lines or came back", async () => {
     const reported = { depth: -1 };
     const clock = new ManualClock();

@@ -70,7 +70,7 @@ export class WorkQueue {
   /** Keys waiting in a line for a worker (the lines also hold entries left behind by moves). */
   private queued = 0;
   private readonly processing = new Set<string>();
-  private readonly delayed = new Map<string, { at: number; cancel: () => void }>();
+  private readonly delayed = new Map<string, { at: number; line: Line; cancel: () => void }>();
   private readonly failures = new Map<string, number>();
   private waiters: ((key: string | undefined) => void)[] = [];
   private shuttingDown = false;
@@ -138,20 +138,30 @@ export class WorkQueue {
 
   /**
    * Adds the key once `delayMs` has passed, as a re-check (or, with `idle`, as an idle check that waits
-   * behind every other key); an earlier pending delay for the key wins.
+   * behind every other key). With a delay already pending for the key, the key comes back once, at the
+   * earlier of the two times, in the busier of the two lines: a re-check is never turned into an idle
+   * check, which a busy queue may not reach for a long time.
    */
   addAfter(key: string, delayMs: number, line: "recheck" | "idle" = "recheck"): void {
     if (this.shuttingDown) return;
     if (delayMs <= 0) return this.enter(key, line);
     const at = this.clock.now() + delayMs;
     const pending = this.delayed.get(key);
-    if (pending && pending.at <= at) return;
+    const busier = pending && RANK[pending.line] < RANK[line] ? pending.line : line;
+    if (pending && pending.at <= at) {
+      pending.line = busier;
+      return;
+    }
     pending?.cancel();
-    const cancel = this.clock.setTimer(() => {
-      this.delayed.delete(key);
-      this.enter(key, line);
-    }, delayMs);
-    this.delayed.set(key, { at, cancel });
+    const entry = {
+      at,
+      line: busier,
+      cancel: this.clock.setTimer(() => {
+        this.delayed.delete(key);
+        this.enter(key, entry.line);
+      }, delayMs),
+    };
+    this.delayed.set(key, entry);
   }
 
   /** Adds the key after its backoff (base·2^failures, capped), and counts one more failure. */
