@@ -411,7 +411,12 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
     return { requeueAfterMs: scope.timings.healthCheckMs, idle: true };
   }
   if (status.bootstrapped) {
-    if ("unknown" in lookup) return { requeueAfterMs: scope.timings.healthCheckMs, idle: true };
+    if ("unknown" in lookup) {
+      // A hiccup of the cluster's API says nothing about a Ready node: it is looked at again idly. A
+      // node not yet seen Ready is waited for as before, ahead of the idle checks of a large fleet.
+      if (status.nodeReady) return { requeueAfterMs: scope.timings.healthCheckMs, idle: true };
+      return wait(ctx, scope, { type: NODE_READY, status: "False", reason: REASONS.nodeNotReady, message: `node ${status.nodeName ?? machine.metadata.name} could not be read: ${lookup.unknown}` });
+    }
     status.nodeReady = false;
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.nodeGone, message: `node ${status.nodeName ?? machine.metadata.name} was removed from the cluster` });
     return fail(ctx, scope, REASONS.nodeGone, `node ${status.nodeName ?? machine.metadata.name} was removed from the cluster`);
