@@ -114,6 +114,34 @@ describe("SqliteStore", () => {
     }
   });
 
+  it("a compaction deletes what the writes before it retired: before a restart, between compactions, and since", async () => {
+    const file = freshFile();
+    const bump = async (store: SqliteStore, key: string, value: string) => store.update(key, value, (await store.get(key))!.modRevision);
+    const logRows = (store: SqliteStore) => (store as unknown as { db: { prepare(sql: string): { pluck(): { get(): number } } } }).db.prepare("SELECT count(*) FROM log").pluck().get();
+    const first = SqliteStore.open(file);
+    for (let i = 0; i < 20; i++) await first.create(`/r/${i}`, "0");
+    for (let i = 0; i < 20; i++) await bump(first, `/r/${i}`, "1");
+    await first.close();
+
+    const store = SqliteStore.open(file);
+    try {
+      const opened = await store.revision();
+      for (let i = 0; i < 10; i++) await bump(store, `/r/${i}`, "2");
+      await store.compact(opened);
+      assert.equal(logRows(store), 30, "rows retired before the restart are gone; the values at the compaction revision stay");
+      for (let i = 10; i < 20; i++) await bump(store, `/r/${i}`, "2");
+      for (let i = 0; i < 5; i++) await store.delete(`/r/${i}`);
+      const head = await store.revision();
+      const live = await store.list("/r/");
+      await store.compact(head);
+      assert.equal(logRows(store), 15, "one history row per live key remains");
+      assert.deepEqual(await store.list("/r/"), live);
+      assert.deepEqual((await store.list("/r/", { revision: head })).items, live.items);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("never runs watch consumers inside a write, so writers do not wait for them", async () => {
     const store = SqliteStore.open(":memory:");
     try {

@@ -51,8 +51,10 @@ CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) 
 
 /** Revisions a replaying watch reads per turn of the event loop. */
 const REPLAY_WINDOW = 2_000;
-/** History rows a compaction examines per transaction. */
+/** History rows a compaction examines or deletes per transaction. */
 const COMPACT_BATCH = 2_000;
+/** Past this many retired rows listed for a compaction (16 MB), the list is dropped and the history scanned. */
+const RETIRED_LIMIT = 1_000_000;
 
 interface ValueRow {
   key: string;
@@ -116,6 +118,19 @@ export class SqliteStore implements Store {
   private closed = false;
   private readonly watchers = new Set<LiveWatcher>();
   private compaction: Promise<void> = Promise.resolve();
+  /**
+   * History rows this process retired (superseded by a newer value of their key, or tombstones), with
+   * the revision that retired them, as flat [row, by] pairs in the order of the writes. A compaction
+   * deletes the rows retired at or below its revision from here, without scanning the history.
+   */
+  private retired: number[] = [];
+  private retiredStart = 0;
+  /**
+   * Rows retired at or below this revision may be missing from `retired` (retired before this process
+   * opened the store, or forgotten past RETIRED_LIMIT): compactions scan the history until one reaches
+   * it. 0 once none are missing.
+   */
+  private unlistedUpTo: number;
 
   private readonly getCurrent: Statement<[string], ValueRow>;
   private readonly insertLog: Statement<[number, string, number, string | null, number, number | null]>;
@@ -128,7 +143,7 @@ export class SqliteStore implements Store {
   private readonly deleteLogRow: Statement<[number]>;
   private readonly setMeta: Statement<[string, number]>;
   /** Appends a history row and points `current` at it (or drops the key when `value` is null). */
-  private readonly write: (row: HistoryWrite) => void;
+  private readonly writeRow: (row: HistoryWrite) => void;
 
   private constructor(private readonly db: Database.Database) {
     db.exec(SCHEMA);
@@ -136,6 +151,7 @@ export class SqliteStore implements Store {
     const maxRev = db.prepare<[], number | null>("SELECT max(rev) FROM log").pluck().get() ?? 0;
     this.head = Math.max(1, maxRev, meta.get("head_at_compaction") ?? 0);
     this.compacted = meta.get("compacted") ?? 0;
+    this.unlistedUpTo = this.head;
 
     this.getCurrent = db.prepare(
       `SELECT l.key, l.value, l.create_rev AS createRevision, l.rev AS modRevision
@@ -168,7 +184,7 @@ export class SqliteStore implements Store {
     this.setMeta = db.prepare(
       "INSERT INTO meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
     );
-    this.write = db.transaction(({ rev, key, value, createRev, prevRev }: HistoryWrite) => {
+    this.writeRow = db.transaction(({ rev, key, value, createRev, prevRev }: HistoryWrite) => {
       this.insertLog.run(rev, key, value === null ? 1 : 0, value, createRev, prevRev);
       if (value === null) this.deleteCurrent.run(key);
       else this.upsertCurrent.run(key, rev);
@@ -306,6 +322,18 @@ export class SqliteStore implements Store {
     this.db.close();
   }
 
+  /** Writes a history row, and lists the rows it retires for a later compaction. */
+  private write(row: HistoryWrite): void {
+    this.writeRow(row);
+    if (row.prevRev !== null) this.retired.push(row.prevRev, row.rev);
+    if (row.value === null) this.retired.push(row.rev, row.rev);
+    if (this.retired.length - this.retiredStart > 2 * RETIRED_LIMIT) {
+      this.retired = [];
+      this.retiredStart = 0;
+      this.unlistedUpTo = row.rev;
+    }
+  }
+
   private assertOpen(): void {
     if (this.closed) throw new StoreClosedError();
   }
@@ -385,6 +413,46 @@ export class SqliteStore implements Store {
     this.compacted = revision;
     // Rows superseded at or before the compaction revision are never read again (lists and watches
     // start at or after it), nor are tombstones at or before it once the rows they superseded are gone.
+    if (this.unlistedUpTo > 0) {
+      await this.scanHistory(revision);
+      this.dropRetired(revision);
+      if (revision >= this.unlistedUpTo && !this.closed) this.unlistedUpTo = 0;
+      return;
+    }
+    const rows = this.dropRetired(revision);
+    try {
+      for (let start = 0; start < rows.length && !this.closed; start += COMPACT_BATCH) {
+        const batch = rows.slice(start, start + COMPACT_BATCH);
+        this.db.transaction(() => {
+          for (const row of batch) this.deleteLogRow.run(row);
+        })();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } catch (error) {
+      // Rows off the list but maybe not deleted: the next compaction looks for them in the history.
+      this.unlistedUpTo = revision;
+      throw error;
+    }
+  }
+
+  /** Takes the listed rows retired at or below `revision` off the list, and returns them. */
+  private dropRetired(revision: number): number[] {
+    const rows: number[] = [];
+    let at = this.retiredStart;
+    while (at < this.retired.length && this.retired[at + 1]! <= revision) {
+      rows.push(this.retired[at]!);
+      at += 2;
+    }
+    this.retiredStart = at;
+    if (at > 65_536 && at * 2 > this.retired.length) {
+      this.retired = this.retired.slice(at);
+      this.retiredStart = 0;
+    }
+    return rows;
+  }
+
+  /** Finds and deletes every retired row at or below `revision` by reading the whole history. */
+  private async scanHistory(revision: number): Promise<void> {
     // A row is judged before anything in its batch is deleted, and earlier rows in earlier batches.
     let after = 0;
     while (!this.closed) {
