@@ -47,7 +47,7 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
   const pools = manager.informer(machinePoolKind);
   const machines = manager.informer(machineKind);
   const pollMs = options.pollMs ?? 1000;
-  const timing: ClusterTiming = { pollMs, recheckMs: options.recheckMs ?? 30 * pollMs, revalidateMs: options.revalidateMs ?? 30_000 };
+  const timing: ClusterTiming = { pollMs, recheckMs: options.recheckMs ?? 120 * pollMs, revalidateMs: options.revalidateMs ?? 30_000 };
 
   const reconcile = objectReconciler<ClusterObject, ClusterScope>({
     kind: clusterKind,
