@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import { KubeGoneError, type ApiResource, type KubeList, type KubeObject, type WatchEvent } from "../kubeclient/index.ts";
 import { findResource, objectPath, withSession, type Session } from "./connect.ts";
 import { orNotFound } from "./errors.ts";
-import { parseOutputFormat, renderObjects, renderTable, resourceLabel, type OutputFormat } from "./output.ts";
+import { columnWidths, parseOutputFormat, renderObjects, renderTable, resourceLabel, tableLine, type OutputFormat } from "./output.ts";
 import { UsageError } from "./usage.ts";
 
 const TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io, application/json";
@@ -145,11 +145,6 @@ async function fetchResource(session: Session, resource: ApiResource, name: stri
   return { resource, table, ...(table.metadata?.resourceVersion ? { resourceVersion: table.metadata.resourceVersion } : {}) };
 }
 
-/** Cells padded to the widths of the listing's columns (wider cells as they are), as renderTable lays them out. */
-function alignedLine(cells: readonly string[], widths: readonly number[]): string {
-  return `${cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("   ").trimEnd()}\n`;
-}
-
 /**
  * Follows the listing with each change after it, until interrupted: a watch from the listing's version
  * (one object's changes when a name is given), started again from the last change seen whenever the
@@ -162,7 +157,7 @@ async function watchChanges(session: Session, fetched: Fetched, name: string | u
   const options: TableOptions = { wide: flags.format === "wide", withNamespace: allNamespaces };
   const asTable = flags.format === undefined || options.wide;
   // Column widths of what was listed, so that the rows of later changes line up under it.
-  const widthsOf = ({ headers, rows }: { headers: string[]; rows: string[][] }) => headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const widthsOf = ({ headers, rows }: { headers: string[]; rows: string[][] }) => columnWidths(headers, rows);
   let widths = asTable && fetched.table && fetched.table.rows.length > 0 ? widthsOf(tableCells(fetched.table, options)) : undefined;
   const print = (event: WatchEvent<KubeObject | Table>) => {
     if (asTable) {
@@ -170,9 +165,9 @@ async function watchChanges(session: Session, fetched: Fetched, name: string | u
       if (!widths) {
         // Nothing was listed: the first change brings the header.
         widths = widthsOf(cells);
-        session.out.write(alignedLine(cells.headers, widths));
+        session.out.write(tableLine(cells.headers, widths));
       }
-      for (const row of cells.rows) session.out.write(alignedLine(row, widths));
+      for (const row of cells.rows) session.out.write(tableLine(row, widths));
       return;
     }
     const object = withKind(event.object as KubeObject, resource);

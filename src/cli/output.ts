@@ -13,13 +13,18 @@ export interface Output {
 
 /** Columns separated by three spaces, each as wide as its widest cell; the last one is not padded. */
 export function renderTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? "").length)));
-  const line = (cells: readonly string[]) =>
-    cells
-      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
-      .join("   ")
-      .trimEnd();
-  return [line(headers), ...rows.map(line)].map((l) => `${l}\n`).join("");
+  const widths = columnWidths(headers, rows);
+  return [headers, ...rows].map((cells) => tableLine(cells, widths)).join("");
+}
+
+/** The width of each column: its widest cell, header included. */
+export function columnWidths(headers: readonly string[], rows: readonly (readonly string[])[]): number[] {
+  return headers.map((header, i) => Math.max(header.length, ...rows.map((row) => (row[i] ?? "").length)));
+}
+
+/** One line of a table: cells padded to the columns' widths (wider cells as they are). */
+export function tableLine(cells: readonly string[], widths: readonly number[]): string {
+  return `${cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("   ").trimEnd()}\n`;
 }
 
 /** Time since `since`, as kubectl prints ages: 45s, 3m12s, 5h, 2d. */

@@ -2,6 +2,8 @@
 // and finalizers on them, the tags on cloud resources, and idempotency tokens.
 import { createHash } from "node:crypto";
 import type { KubeObject, OwnerReferenceT } from "../api/meta.ts";
+import type { Reconcile } from "../runtime/controller.ts";
+import { keyFor } from "../runtime/keys.ts";
 
 export const LABEL_CLUSTER = "slipway.dev/cluster";
 export const LABEL_POOL = "slipway.dev/pool";
@@ -68,6 +70,21 @@ export function heldByPause(
   object: { metadata: { deletionTimestamp?: string } },
 ): boolean {
   return cluster?.spec.paused === true && !cluster.metadata.deletionTimestamp && !object.metadata.deletionTimestamp;
+}
+
+type PausableCluster = Parameters<typeof heldByPause>[0] & object;
+interface ClusterPart {
+  metadata: { namespace?: string; deletionTimestamp?: string };
+  spec: { clusterName: string };
+}
+
+/** `reconcile`, for an object made for a cluster (found in `objects`), except while the cluster's pause holds it. */
+export function unlessPaused(reconcile: Reconcile, objects: { get(key: string): ClusterPart | undefined }, clusters: { get(key: string): PausableCluster | undefined }): Reconcile {
+  return async (ctx) => {
+    const object = objects.get(ctx.key);
+    const cluster = object && clusters.get(keyFor(object.metadata.namespace, object.spec.clusterName));
+    return object && heldByPause(cluster, object) ? {} : reconcile(ctx);
+  };
 }
 
 /** Tags every cloud resource of a cluster carries, naming the cluster and the owning object. */

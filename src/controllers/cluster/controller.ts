@@ -85,7 +85,7 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
     },
   });
 
-  const unlessPaused: typeof reconcile = async (ctx) => {
+  const unlessClusterPaused: typeof reconcile = async (ctx) => {
     const cluster = clusters.cache.get(ctx.key);
     return cluster && heldByPause(cluster, cluster) ? {} : reconcile(ctx);
   };
@@ -93,7 +93,7 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
     name: "cluster",
     component: CLUSTER_COMPONENT,
     informer: clusters,
-    reconcile: unlessPaused,
+    reconcile: unlessClusterPaused,
     concurrency: options.concurrency ?? 8,
     // Only this controller writes a cluster's status, from what its children say: its own status writes
     // (a dozen while a cluster is built) need no second look.

@@ -12,7 +12,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import type { BackoffOptions } from "../../runtime/queue.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { FINALIZER_INFRASTRUCTURE, heldByPause } from "../contract.ts";
+import { FINALIZER_INFRASTRUCTURE, unlessPaused } from "../contract.ts";
 import type { ProviderResolver } from "../providers.ts";
 import { infrastructureDeletePhases, infrastructurePhases, type InfrastructureScope, type InfrastructureSettings } from "./phases.ts";
 import { statusEvents, summarizeInfrastructure } from "./status.ts";
@@ -86,11 +86,7 @@ export function registerInfrastructureController(
     name: INFRASTRUCTURE_CONTROLLER,
     component: INFRASTRUCTURE_COMPONENT,
     informer: infrastructures,
-    reconcile: async (ctx) => {
-      const infra = infrastructures.cache.get(ctx.key);
-      const cluster = infra && clusters.cache.get(keyFor(infra.metadata.namespace, infra.spec.clusterName));
-      return infra && heldByPause(cluster, infra) ? {} : reconcile(ctx);
-    },
+    reconcile: unlessPaused(reconcile, infrastructures.cache, clusters.cache),
     concurrency: options.concurrency,
     ...(options.backoff ? { backoff: options.backoff } : {}),
     // An infrastructure lives in the shard of its cluster.

@@ -15,7 +15,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
 import { getCondition } from "../../runtime/conditions.ts";
-import { CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, FINALIZER_MACHINE, heldByPause, names } from "../contract.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, FINALIZER_MACHINE, unlessPaused, names } from "../contract.ts";
 import { machineDeletePhases, machinePhases, type MachineDependencies, type MachineScope, type MachineTimings } from "./phases.ts";
 import { summarizeMachine } from "./status.ts";
 
@@ -89,11 +89,7 @@ export function registerMachineController(
     name: MACHINE_CONTROLLER,
     component: MACHINE_COMPONENT,
     informer: machines,
-    reconcile: async (ctx) => {
-      const machine = machines.cache.get(ctx.key);
-      const cluster = machine && clusters.cache.get(keyFor(machine.metadata.namespace, machine.spec.clusterName));
-      return machine && heldByPause(cluster, machine) ? {} : reconcile(ctx);
-    },
+    reconcile: unlessPaused(reconcile, machines.cache, clusters.cache),
     concurrency: options.concurrency ?? 8,
     rootKey: (key) => {
       const machine = machines.cache.get(key);

@@ -11,7 +11,7 @@ import type { Controller } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { controllerOf, FINALIZER_MACHINE_POOL, heldByPause, LABEL_CLUSTER } from "../contract.ts";
+import { controllerOf, FINALIZER_MACHINE_POOL, unlessPaused, LABEL_CLUSTER } from "../contract.ts";
 import type { ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
 import { machinePoolDeletePhases, machinePoolPhases, ownedBy, type MachinePoolScope, type MachinePoolTimings } from "./phases.ts";
@@ -80,11 +80,7 @@ export function registerMachinePoolController(
     name: MACHINE_POOL_CONTROLLER,
     component: MACHINE_POOL_COMPONENT,
     informer: pools,
-    reconcile: async (ctx) => {
-      const pool = pools.cache.get(ctx.key);
-      const cluster = pool && clusters.cache.get(keyFor(pool.metadata.namespace, pool.spec.clusterName));
-      return pool && heldByPause(cluster, pool) ? {} : reconcile(ctx);
-    },
+    reconcile: unlessPaused(reconcile, pools.cache, clusters.cache),
     concurrency: options.concurrency,
     rootKey: (key) => {
       const pool = pools.cache.get(key);
