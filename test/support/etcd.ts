@@ -218,6 +218,9 @@ async function startOnce(count: number): Promise<EtcdCluster> {
     const child = children.get(name) as ChildProcess;
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = once(child, "exit");
+    // Members are unref'd so that a test process can end with them running; while one is being stopped,
+    // its exit must keep the event loop alive, or a test with nothing else pending ends before it.
+    child.ref();
     child.kill(signal);
     await exited;
   };
