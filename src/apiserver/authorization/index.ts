@@ -6,4 +6,5 @@ export { RbacAuthorizer, type NonResourceRule, type ResourceRule, type SubjectRu
 export { forbiddenError, forbiddenMessage } from "./forbidden.ts";
 export { defaultClusterRoleBindings, defaultClusterRoles } from "./default-roles.ts";
 export { ruleAllows } from "./rules.ts";
+export { EscalationError, checkRbacWrite, coveredBy, type RbacWrite } from "./escalation.ts";
 export type { BindingObject, PolicyRule, RbacDecision, RbacObject, RequestAttributes, ResourceAttributes, RoleObject, Subject, UserInfo } from "./types.ts";

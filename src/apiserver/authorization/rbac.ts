@@ -43,7 +43,7 @@ function describeSource({ binding, subject }: MatchedBinding): string {
 }
 
 /** Kubernetes' aggregate error text: one message as it is, several (without repeats) in brackets. */
-function aggregate(errors: readonly string[]): string {
+export function aggregateErrors(errors: readonly string[]): string {
   const unique = [...new Set(errors)];
   return unique.length === 1 ? (unique[0] ?? "") : `[${unique.join(", ")}]`;
 }
@@ -64,7 +64,7 @@ export class RbacAuthorizer {
       }
       if (rules.some((rule) => ruleAllows(request, rule))) return { allowed: true, reason: `RBAC: allowed by ${describeSource(matched)}` };
     }
-    return { allowed: false, reason: errors.length > 0 ? `RBAC: ${aggregate(errors)}` : "" };
+    return { allowed: false, reason: errors.length > 0 ? `RBAC: ${aggregateErrors(errors)}` : "" };
   }
 
   /** Every rule bound to the user in `namespace` ("" for cluster-wide bindings only), and resolution errors. */
@@ -87,7 +87,7 @@ export class RbacAuthorizer {
       nonResourceRules: rules.filter((r) => (r.nonResourceURLs ?? []).length > 0).map((r) => ({ verbs: [...r.verbs], nonResourceURLs: [...(r.nonResourceURLs ?? [])] })),
       incomplete: errors.length > 0,
     };
-    if (errors.length > 0) status.evaluationError = aggregate(errors);
+    if (errors.length > 0) status.evaluationError = aggregateErrors(errors);
     return status;
   }
 
