@@ -30,6 +30,11 @@ export interface ApiServerOptions {
   /** Finds the API a request addresses (one for Slipway; one per workload cluster in the sim cloud). */
   route: (request: FastifyRequest, path: string) => Mounted | undefined;
   bodyLimitBytes?: number;
+  /**
+   * Pages served beside the API (the web console and its sign-in): answers a request, or undefined for
+   * a path it does not serve. Asked before the API, for every path but the health endpoints.
+   */
+  site?: (request: FastifyRequest, reply: FastifyReply, path: string) => Promise<unknown> | undefined;
 }
 
 const PUBLIC_PATHS = new Set(["/healthz", "/livez", "/readyz", "/version"]);
@@ -119,6 +124,11 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     if (path === "/version") {
       info.resource = "version";
       return SERVER_VERSION;
+    }
+    const page = options.site?.(request, reply, path);
+    if (page !== undefined) {
+      info.resource = "console";
+      return page;
     }
     const mounted = options.route(request, path);
     if (!mounted) throw new UnauthorizedError();

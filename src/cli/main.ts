@@ -1,6 +1,7 @@
 // The `slipway` command. Exit codes: 0 success, 1 failure, 2 usage error.
 import { Command, CommanderError } from "commander";
 import { registerApplyCommand } from "./apply.ts";
+import { registerConsoleCommand } from "./console.ts";
 import { registerDeleteCommand } from "./delete.ts";
 import { registerDescribeCommand } from "./describe.ts";
 import { ReportedFailure, errorLine } from "./errors.ts";
@@ -12,7 +13,7 @@ import { registerTimelineCommand } from "./timeline.ts";
 import { UsageError } from "./usage.ts";
 
 /** Commands that talk to a control plane over HTTP; they do not need the control plane's own code. */
-const CLIENT_COMMANDS = new Set(["apply", "get", "describe", "events", "delete", "kubeconfig", "scale", "timeline"]);
+const CLIENT_COMMANDS = new Set(["apply", "get", "describe", "events", "delete", "kubeconfig", "scale", "timeline", "console"]);
 /** Global options that take a value (to find the command's name in argv). */
 const VALUE_OPTIONS = new Set(["--kubeconfig", "-n", "--namespace"]);
 
@@ -52,6 +53,7 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   registerKubeconfigCommand(program);
   registerScaleCommand(program);
   registerTimelineCommand(program);
+  registerConsoleCommand(program);
   return program;
 }
 

@@ -19,6 +19,7 @@ export function nextSteps(kubeconfig: string, simUrl: string | undefined): strin
     `  npx slipway${kc} describe cluster quickstart`,
     `  npx slipway${kc} kubeconfig quickstart > quickstart.kubeconfig && kubectl --kubeconfig quickstart.kubeconfig get nodes`,
     `  KUBECONFIG=${kubeconfig} kubectl get clusters,machinepools,machines`,
+    `  npx slipway${kc} console   # a new one-time sign-in link for the web console`,
     ...(simUrl ? [`  npx slipway sim-cloud resources --endpoint ${simUrl}`] : []),
   ];
 }
@@ -131,6 +132,8 @@ export async function runUp(flags: UpFlags): Promise<void> {
         ? `slipway: embedded sim cloud on ${plane.sim.url} (profile ${flags.simProfile}; workload clusters on ${plane.sim.workloadUrl})`
         : `slipway: sim cloud at ${flags.simEndpoint}`,
       `slipway: admin kubeconfig: ${plane.kubeconfigPath}`,
+      `slipway: console: ${plane.consoleUrl}`,
+      `slipway: console sign-in (one-time link, valid 10 minutes; \`slipway console\` prints a new one): ${plane.adminLoginLink()}`,
       `slipway: ready`,
       ``,
       ...nextSteps(plane.kubeconfigPath, plane.sim.url),

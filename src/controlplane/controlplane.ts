@@ -2,6 +2,7 @@
 // controllers — and the admin kubeconfig in the data directory.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { defaultRegistry } from "../api/kinds.ts";
 import type { Registry } from "../api/registry.ts";
@@ -23,6 +24,8 @@ import { timingSafeEqual } from "node:crypto";
 import { clusterOperationsHook } from "../controllers/cluster/operations.ts";
 import { providerFactory } from "../providers/provider.ts";
 import { openSimCloud, type SimCloudOptions } from "./simcloud.ts";
+import { consoleSite } from "./console.ts";
+import { LoginCodes, loginLink, SessionTokens } from "./login.ts";
 
 export interface ControlPlaneOptions {
   dataDir: string;
@@ -60,14 +63,21 @@ export interface ControlPlane {
   replicaName: string;
   /** The embedded sim cloud's API and workload URLs, when it is embedded. */
   sim: { url?: string; workloadUrl?: string };
+  /** The web console's URL (`url` + `/`). */
+  consoleUrl: string;
+  /** A one-time sign-in link to the console for the admin (valid a few minutes, used once). */
+  adminLoginLink(): string;
   close(): Promise<void>;
 }
 
-function tokenMatches(header: string | undefined, token: string): boolean {
-  if (!header?.startsWith("Bearer ")) return false;
-  const given = Buffer.from(header.slice(7).trim());
-  const expected = Buffer.from(token);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+function bearerToken(header: string | undefined): string | undefined {
+  return header?.startsWith("Bearer ") ? header.slice(7).trim() : undefined;
+}
+
+function tokenMatches(given: string, token: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
@@ -87,15 +97,21 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const sim = await openSimCloud(options.sim ?? {}, options.dataDir, log);
     closers.unshift(() => sim.close());
     const admin: Identity = { user: "admin", groups: ["system:masters"] };
+    const sessions = new SessionTokens(credentials.adminToken);
+    const codes = new LoginCodes();
+    // The admin token, or a session token the console signed in with.
+    const authenticate = (request: FastifyRequest): Identity | undefined => {
+      const token = bearerToken(request.headers.authorization);
+      if (token === undefined) return undefined;
+      return tokenMatches(token, credentials.adminToken) ? admin : sessions.verify(token);
+    };
+    let url = "";
     const app = createApiServer({
       tls: serverTlsOptions(serving),
       logger: log,
       metrics,
-      route: (_request, path) => ({
-        ctx: api,
-        path,
-        authenticate: (request) => (tokenMatches(request.headers.authorization, credentials.adminToken) ? admin : undefined),
-      }),
+      route: (_request, path) => ({ ctx: api, path, authenticate }),
+      site: consoleSite({ codes, sessions, authenticate, url: () => `${url}/` }),
     });
     closers.unshift(() => app.close());
     const collectors = new Collectors(objects, log.child({ component: "collectors" }));
@@ -110,7 +126,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     await app.listen({ host, port: options.port });
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : options.port;
-    const url = `https://${host}:${port}`;
+    url = `https://${host}:${port}`;
     const replicaName = options.replicaName ?? defaultReplicaName(port);
     const controllers = await startControllers({
       objects,
@@ -143,6 +159,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       api,
       replicaName,
       sim: { url: sim.url, workloadUrl: sim.workloadUrl },
+      consoleUrl: `${url}/`,
+      adminLoginLink: () => loginLink(`${url}/`, codes.issue(admin).code),
       close: async () => {
         for (const close of closers.splice(0)) {
           try {
