@@ -23,6 +23,16 @@ export interface AfterWrite {
   reply: FastifyReply;
 }
 
+/**
+ * A subresource that computes an answer rather than storing anything, as a ServiceAccount's `token`
+ * answers a TokenRequest: POST with a body, get the body back with its status filled in.
+ */
+export interface SubresourceAction {
+  /** e.g. "slipway.dev/clusters/plan" */
+  path: string;
+  handle(request: { namespace: string | undefined; name: string; body: unknown }): Promise<unknown>;
+}
+
 /** What a request resolves to: which API it addresses and the path inside it. */
 export interface ApiContext {
   registry: Registry;
@@ -33,6 +43,8 @@ export interface ApiContext {
   bookmarkIntervalMs: number;
   /** Called after every successful write, e.g. to add headers. */
   afterWrite?: (event: AfterWrite) => Promise<void> | void;
+  /** Subresources answered by a computation (see SubresourceAction), by path. */
+  actions?: Map<string, SubresourceAction>;
 }
 
 export function createApiContext(options: {
@@ -41,9 +53,11 @@ export function createApiContext(options: {
   metrics: ApiMetrics;
   bookmarkIntervalMs?: number;
   afterWrite?: ApiContext["afterWrite"];
+  actions?: SubresourceAction[];
 }): ApiContext {
   return {
     ...options,
+    actions: new Map((options.actions ?? []).map((a) => [a.path, a])),
     openapi: renderOpenApi(options.registry),
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 10_000,
   };
@@ -171,6 +185,12 @@ async function serveResource(ctx: ApiContext, request: FastifyRequest, reply: Fa
   const objects = ctx.objects;
   const method = request.method;
   const table = wantsTable(request.headers.accept);
+  const action = subresource !== undefined && name !== undefined ? ctx.actions?.get(`${def.group}/${def.plural}/${subresource}`) : undefined;
+  if (action) {
+    if (method !== "POST") throw new MethodNotAllowedError(`${method} is not supported on ${def.plural}/${subresource}; POST asks for it`);
+    info.verb = "create";
+    return action.handle({ namespace, name: name!, body: requireJsonBody(request) });
+  }
   if (subresource !== undefined && subresource !== "status") {
     throw new NotFoundError({ group: def.group, kind: def.kind, plural: `${def.plural}/${subresource}` }, "the server could not find the requested resource");
   }

@@ -8,12 +8,13 @@ import { ReportedFailure, errorLine } from "./errors.ts";
 import { registerEventsCommand } from "./events.ts";
 import { registerGetCommand } from "./get.ts";
 import { registerKubeconfigCommand } from "./kubeconfig.ts";
+import { registerPlanCommand } from "./plan.ts";
 import { registerScaleCommand } from "./scale.ts";
 import { registerTimelineCommand } from "./timeline.ts";
 import { UsageError } from "./usage.ts";
 
 /** Commands that talk to a control plane over HTTP; they do not need the control plane's own code. */
-const CLIENT_COMMANDS = new Set(["apply", "get", "describe", "events", "delete", "kubeconfig", "scale", "timeline", "console"]);
+const CLIENT_COMMANDS = new Set(["apply", "get", "describe", "events", "delete", "kubeconfig", "scale", "timeline", "console", "plan"]);
 /** Global options that take a value (to find the command's name in argv). */
 const VALUE_OPTIONS = new Set(["--kubeconfig", "-n", "--namespace"]);
 
@@ -54,6 +55,7 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   registerScaleCommand(program);
   registerTimelineCommand(program);
   registerConsoleCommand(program);
+  registerPlanCommand(program);
   return program;
 }
 

@@ -25,6 +25,9 @@ import { clusterOperationsHook } from "../controllers/cluster/operations.ts";
 import { providerFactory } from "../providers/provider.ts";
 import { openSimCloud, type SimCloudOptions } from "./simcloud.ts";
 import { consoleSite } from "./console.ts";
+import { clusterPlanAction } from "../controllers/plan/action.ts";
+import { ProviderResolver } from "../controllers/providers.ts";
+import { Client } from "../runtime/client.ts";
 import { LoginCodes, loginLink, SessionTokens } from "./login.ts";
 
 export interface ControlPlaneOptions {
@@ -93,9 +96,18 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const objects = new ObjectService(registry, store);
     await ensureDefaultNamespaces(objects);
     const metrics = new ApiMetrics({ defaultMetrics: true });
-    const api = createApiContext({ registry, objects, metrics, afterWrite: clusterOperationsHook(objects) });
     const sim = await openSimCloud(options.sim ?? {}, options.dataDir, log);
     closers.unshift(() => sim.close());
+    const factories = (name: string) => (name === "sim" ? sim.factory : providerFactory(name));
+    const planClient = new Client(objects);
+    const planProviders = new ProviderResolver(planClient, factories);
+    const api = createApiContext({
+      registry,
+      objects,
+      metrics,
+      afterWrite: clusterOperationsHook(objects),
+      actions: [clusterPlanAction({ client: planClient, open: (connection) => planProviders.open(connection) })],
+    });
     const admin: Identity = { user: "admin", groups: ["system:masters"] };
     const sessions = new SessionTokens(credentials.adminToken);
     const codes = new LoginCodes();
@@ -136,7 +148,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       metrics: metrics.registry,
       shardLeaseTtlSeconds: options.shardLeaseTtlSeconds,
       shutdownGraceMs: options.shutdownGraceMs,
-      providers: (name) => (name === "sim" ? sim.factory : providerFactory(name)),
+      providers: factories,
       pollMs: options.pollMs,
     });
     // Stopped first: in-flight reconciles finish while the store is still open, and the shards are

@@ -119,6 +119,25 @@ export interface QuotaReport {
   usage: QuotaResources;
 }
 
+/** Operations whose usual duration a plan needs to estimate how long building takes. */
+export type EstimatedOperation =
+  | "networkCreate"
+  | "subnetCreate"
+  | "securityGroupCreate"
+  | "loadBalancerProvision"
+  | "targetHealthy"
+  | "instanceBoot"
+  | "kubeadmInit"
+  | "kubeadmJoin";
+
+/** What building costs and how long it takes in the region, as far as the cloud publishes it. */
+export interface CloudEstimates {
+  /** Hourly prices in US dollars of what is billed besides machines (machine types carry theirs). */
+  prices: { loadBalancerHourly?: number; publicIpHourly?: number };
+  /** Usual durations in milliseconds; an operation left out is not known. */
+  durationsMs: Partial<Record<EstimatedOperation, number>>;
+}
+
 export interface CreateOptions {
   /** Idempotency token: at most 64 characters, stable across retries of the same intent. */
   token: string;
@@ -134,6 +153,8 @@ export interface CloudProvider {
   machineTypes(): Promise<MachineTypeInfo[]>;
   images(): Promise<ImageInfo[]>;
   quota(): Promise<QuotaReport>;
+  /** Prices and usual durations, for plans; a provider that publishes neither leaves it out. */
+  estimates?(): Promise<CloudEstimates>;
 
   create<K extends ResourceKind>(kind: K, spec: ResourceSpecs[K], options: CreateOptions): Promise<ResourceInfos[K]>;
   /** The resource, or undefined when it does not exist (any more). */

@@ -2,9 +2,9 @@
 // ids are derived from region and name so they are the same in every run and every seed.
 import { createHash } from "node:crypto";
 import { InvalidParameterError } from "./errors.ts";
-import type { Image, MachineType, Region, Zone } from "./types.ts";
+import type { Image, MachineType, Region, RegionPrices, Zone } from "./types.ts";
 
-interface RegionEntry extends Region {
+interface RegionEntry extends Omit<Region, "prices" | "expectedDurationsMs"> {
   /** Price multiplier relative to the cheapest region. */
   priceFactor: number;
   /** Machine-type families offered here. */
@@ -34,6 +34,10 @@ const REGIONS: RegionEntry[] = [
     families: ["general"],
   },
 ];
+
+// Prices of the other billed resources, per hour, in the cheapest region: a load balancer as public
+// clouds bill a network load balancer's hour, a public address as they bill an IPv4 address in use.
+const BASE_PRICES: RegionPrices = { loadBalancerHourly: 0.0225, publicIpHourly: 0.005 };
 
 // Base prices follow the shape of public on-demand price lists (general purpose ≈ $0.04 per vCPU-hour,
 // memory optimised ≈ $0.06), not any one provider's figures.
@@ -68,7 +72,12 @@ export function checkRegion(region: string): void {
 }
 
 export function regions(): Region[] {
-  return REGIONS.map(({ name, displayName, zones }) => ({ name, displayName, zones: [...zones] }));
+  return REGIONS.map(({ name, displayName, zones, priceFactor }) => ({ name, displayName, zones: [...zones], prices: pricesIn(priceFactor) }));
+}
+
+function pricesIn(priceFactor: number): RegionPrices {
+  const scaled = (price: number) => Math.round(price * priceFactor * 10_000) / 10_000;
+  return { loadBalancerHourly: scaled(BASE_PRICES.loadBalancerHourly), publicIpHourly: scaled(BASE_PRICES.publicIpHourly) };
 }
 
 export function zonesOf(region: string): Zone[] {

@@ -96,7 +96,23 @@ export class AccountCloud implements T.CloudApi {
   private subnet = (record: RecordOfKind["subnet"]) => subnetView(this.core, record);
   private loadBalancer = (record: RecordOfKind["loadBalancer"]) => loadBalancerView(this.core, record);
 
-  describeRegions = () => this.call("describeRegions", undefined, regions);
+  describeRegions = () => this.call("describeRegions", undefined, () => regions().map((r) => ({ ...r, expectedDurationsMs: this.expectedDurations() })));
+
+  /** The profile's mean of each duration a client may plan with, in real milliseconds. */
+  private expectedDurations(): T.ExpectedDurations {
+    const { profile, timeScale } = this.core;
+    const mean = ([min, max]: readonly [number, number]) => Math.round(((min + max) / 2) * timeScale);
+    return {
+      networkCreate: mean(profile.networkCreate),
+      subnetCreate: mean(profile.subnetCreate),
+      securityGroupCreate: mean(profile.securityGroupCreate),
+      loadBalancerProvision: mean(profile.loadBalancerProvision),
+      targetHealthy: mean(profile.targetHealthy),
+      instanceBoot: mean(profile.instanceBoot),
+      kubeadmInit: mean(profile.kubeadmInit),
+      kubeadmJoin: mean(profile.kubeadmJoin),
+    };
+  }
   describeZones = (region: string) => this.call("describeZones", region, () => zonesOf(region));
   describeMachineTypes = (region: string) => this.call("describeMachineTypes", region, () => machineTypesOf(region));
   describeImages = (region: string) => this.call("describeImages", region, () => imagesOf(region));

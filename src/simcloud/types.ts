@@ -34,6 +34,29 @@ export interface Region {
   name: string;
   displayName: string;
   zones: string[];
+  /** On-demand prices in US dollars per hour of what is billed besides machines. */
+  prices: RegionPrices;
+  /**
+   * How long operations take here on average, in real milliseconds (the latency profile's means times
+   * the time scale), so that a client can estimate how long its work will take.
+   */
+  expectedDurationsMs?: ExpectedDurations;
+}
+
+export interface RegionPrices {
+  loadBalancerHourly: number;
+  publicIpHourly: number;
+}
+
+export interface ExpectedDurations {
+  networkCreate: number;
+  subnetCreate: number;
+  securityGroupCreate: number;
+  loadBalancerProvision: number;
+  targetHealthy: number;
+  instanceBoot: number;
+  kubeadmInit: number;
+  kubeadmJoin: number;
 }
 
 export interface Zone {

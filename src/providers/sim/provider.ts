@@ -5,6 +5,7 @@ import type * as Sim from "../../simcloud/types.ts";
 import {
   ProviderError,
   type CloudProvider,
+  type CloudEstimates,
   type CreateOptions,
   type FirewallRule,
   type ImageInfo,
@@ -221,6 +222,14 @@ export class SimProvider implements CloudProvider {
   async images(): Promise<ImageInfo[]> {
     const images = await this.call("describe images", () => this.api.describeImages(this.region));
     return images.map((i) => ({ id: i.id, name: i.name }));
+  }
+
+  /** The region's published prices and the cloud's usual durations (its latency profile's means). */
+  async estimates(): Promise<CloudEstimates> {
+    const regions = await this.call("describe regions", () => this.api.describeRegions());
+    const region = regions.find((r) => r.name === this.region);
+    if (!region) throw this.invalid(`unknown region "${this.region}" (known: ${regions.map((r) => r.name).join(", ")})`);
+    return { prices: { ...region.prices }, durationsMs: { ...region.expectedDurationsMs } };
   }
 
   async quota(): Promise<QuotaReport> {
