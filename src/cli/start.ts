@@ -10,6 +10,7 @@ interface StartFlags {
   dataDir: string;
   port: string;
   simProfile: string;
+  simPort: string;
   file: string;
 }
 
@@ -24,6 +25,7 @@ export function registerStartCommand(program: Command): void {
     .option("--data-dir <dir>", "where state, credentials and the admin kubeconfig live", defaultDataDir())
     .option("--port <port>", "port to serve the API on (127.0.0.1)", "6443")
     .option("--sim-profile <name>", "latency profile of the embedded sim cloud", "demo")
+    .option("--sim-port <port>", "port of the embedded sim cloud's API (0: a free one)", "7480")
     .option("-f, --file <manifest>", "what to apply once the control plane runs", "examples/quickstart.yaml")
     .action(async (flags: StartFlags) => {
       await runStart(flags);
@@ -33,7 +35,7 @@ export function registerStartCommand(program: Command): void {
 async function runStart(flags: StartFlags): Promise<void> {
   const dataDir = resolve(flags.dataDir);
   const kubeconfig = resolve(dataDir, "kubeconfig");
-  const up = slipway(["up", "--data-dir", dataDir, "--port", flags.port, "--sim-profile", flags.simProfile], "pipe");
+  const up = slipway(["up", "--data-dir", dataDir, "--port", flags.port, "--sim-profile", flags.simProfile, "--sim-port", flags.simPort], "pipe");
   let output = "";
   let nextSteps = "";
   // Up's lines until "ready" are shown now; its suggestions of what to do next, once the cluster runs.
