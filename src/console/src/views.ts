@@ -3,6 +3,7 @@
 // views (describe tree, timeline, readiness) are shared from src/views; then this file goes.
 import type { ClusterObject, ClusterStep, InfrastructureObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import type { ConditionT } from "../../api/meta.ts";
+import type { MachineCounts } from "../../cli/clusters.ts";
 import { LABEL_POOL } from "./api/paths.ts";
 
 export interface ClusterFamily {
@@ -12,14 +13,8 @@ export interface ClusterFamily {
   machines: MachineObject[];
 }
 
-export interface TreeNode {
-  label: string;
-  ready: string;
-  reason: string;
-  since: string | undefined;
-  message: string;
-  children: TreeNode[];
-}
+export type { TreeNode } from "../../cli/describe.ts";
+import type { TreeNode } from "../../cli/describe.ts";
 
 export function condition(conditions: ConditionT[] | undefined, type: string): ConditionT | undefined {
   return conditions?.find((c) => c.type === type);
@@ -124,14 +119,6 @@ export function criticalPath(steps: readonly ClusterStep[], now: number): Cluste
 export { endOf as stepEnd };
 
 /** Machines counted by how far they got, as `slipway apply --wait` reports them. */
-export interface MachineCounts {
-  desired: number;
-  created: number;
-  booted: number;
-  joined: number;
-  ready: number;
-}
-
 export function countMachines(cluster: ClusterObject, machines: readonly MachineObject[]): MachineCounts {
   const desired =
     (cluster.status?.controlPlane?.desired ?? cluster.spec.controlPlane.replicas ?? 1) +

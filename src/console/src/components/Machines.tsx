@@ -5,27 +5,14 @@ import type { ClusterObject, MachineObject, MachinePoolObject } from "../../../a
 import type { ApiClient } from "../api/client.ts";
 import { LABEL_POOL, slipwayPath } from "../api/paths.ts";
 import { humanAge } from "../format.ts";
+import { DataTable } from "./DataTable.tsx";
 import { Phase } from "./Phase.tsx";
 
 function MachineRows({ machines, now }: { machines: MachineObject[]; now: number }) {
   if (machines.length === 0) return <p class="muted">No machines.</p>;
   return (
-    <div class="table-wrap">
-      <table class="machines">
-        <thead>
-          <tr>
-            <th scope="col">Machine</th>
-            <th scope="col">Phase</th>
-            <th scope="col">Node</th>
-            <th scope="col">Ready</th>
-            <th scope="col">Type</th>
-            <th scope="col">Zone</th>
-            <th scope="col">Address</th>
-            <th scope="col">Age</th>
-          </tr>
-        </thead>
-        <tbody>
-          {machines.map((m) => (
+    <DataTable class="machines" columns={["Machine", "Phase", "Node", "Ready", "Type", "Zone", "Address", "Age"]}>
+      {machines.map((m) => (
             <tr key={m.metadata.uid} data-machine={m.metadata.name}>
               <th scope="row">{m.metadata.name}</th>
               <td>
@@ -38,10 +25,8 @@ function MachineRows({ machines, now }: { machines: MachineObject[]; now: number
               <td>{m.status?.addresses?.find((a) => a.type === "InternalIP")?.address ?? "—"}</td>
               <td>{humanAge(m.metadata.creationTimestamp, now)}</td>
             </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+      ))}
+    </DataTable>
   );
 }
 

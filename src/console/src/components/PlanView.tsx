@@ -2,6 +2,7 @@
 // the cloud resources per connection and the machines.
 import type { ClusterPlanStatus } from "../../../api/slipway/clusterplan.ts";
 import { formatDuration, money } from "../format.ts";
+import { DataTable } from "./DataTable.tsx";
 
 const KIND_NAMES: Record<string, string> = {
   network: "Network",
@@ -63,24 +64,7 @@ export function PlanView({ plan }: { plan: ClusterPlanStatus }) {
       {cost.unpriced.length > 0 && <p class="muted">Not priced by the provider: {cost.unpriced.join(", ")}.</p>}
 
       <h3>Cost</h3>
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Item</th>
-              <th scope="col">Connection</th>
-              <th scope="col" class="num">
-                Count
-              </th>
-              <th scope="col" class="num">
-                Each / h
-              </th>
-              <th scope="col" class="num">
-                Per hour
-              </th>
-            </tr>
-          </thead>
-          <tbody>
+      <DataTable columns={["Item", "Connection", { label: "Count", numeric: true }, { label: "Each / h", numeric: true }, { label: "Per hour", numeric: true }]}>
             {cost.lines.map((l, i) => (
               <tr key={i}>
                 <th scope="row">{l.item === "machines" ? `Machines ${l.type ?? ""}` : (KIND_NAMES[l.item.replace(/s$/, "")] ?? l.item)}</th>
@@ -90,29 +74,10 @@ export function PlanView({ plan }: { plan: ClusterPlanStatus }) {
                 <td class="num">{money(l.hourly, 4)}</td>
               </tr>
             ))}
-          </tbody>
-        </table>
-      </div>
+      </DataTable>
 
       <h3>Quota</h3>
-      <div class="table-wrap">
-        <table data-testid="plan-quota">
-          <thead>
-            <tr>
-              <th scope="col">Connection</th>
-              <th scope="col">Resource</th>
-              <th scope="col" class="num">
-                Needed
-              </th>
-              <th scope="col" class="num">
-                Free
-              </th>
-              <th scope="col" class="num">
-                Limit
-              </th>
-            </tr>
-          </thead>
-          <tbody>
+      <DataTable testId="plan-quota" columns={["Connection", "Resource", { label: "Needed", numeric: true }, { label: "Free", numeric: true }, { label: "Limit", numeric: true }]}>
             {plan.quota.map((q) => (
               <tr key={`${q.connection}/${q.resource}`} class={q.sufficient ? "" : "short"}>
                 <td>{q.connection}</td>
@@ -124,9 +89,7 @@ export function PlanView({ plan }: { plan: ClusterPlanStatus }) {
                 <td class="num">{q.limit}</td>
               </tr>
             ))}
-          </tbody>
-        </table>
-      </div>
+      </DataTable>
 
       <h3>Cloud resources</h3>
       {plan.resources.length === 0 ? (
@@ -144,21 +107,7 @@ export function PlanView({ plan }: { plan: ClusterPlanStatus }) {
 
       <h3>Machines</h3>
       {plan.unchangedMachines ? <p class="muted">{plan.unchangedMachines} machines stay as they are.</p> : null}
-      <div class="table-wrap">
-        <table data-testid="plan-machines">
-          <thead>
-            <tr>
-              <th scope="col">Change</th>
-              <th scope="col">Machine</th>
-              <th scope="col">Type</th>
-              <th scope="col">Connection</th>
-              <th scope="col">Zone</th>
-              <th scope="col" class="num">
-                Per hour
-              </th>
-            </tr>
-          </thead>
-          <tbody>
+      <DataTable testId="plan-machines" columns={["Change", "Machine", "Type", "Connection", "Zone", { label: "Per hour", numeric: true }]}>
             {plan.machines.map((m) => (
               <tr key={m.name} data-change={m.change}>
                 <td>
@@ -171,9 +120,7 @@ export function PlanView({ plan }: { plan: ClusterPlanStatus }) {
                 <td class="num">{m.hourlyPrice === undefined ? "—" : money(m.hourlyPrice, 4)}</td>
               </tr>
             ))}
-          </tbody>
-        </table>
-      </div>
+      </DataTable>
     </section>
   );
 }

@@ -2,6 +2,7 @@
 // SINCE and MESSAGE.
 import { humanAge } from "../format.ts";
 import type { TreeNode } from "../views.ts";
+import { DataTable } from "./DataTable.tsx";
 import { Phase } from "./Phase.tsx";
 
 function rows(node: TreeNode, depth: number, out: { node: TreeNode; depth: number }[]): { node: TreeNode; depth: number }[] {
@@ -12,19 +13,8 @@ function rows(node: TreeNode, depth: number, out: { node: TreeNode; depth: numbe
 
 export function Tree({ root, now }: { root: TreeNode; now: number }) {
   return (
-    <div class="table-wrap">
-      <table class="tree" aria-label="Objects of the cluster">
-        <thead>
-          <tr>
-            <th scope="col">Object</th>
-            <th scope="col">Ready</th>
-            <th scope="col">Reason</th>
-            <th scope="col">Since</th>
-            <th scope="col">Message</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows(root, 0, []).map(({ node, depth }) => (
+    <DataTable class="tree" label="Objects of the cluster" columns={["Object", "Ready", "Reason", "Since", "Message"]}>
+      {rows(root, 0, []).map(({ node, depth }) => (
             <tr key={`${depth}/${node.label}`} data-object={node.label}>
               <th scope="row" class={`depth-${Math.min(depth, 4)}`}>
                 {node.label}
@@ -34,9 +24,7 @@ export function Tree({ root, now }: { root: TreeNode; now: number }) {
               <td>{node.since ? humanAge(node.since, now) : ""}</td>
               <td class="message">{node.message}</td>
             </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+      ))}
+    </DataTable>
   );
 }

@@ -8,6 +8,7 @@ import { useLiveList } from "../api/live.ts";
 import { eventsPath, LABEL_CLUSTER, slipwayPath } from "../api/paths.ts";
 import { useNow } from "../clock.ts";
 import { ClusterActions } from "../components/ClusterActions.tsx";
+import { DataTable } from "../components/DataTable.tsx";
 import { ErrorNotice } from "../components/ErrorNotice.tsx";
 import { Gantt } from "../components/Gantt.tsx";
 import { Phase } from "../components/Phase.tsx";
@@ -126,19 +127,8 @@ export function ClusterPage({ client, namespace, name }: { client: ApiClient; na
         {conditions.length === 0 ? (
           <p class="muted">None reported yet.</p>
         ) : (
-          <div class="table-wrap">
-            <table aria-labelledby="conditions-title">
-              <thead>
-                <tr>
-                  <th scope="col">Type</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col">Since</th>
-                  <th scope="col">Message</th>
-                </tr>
-              </thead>
-              <tbody>
-                {conditions.map((c) => (
+          <DataTable labelledBy="conditions-title" columns={["Type", "Status", "Reason", "Since", "Message"]}>
+            {conditions.map((c) => (
                   <tr key={c.type} data-condition={c.type}>
                     <th scope="row">{c.type}</th>
                     <td>
@@ -148,10 +138,8 @@ export function ClusterPage({ client, namespace, name }: { client: ApiClient; na
                     <td>{c.lastTransitionTime ? humanAge(c.lastTransitionTime, now) : ""}</td>
                     <td class="message">{c.message}</td>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+            ))}
+          </DataTable>
         )}
       </section>
 

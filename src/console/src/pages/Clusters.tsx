@@ -5,6 +5,7 @@ import type { ClusterObject } from "../../../api/kinds.ts";
 import type { ApiClient } from "../api/client.ts";
 import { useLiveList } from "../api/live.ts";
 import { NAMESPACES_PATH, slipwayPath } from "../api/paths.ts";
+import { DataTable } from "../components/DataTable.tsx";
 import { ErrorNotice } from "../components/ErrorNotice.tsx";
 import { Phase } from "../components/Phase.tsx";
 import { ClusterCost } from "../components/ClusterCost.tsx";
@@ -79,25 +80,12 @@ export function ClustersPage({ client }: { client: ApiClient }) {
         <button type="submit">Filter</button>
       </form>
       <ErrorNotice error={clusters.error} />
-      <div class="table-wrap">
-        <table class="fleet" aria-label="Clusters" aria-busy={!clusters.loaded}>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Namespace</th>
-              <th scope="col">Phase</th>
-              <th scope="col" title="control plane ready/desired · workers ready/desired">
-                Ready
-              </th>
-              <th scope="col">Version</th>
-              <th scope="col">Nodes</th>
-              <th scope="col" class="num">
-                Cost / h
-              </th>
-              <th scope="col">Age</th>
-            </tr>
-          </thead>
-          <tbody>
+      <DataTable
+        class="fleet"
+        label="Clusters"
+        busy={!clusters.loaded}
+        columns={["Name", "Namespace", "Phase", { label: "Ready", title: "control plane ready/desired · workers ready/desired" }, "Version", "Nodes", { label: "Cost / h", numeric: true }, "Age"]}
+      >
             {shown.map((c) => (
               <tr key={c.metadata.uid} data-cluster={c.metadata.name}>
                 <th scope="row">
@@ -116,9 +104,7 @@ export function ClustersPage({ client }: { client: ApiClient }) {
                 <td>{humanAge(c.metadata.creationTimestamp, now)}</td>
               </tr>
             ))}
-          </tbody>
-        </table>
-      </div>
+      </DataTable>
       {clusters.loaded && shown.length === 0 && (
         <p class="empty">
           {clusters.items.length === 0 ? "No clusters yet." : "No cluster matches these filters."} <a href={href({ page: "create" })}>Create one</a>.
