@@ -53,7 +53,11 @@ export async function startSlipway(options: { dataDir?: string; port?: number; a
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((res) => child.once("exit", (code) => { running.delete(child); res(code); }));
   await new Promise<void>((res, reject) => {
-    const timer = setTimeout(() => reject(new Error(`slipway up did not become ready in time:\n${out}`)), options.timeoutMs ?? 30_000);
+    // A process that never became ready is stopped: left running, it would hold the test file open.
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`slipway up did not become ready in time:\n${out}`));
+    }, options.timeoutMs ?? 30_000);
     const check = () => {
       if (/\bready\b/.test(out)) {
         clearTimeout(timer);
