@@ -15,7 +15,14 @@ export const SERVER_VERSION = {
 
 const VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"];
 
-function resources(defs: KindDefinition[]) {
+/** A subresource with a handler of its own, as discovery lists it. */
+export interface ExtraSubresource {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+function resources(defs: KindDefinition[], extra: Record<string, ExtraSubresource>) {
   return defs.flatMap((d) => [
     {
       name: d.plural,
@@ -29,6 +36,9 @@ function resources(defs: KindDefinition[]) {
     ...(d.subresources.status
       ? [{ name: `${d.plural}/status`, singularName: "", namespaced: d.namespaced, kind: d.kind, verbs: ["get", "patch", "update"] }]
       : []),
+    ...Object.entries(extra)
+      .filter(([name]) => name.startsWith(`${d.plural}/`))
+      .map(([name, sub]) => ({ name, singularName: "", namespaced: d.namespaced, group: sub.group, version: sub.version, kind: sub.kind, verbs: ["create"] })),
   ]);
 }
 
@@ -40,14 +50,14 @@ export function apiVersions(serverAddress: string) {
   };
 }
 
-export function resourceList(registry: Registry, group: string, version: string) {
+export function resourceList(registry: Registry, group: string, version: string, extra: Record<string, ExtraSubresource> = {}) {
   const defs = registry.inGroupVersion(group, version);
   if (defs.length === 0) return undefined;
   return {
     kind: "APIResourceList",
     apiVersion: "v1",
     groupVersion: group ? `${group}/${version}` : version,
-    resources: resources(defs),
+    resources: resources(defs, extra),
   };
 }
 

@@ -28,10 +28,17 @@ export interface AfterWrite {
  * answers a TokenRequest: POST with a body, get the body back with its status filled in.
  */
 export interface SubresourceAction {
-  /** e.g. "slipway.dev/clusters/plan" */
+  /** e.g. "slipway.dev/clusters/plan", or "/pods/eviction" for a core kind */
   path: string;
+  /** The kind the subresource takes, for discovery to list it (kubectl drain looks for pods/eviction there). */
+  discovery?: { group: string; version: string; kind: string };
+  /** The HTTP status of an answer (default 200; an eviction answers 201). */
+  code?: number;
   handle(request: { namespace: string | undefined; name: string; body: unknown }): Promise<unknown>;
 }
+
+/** What /version answers. */
+export type VersionInfo = typeof SERVER_VERSION;
 
 /** What a request resolves to: which API it addresses and the path inside it. */
 export interface ApiContext {
@@ -45,6 +52,8 @@ export interface ApiContext {
   afterWrite?: (event: AfterWrite) => Promise<void> | void;
   /** Subresources answered by a computation (see SubresourceAction), by path. */
   actions?: Map<string, SubresourceAction>;
+  /** What /version answers (default: Slipway's own version). */
+  version?: VersionInfo;
 }
 
 export function createApiContext(options: {
@@ -139,13 +148,22 @@ function setWarnings(reply: FastifyReply, warnings: string[]): void {
   if (warnings.length > 0) reply.header("Warning", warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(", "));
 }
 
+/** The actions of a group that discovery lists, by "<plural>/<subresource>". */
+function listedActions(ctx: ApiContext, group: string): Record<string, { group: string; version: string; kind: string }> {
+  const listed: Record<string, { group: string; version: string; kind: string }> = {};
+  for (const [path, action] of ctx.actions ?? []) {
+    if (action.discovery && path.startsWith(`${group}/`)) listed[path.slice(group.length + 1)] = action.discovery;
+  }
+  return listed;
+}
+
 /** Handles one request addressed to `path` inside the API of `ctx`; returns the body to send. */
 export async function handleApiRequest(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, path: string, info: RequestInfo): Promise<unknown> {
   const segments = path.split("/").filter((s) => s.length > 0).map(decodeURIComponent);
   const query = request.query as Query;
   const method = request.method;
   info.verb = method.toLowerCase();
-  if (segments[0] === "version" && segments.length === 1) return SERVER_VERSION;
+  if (segments[0] === "version" && segments.length === 1) return ctx.version ?? SERVER_VERSION;
   if (segments[0] === "openapi") return openapi(ctx, segments, reply);
   let groupName: string;
   let version: string | undefined;
@@ -169,7 +187,7 @@ export async function handleApiRequest(ctx: ApiContext, request: FastifyRequest,
     throw new NotFoundError({ group: "", kind: "", plural: path }, "the server could not find the requested resource");
   }
   if (rest.length === 0) {
-    const list = resourceList(ctx.registry, groupName, version!);
+    const list = resourceList(ctx.registry, groupName, version!, listedActions(ctx, groupName));
     if (!list) throw new NotFoundError({ group: groupName, kind: "", plural: "" }, "the server could not find the requested resource");
     return list;
   }
@@ -189,7 +207,9 @@ async function serveResource(ctx: ApiContext, request: FastifyRequest, reply: Fa
   if (action) {
     if (method !== "POST") throw new MethodNotAllowedError(`${method} is not supported on ${def.plural}/${subresource}; POST asks for it`);
     info.verb = "create";
-    return action.handle({ namespace, name: name!, body: requireJsonBody(request) });
+    const answer = await action.handle({ namespace, name: name!, body: requireJsonBody(request) });
+    if (action.code) reply.code(action.code);
+    return answer;
   }
   if (subresource !== undefined && subresource !== "status") {
     throw new NotFoundError({ group: def.group, kind: def.kind, plural: `${def.plural}/${subresource}` }, "the server could not find the requested resource");

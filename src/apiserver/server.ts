@@ -123,7 +123,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     }
     if (path === "/version") {
       info.resource = "version";
-      return SERVER_VERSION;
+      return options.route(request, path)?.ctx.version ?? SERVER_VERSION;
     }
     const page = options.site?.(request, reply, path);
     if (page !== undefined) {
@@ -139,7 +139,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
       info.resource = "metrics";
       return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
     }
-    if (PUBLIC_PATHS.has(mounted.path)) return mounted.path === "/version" ? SERVER_VERSION : reply.type("text/plain").send("ok");
+    if (PUBLIC_PATHS.has(mounted.path)) return mounted.path === "/version" ? (mounted.ctx.version ?? SERVER_VERSION) : reply.type("text/plain").send("ok");
     const body = await handleApiRequest(mounted.ctx, request, reply, mounted.path, info);
     if (body === reply) {
       // A watch: the stream has started and is answered by itself; it is counted now.

@@ -1,16 +1,14 @@
-// cloud-init user data: the files a machine needs and the commands it runs at first boot.
-import { parse, stringify } from "yaml";
-import {
-  parseKubeadmConfig,
-  pkiFiles,
-  renderInitConfiguration,
-  renderJoinConfiguration,
-  type ClusterPki,
-  type InitInput,
-  type JoinInput,
-} from "./kubeadm.ts";
+// cloud-init user data: what a machine installs at first boot (a container runtime, and kubelet, kubeadm
+// and kubectl of the cluster's version from the Kubernetes package repository, held there), how it is
+// prepared for kubeadm (swap off, IP forwarding on, containerd on the systemd cgroup driver), the files
+// it needs, and the kubeadm command it runs. Only written here; a machine (or the sim cloud, as one)
+// reads it.
+import { stringify } from "yaml";
+import { pkiFiles, renderInitConfiguration, renderJoinConfiguration, type ClusterPki, type InitInput, type JoinInput } from "./kubeadm.ts";
 
 export const KUBEADM_CONFIG_PATH = "/run/kubeadm/kubeadm.yaml";
+/** The signing key of pkgs.k8s.io (isv:kubernetes OBS Project), by fingerprint. */
+export const KUBERNETES_APT_KEY = "DE15B14486CD377B9E876E1A234654DA9A296436";
 
 export interface CloudInitFile {
   path: string;
@@ -19,7 +17,16 @@ export interface CloudInitFile {
   owner?: string;
 }
 
+export interface AptSource {
+  /** A sources.list line; cloud-init puts the key's file where it says $KEY_FILE. */
+  source: string;
+  keyid: string;
+}
+
 export interface CloudConfig {
+  aptSources?: Record<string, AptSource>;
+  /** Packages to install, "name" or "name=version" (apt's version globs allowed). */
+  packages?: string[];
   files: CloudInitFile[];
   commands: string[];
 }
@@ -30,51 +37,74 @@ export class CloudInitError extends Error {
 
 export function renderCloudConfig(config: CloudConfig): string {
   const doc = {
+    ...(config.aptSources ? { apt: { sources: config.aptSources } } : {}),
+    ...(config.packages ? { package_update: true, packages: config.packages } : {}),
     write_files: config.files.map((f) => ({ path: f.path, owner: f.owner ?? "root:root", permissions: f.permissions ?? "0640", content: f.content })),
     runcmd: config.commands,
   };
   return `#cloud-config\n${stringify(doc, { lineWidth: 0 })}`;
 }
 
-export function parseCloudConfig(userData: string): CloudConfig {
-  if (!userData.startsWith("#cloud-config")) throw new CloudInitError("user data is not a #cloud-config document");
-  let doc: { write_files?: { path?: unknown; content?: unknown; permissions?: unknown }[]; runcmd?: unknown[] };
-  try {
-    doc = (parse(userData) ?? {}) as typeof doc;
-  } catch (e) {
-    throw new CloudInitError(`user data is not valid YAML: ${(e as Error).message}`);
-  }
-  const files = (doc.write_files ?? []).map((f) => {
-    if (typeof f.path !== "string" || typeof f.content !== "string") throw new CloudInitError("every write_files entry needs a path and a content");
-    return { path: f.path, content: f.content, permissions: typeof f.permissions === "string" ? f.permissions : undefined };
-  });
-  const commands = (doc.runcmd ?? []).map((c) => (Array.isArray(c) ? c.join(" ") : String(c)));
-  return { files, commands };
+/** "v1.31.2" → the minor's repository and the packages pinned to that release. */
+function kubernetesPackages(version: string): { minor: string; pin: string } {
+  const match = /^v?(1\.\d+)\.(\d+)$/.exec(version);
+  if (!match) throw new CloudInitError(`kubernetesVersion "${version}" is not v1.MINOR.PATCH`);
+  return { minor: match[1]!, pin: `${match[1]}.${match[2]}-*` };
 }
 
-/** User data of the first control-plane machine: the cluster PKI, kubeadm's config, `kubeadm init`. */
-export function initUserData(input: InitInput, pki: ClusterPki): string {
+/**
+ * What every node needs before kubeadm runs, as the kubeadm installation guide has it: containerd from
+ * the distribution, kubelet, kubeadm and kubectl of exactly the cluster's version (held, so an upgrade
+ * of the system does not move them), the kernel modules and sysctls of a node, swap off, and containerd
+ * on the systemd cgroup driver the kubelet uses.
+ */
+function nodeSoftware(kubernetesVersion: string): Required<Pick<CloudConfig, "aptSources" | "packages">> & CloudConfig {
+  const { minor, pin } = kubernetesPackages(kubernetesVersion);
+  return {
+    aptSources: { "kubernetes.list": { source: `deb [signed-by=$KEY_FILE] https://pkgs.k8s.io/core:/stable:/v${minor}/deb/ /`, keyid: KUBERNETES_APT_KEY } },
+    packages: ["containerd", `kubelet=${pin}`, `kubeadm=${pin}`, `kubectl=${pin}`],
+    files: [
+      { path: "/etc/modules-load.d/kubernetes.conf", content: "overlay\nbr_netfilter\n", permissions: "0644" },
+      {
+        path: "/etc/sysctl.d/99-kubernetes.conf",
+        content: "net.ipv4.ip_forward = 1\nnet.bridge.bridge-nf-call-iptables = 1\nnet.bridge.bridge-nf-call-ip6tables = 1\n",
+        permissions: "0644",
+      },
+    ],
+    commands: [
+      "apt-mark hold kubelet kubeadm kubectl",
+      "swapoff -a",
+      "sed -ri '/\\sswap\\s/s/^#?/#/' /etc/fstab",
+      "modprobe overlay",
+      "modprobe br_netfilter",
+      "sysctl --system",
+      "mkdir -p /etc/containerd",
+      "containerd config default | sed 's/SystemdCgroup = false/SystemdCgroup = true/' > /etc/containerd/config.toml",
+      "systemctl restart containerd",
+    ],
+  };
+}
+
+function userData(kubernetesVersion: string, files: CloudInitFile[], command: string): string {
+  const software = nodeSoftware(kubernetesVersion);
   return renderCloudConfig({
-    files: [...pkiFiles(pki), { path: KUBEADM_CONFIG_PATH, content: renderInitConfiguration(input), permissions: "0640" }],
-    commands: [`kubeadm init --config ${KUBEADM_CONFIG_PATH}`],
+    aptSources: software.aptSources,
+    packages: software.packages,
+    files: [...software.files, ...files],
+    commands: [...software.commands, command],
   });
+}
+
+/** User data of the first control-plane machine: the node's software, the cluster PKI, kubeadm's config, `kubeadm init`. */
+export function initUserData(input: InitInput, pki: ClusterPki): string {
+  return userData(input.kubernetesVersion, [...pkiFiles(pki), { path: KUBEADM_CONFIG_PATH, content: renderInitConfiguration(input), permissions: "0640" }], `kubeadm init --config ${KUBEADM_CONFIG_PATH}`);
 }
 
 /** User data of a joining machine; control-plane machines also carry the cluster PKI. */
 export function joinUserData(input: JoinInput, pki?: ClusterPki): string {
-  return renderCloudConfig({
-    files: [...(input.controlPlane && pki ? pkiFiles(pki) : []), { path: KUBEADM_CONFIG_PATH, content: renderJoinConfiguration(input), permissions: "0640" }],
-    commands: [`kubeadm join --config ${KUBEADM_CONFIG_PATH}`],
-  });
-}
-
-/** What a booting machine would do with its user data, as far as kubeadm is concerned. */
-export function readKubeadmBootstrap(userData: string): { config: ReturnType<typeof parseKubeadmConfig>; files: Map<string, string>; command: "init" | "join" } | undefined {
-  const cloud = parseCloudConfig(userData);
-  const command = cloud.commands.find((c) => c.startsWith("kubeadm init") || c.startsWith("kubeadm join"));
-  if (!command) return undefined;
-  const files = new Map(cloud.files.map((f) => [f.path, f.content]));
-  const configText = files.get(KUBEADM_CONFIG_PATH);
-  if (!configText) throw new CloudInitError(`${command.split(" ").slice(0, 2).join(" ")} runs without ${KUBEADM_CONFIG_PATH}`);
-  return { config: parseKubeadmConfig(configText), files, command: command.startsWith("kubeadm init") ? "init" : "join" };
+  return userData(
+    input.kubernetesVersion,
+    [...(input.controlPlane && pki ? pkiFiles(pki) : []), { path: KUBEADM_CONFIG_PATH, content: renderJoinConfiguration(input), permissions: "0640" }],
+    `kubeadm join --config ${KUBEADM_CONFIG_PATH}`,
+  );
 }

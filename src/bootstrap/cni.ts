@@ -221,8 +221,3 @@ export function renderCniManifest(cni: CniName, options: CniOptions): KubeObject
       throw new CniManifestError(`unknown network plugin "${String(cni)}" (${CNI_NAMES.join(", ")})`);
   }
 }
-
-/** The plugin a DaemonSet installs, when it is one of the known ones (by namespace and name). */
-export function cniOfDaemonSet(namespace: string | undefined, name: string | undefined): CniName | undefined {
-  return CNI_NAMES.find((cni) => CNI_DAEMONSETS[cni].namespace === namespace && CNI_DAEMONSETS[cni].name === name);
-}

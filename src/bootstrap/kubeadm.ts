@@ -1,7 +1,7 @@
 // kubeadm configuration (kubeadm.k8s.io/v1beta4) for the first control-plane machine, the others, and
-// the workers — rendered for the machines and parsed back by whoever checks them (the sim cloud does,
-// as kubeadm would).
-import { parseAllDocuments, stringify } from "yaml";
+// the workers. Only written here: what reads it is kubeadm on the machine (in the sim cloud, its own
+// strict reader of the v1beta4 schema).
+import { stringify } from "yaml";
 import type { KeyPairPem } from "./pki.ts";
 
 export const KUBEADM_API_VERSION = "kubeadm.k8s.io/v1beta4";
@@ -39,6 +39,8 @@ export interface InitInput extends ClusterConfigurationInput {
 }
 
 export interface JoinInput {
+  /** The cluster's version: the kubelet and kubeadm installed on the machine match it. */
+  kubernetesVersion: string;
   controlPlaneEndpoint: string;
   bootstrapToken: string;
   caCertHashes: string[];
@@ -47,11 +49,18 @@ export interface JoinInput {
   controlPlane?: { advertiseAddress?: string };
 }
 
+/** nodeRegistration as v1beta4 has it: labels reach the kubelet through its --node-labels flag. */
+export interface NodeRegistrationOptions {
+  name: string;
+  taints?: { key: string; value?: string; effect: string }[];
+  kubeletExtraArgs?: { name: string; value: string }[];
+}
+
 export interface InitConfiguration {
   apiVersion: string;
   kind: "InitConfiguration";
   bootstrapTokens: { token: string; ttl?: string; usages?: string[]; groups?: string[] }[];
-  nodeRegistration: NodeRegistration & { kubeletExtraArgs?: { name: string; value: string }[] };
+  nodeRegistration: NodeRegistrationOptions;
   localAPIEndpoint?: { advertiseAddress?: string; bindPort?: number };
 }
 
@@ -71,14 +80,8 @@ export interface JoinConfiguration {
   apiVersion: string;
   kind: "JoinConfiguration";
   discovery: { bootstrapToken: { apiServerEndpoint: string; token: string; caCertHashes: string[]; unsafeSkipCAVerification?: boolean } };
-  nodeRegistration: NodeRegistration;
+  nodeRegistration: NodeRegistrationOptions;
   controlPlane?: { localAPIEndpoint?: { advertiseAddress?: string; bindPort?: number } };
-}
-
-export type KubeadmDocument = InitConfiguration | ClusterConfiguration | JoinConfiguration;
-
-export class KubeadmConfigError extends Error {
-  override readonly name = "KubeadmConfigError";
 }
 
 function clusterConfiguration(input: ClusterConfigurationInput): ClusterConfiguration {
@@ -94,11 +97,12 @@ function clusterConfiguration(input: ClusterConfigurationInput): ClusterConfigur
   };
 }
 
-function registration(node: NodeRegistration): NodeRegistration {
+function registration(node: NodeRegistration): NodeRegistrationOptions {
+  const labels = Object.entries(node.labels ?? {}).map(([key, value]) => `${key}=${value}`);
   return {
     name: node.name,
-    ...(node.labels && Object.keys(node.labels).length > 0 ? { labels: node.labels } : {}),
     ...(node.taints ? { taints: node.taints } : {}),
+    ...(labels.length > 0 ? { kubeletExtraArgs: [{ name: "node-labels", value: labels.join(",") }] } : {}),
   };
 }
 
@@ -124,24 +128,6 @@ export function renderJoinConfiguration(input: JoinInput): string {
     ...(input.controlPlane ? { controlPlane: { localAPIEndpoint: { advertiseAddress: input.controlPlane.advertiseAddress, bindPort: 6443 } } } : {}),
   };
   return stringify(join);
-}
-
-/** Reads a kubeadm configuration file (one or several YAML documents). */
-export function parseKubeadmConfig(text: string): { init?: InitConfiguration; cluster?: ClusterConfiguration; join?: JoinConfiguration } {
-  const out: { init?: InitConfiguration; cluster?: ClusterConfiguration; join?: JoinConfiguration } = {};
-  for (const doc of parseAllDocuments(text)) {
-    if (doc.errors.length > 0) throw new KubeadmConfigError(`invalid kubeadm configuration: ${doc.errors[0]!.message}`);
-    const value = doc.toJSON() as Partial<KubeadmDocument> | null;
-    if (!value) continue;
-    if (value.apiVersion !== KUBEADM_API_VERSION) {
-      throw new KubeadmConfigError(`unsupported kubeadm apiVersion "${String(value.apiVersion)}" (expected ${KUBEADM_API_VERSION})`);
-    }
-    if (value.kind === "InitConfiguration") out.init = value as InitConfiguration;
-    else if (value.kind === "ClusterConfiguration") out.cluster = value as ClusterConfiguration;
-    else if (value.kind === "JoinConfiguration") out.join = value as JoinConfiguration;
-    else throw new KubeadmConfigError(`unknown kubeadm kind "${String(value.kind)}"`);
-  }
-  return out;
 }
 
 /** Where kubeadm expects each file of the cluster PKI. */

@@ -51,9 +51,18 @@ const MACHINE_TYPES: MachineType[] = [
   { name: "m1.xlarge", family: "memory", vcpus: 4, memoryMiB: 32768, hourlyPrice: 0.252 },
 ];
 
-const IMAGE_RELEASES = [
+interface ImageRelease {
+  name: string;
+  version: string;
+  /** Node software baked into the image, as Cluster API's image builder makes them. */
+  kubernetes?: Image["kubernetes"];
+}
+
+// Plain Ubuntu cloud images carry no container runtime and no Kubernetes: user data must install them.
+const IMAGE_RELEASES: ImageRelease[] = [
   { name: "ubuntu-22.04", version: "22.04" },
   { name: "ubuntu-24.04", version: "24.04" },
+  { name: "ubuntu-22.04-kube-v1.31.2", version: "22.04", kubernetes: { version: "v1.31.2", containerRuntime: "containerd://1.7.22" } },
 ];
 
 function regionEntry(region: string): RegionEntry {
@@ -112,6 +121,7 @@ export function imagesOf(region: string): Image[] {
     os: "ubuntu" as const,
     version: release.version,
     architecture: "x86_64" as const,
+    ...(release.kubernetes ? { kubernetes: { ...release.kubernetes } } : {}),
   }));
 }
 

@@ -10,7 +10,7 @@ import { InternalError, InvalidParameterError } from "./errors.ts";
 import type { FaultConfig } from "./faults.ts";
 import { InstanceService } from "./instance-service.ts";
 import { KeyPairService } from "./keypair-service.ts";
-import { LoadBalancerService } from "./loadbalancer-service.ts";
+import { LoadBalancerService, type ConnectionSource, type LoadBalancerRoute } from "./loadbalancer-service.ts";
 import { findOwned, hasTags, listOwned } from "./lookup.ts";
 import { NetworkService } from "./network-service.ts";
 import type { OperationName } from "./operations.ts";
@@ -312,6 +312,16 @@ export class SimCloud extends AccountCloud {
     const wanted = dnsName.toLowerCase();
     const record = this.core.loadBalancersByDnsName.get(wanted)[0];
     return record ? loadBalancerView(this.core, record) : undefined;
+  }
+
+  /** Where a connection to a load balancer's `dnsName:port` from `source` lands (for the workload emulator). */
+  routeThroughLoadBalancer(dnsName: string, port: number, source: ConnectionSource): LoadBalancerRoute {
+    return this.services.loadBalancers.route(dnsName, port, source);
+  }
+
+  /** DNS names of the load balancers an instance is registered with. */
+  loadBalancersTargeting(instanceId: string): string[] {
+    return this.core.loadBalancersByTarget.get(instanceId).map((lb) => lb.dnsName);
   }
 
   /** The state file (":memory:" when the state is kept in memory only). */

@@ -35,10 +35,18 @@ export interface PublishedEndpoint {
 export interface SimCloudHooks {
   /** Called when an instance finishes booting, with its user data; may fail the boot (→ terminated). */
   onInstanceBooted?(instance: Instance, userData: string, context: BootContext): BootOutcome | Promise<BootOutcome>;
+  /** Called when an instance starts to shut down (stop or terminate): its operating system stops. */
+  onInstanceStopping?(instance: Instance): void | Promise<void>;
   /** Called once an instance is terminated (by request, by failure or by the operator). */
   onInstanceTerminated?(instance: Instance): void | Promise<void>;
-  /** Whether a running instance answers on `port`; targets that do not are unhealthy. Default: yes. */
-  isTargetServing?(instance: Instance, port: number): boolean;
+  /**
+   * Since when (the cloud clock's epoch ms) a running instance answers on `port`, or undefined while it
+   * does not. Health checks pass once it has answered for the load balancer's check time; a target that
+   * does not answer is unhealthy. Default: since the instance runs.
+   */
+  targetServingSince?(instanceId: string, port: number): number | undefined;
+  /** Called after targets were registered with or deregistered from a load balancer. */
+  onTargetsChanged?(loadBalancer: LoadBalancer): void;
   /**
    * Called when a load balancer becomes active (and for every active one when the hooks are attached);
    * may publish the endpoint clients should use, with a path when one port serves several APIs.
@@ -92,6 +100,8 @@ export class CloudCore {
   readonly instancesBySubnet: RecordIndex<"instance">;
   /** Load balancers by DNS name (kubeadm's endpoints name them). */
   readonly loadBalancersByDnsName: RecordIndex<"loadBalancer">;
+  /** Load balancers by the instances registered as their targets. */
+  readonly loadBalancersByTarget: RecordIndex<"loadBalancer">;
   readonly faults: FaultInjector;
   readonly limiter: RateLimiter | undefined;
   readonly logger: Logger;
@@ -126,6 +136,7 @@ export class CloudCore {
     this.tagged = new TagIndex(this.state);
     this.instancesBySubnet = new RecordIndex(this.state, "instance", (i) => (i.state === "terminated" ? [] : [i.subnetId]));
     this.loadBalancersByDnsName = new RecordIndex(this.state, "loadBalancer", (lb) => [lb.dnsName]);
+    this.loadBalancersByTarget = new RecordIndex(this.state, "loadBalancer", (lb) => lb.targets.map((t) => t.instanceId));
     this.faults = new FaultInjector(this.faultRng, options.faults, (ms) => this.scale(ms));
     this.limiter = options.rateLimits ? new RateLimiter(this.clock, options.rateLimits, this.timeScale) : undefined;
   }

@@ -133,6 +133,7 @@ export class InstanceService {
       record.stateReason = { code: "UserInitiatedShutdown", message: "stopped at the user's request" };
       this.core.schedule(record, "stopped", this.core.sampleDelay("instanceStop"));
     });
+    this.notify(record, "onInstanceStopping");
     return instanceView(record);
   }
 
@@ -158,11 +159,13 @@ export class InstanceService {
   terminateInstance(account: string, region: string, id: string): Instance {
     const record = findOwned(this.core, account, region, "instance", id);
     if (record.state === "terminated" || record.transition?.action === "terminated") return instanceView(record);
+    const wasUp = record.state === "running" || record.state === "pending";
     this.core.write(() => {
       record.state = "stopping";
       record.stateReason = { code: "UserInitiatedShutdown", message: "terminated at the user's request" };
       this.core.schedule(record, "terminated", this.core.sampleDelay("instanceTerminate"));
     });
+    if (wasUp) this.notify(record, "onInstanceStopping");
     return instanceView(record);
   }
 
@@ -273,12 +276,17 @@ export class InstanceService {
     if (reason.code !== "UserInitiatedShutdown") {
       this.core.logger.info({ instance: record.id, reason: reason.code, message: reason.message }, "sim cloud instance terminated");
     }
+    this.notify(record, "onInstanceTerminated");
+  }
+
+  /** Tells the hooks, after the change is written, without waiting for them. */
+  private notify(record: InstanceRecord, hook: "onInstanceStopping" | "onInstanceTerminated"): void {
     const view = instanceView(record);
     for (const hooks of this.core.hooks) {
-      if (!hooks.onInstanceTerminated) continue;
+      if (!hooks[hook]) continue;
       Promise.resolve()
-        .then(() => hooks.onInstanceTerminated?.(view))
-        .catch((error: unknown) => this.core.logger.error({ err: error, instance: record.id }, "instance termination hook failed"));
+        .then(() => hooks[hook]?.(view))
+        .catch((error: unknown) => this.core.logger.error({ err: error, instance: record.id, hook }, "instance hook failed"));
     }
   }
 }

@@ -24,7 +24,7 @@ const API_LISTENER = { port: 6443, protocol: "tcp" as const, targetPort: 6443 };
 describe("load balancers", () => {
   it("provision, then report each target's health as its instance boots, stops serving, or goes", async () => {
     let serving = true;
-    const { clock, cloud, net } = await demoCloud({ hooks: { isTargetServing: () => serving } });
+    const { clock, cloud, net } = await demoCloud({ hooks: { targetServingSince: () => (serving ? 0 : undefined) } });
     const lb = await cloud.createLoadBalancer(REGION, { name: "api", subnetIds: [net.subnet.id], listeners: [API_LISTENER] });
     assert.equal(lb.state, "provisioning");
     assert.match(lb.dnsName, /^api-[0-9a-f]{8}\.sim-east-1\.lb\.simcloud\.internal$/);

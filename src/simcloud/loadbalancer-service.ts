@@ -1,5 +1,6 @@
 // Load balancers: provisioning → active after the profile's delay, deleting → gone; targets are instances
-// of the same network, and their health is derived on read (see views.ts).
+// of the same network, and their health is derived on read (see views.ts). A connection to a load
+// balancer's name and port reaches the healthy targets of that port's listener, and nothing else.
 import { checkRegion } from "./catalog.ts";
 import type { CloudCore, SimCloudHooks } from "./core.ts";
 import { InvalidParameterError } from "./errors.ts";
@@ -12,7 +13,19 @@ import {
   type CreateLoadBalancerInput,
 } from "./schemas.ts";
 import type { LoadBalancer } from "./types.ts";
-import { loadBalancerView } from "./views.ts";
+import { checkTarget, loadBalancerView } from "./views.ts";
+
+/** Where a connection comes from: an instance's network, or outside the cloud (no network). */
+export interface ConnectionSource {
+  networkId?: string;
+}
+
+/**
+ * Where a connection to a load balancer lands: the healthy targets of the listener (instance ids, and
+ * the port they are reached on), or the error a client sees, phrased as Go's net package phrases it,
+ * with when a target turns healthy if one is about to.
+ */
+export type LoadBalancerRoute = { targets: string[]; targetPort: number } | { error: string; retryAt?: number };
 
 export class LoadBalancerService {
   constructor(private readonly core: CloudCore) {
@@ -106,7 +119,7 @@ export class LoadBalancerService {
       }
       this.core.state.put(record);
     });
-    return this.view(record);
+    return this.targetsChanged(record);
   }
 
   deregisterTargets(account: string, region: string, id: string, instanceIds: string[]): LoadBalancer {
@@ -116,7 +129,36 @@ export class LoadBalancerService {
       record.targets = record.targets.filter((t) => !leaving.has(t.instanceId));
       this.core.state.put(record);
     });
-    return this.view(record);
+    return this.targetsChanged(record);
+  }
+
+  private targetsChanged(record: LoadBalancerRecord): LoadBalancer {
+    const view = this.view(record);
+    for (const hooks of this.core.hooks) hooks.onTargetsChanged?.(view);
+    return view;
+  }
+
+  /**
+   * A connection to `dnsName:port` from `source`. The name resolves once the load balancer is active;
+   * an internal one is not reachable from outside its network; a port without a listener, or a load
+   * balancer being deleted, drops the connection (a timeout); with no healthy target on the listener's
+   * target port the connection is refused.
+   */
+  route(dnsName: string, port: number, source: ConnectionSource): LoadBalancerRoute {
+    const address = `${dnsName}:${port}`;
+    const record = this.core.loadBalancersByDnsName.get(dnsName.toLowerCase())[0];
+    if (!record || record.state === "provisioning") return { error: `dial tcp: lookup ${dnsName}: no such host` };
+    const timeout = { error: `dial tcp ${address}: i/o timeout` };
+    if (record.state !== "active") return timeout;
+    if (record.scheme === "internal" && source.networkId !== record.networkId) return timeout;
+    const listener = record.listeners.find((l) => l.port === port);
+    if (!listener) return timeout;
+    const checks = record.targets.map((t) => checkTarget(this.core, record, t, [listener.targetPort]));
+    const healthy = checks.filter((c) => c.health === "healthy").map((c) => c.instanceId);
+    if (healthy.length > 0) return { targets: healthy, targetPort: listener.targetPort };
+    const upcoming = checks.flatMap((c) => (c.healthyAt !== undefined && c.health !== "unused" ? [c.healthyAt] : []));
+    const refused = { error: `dial tcp ${address}: connect: connection refused` };
+    return upcoming.length > 0 ? { ...refused, retryAt: Math.min(...upcoming) } : refused;
   }
 
   private transition(record: LoadBalancerRecord, action: Transition["action"]): void {

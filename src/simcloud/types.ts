@@ -81,6 +81,12 @@ export interface Image {
   os: "ubuntu";
   version: string;
   architecture: "x86_64";
+  /**
+   * Set on images that carry a Kubernetes node's software: kubelet, kubeadm and kubectl of `version`
+   * (v1.MINOR.PATCH), the container runtime named (e.g. containerd://1.7.22), swap off and IP forwarding
+   * on. Plain images carry none of it: user data must install it.
+   */
+  kubernetes?: { version: string; containerRuntime: string };
 }
 
 export type ResourceKind = "network" | "subnet" | "securityGroup" | "keyPair" | "instance" | "loadBalancer" | "publicIp";

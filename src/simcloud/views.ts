@@ -25,8 +25,30 @@ export function subnetView(core: CloudCore, record: SubnetRecord): Subnet {
   return { ...structuredClone(view), availableIpCount: usableAddresses(parseCidr(record.cidr)) - used };
 }
 
-function targetHealth(core: CloudCore, lb: LoadBalancerRecord, target: RegisteredTarget): LoadBalancerTarget {
-  const base = { instanceId: target.instanceId, registeredAt: target.registeredAt };
+/** Since when the instance answers on `port`, as every hook says (the latest of them); undefined: it does not. */
+function servingSince(core: CloudCore, instance: InstanceRecord, port: number): number | undefined {
+  let since = instance.runningSince!;
+  for (const hooks of core.hooks) {
+    if (!hooks.targetServingSince) continue;
+    const from = hooks.targetServingSince(instance.id, port);
+    if (from === undefined) return undefined;
+    since = Math.max(since, from);
+  }
+  return since;
+}
+
+/** A target's health on some target ports, and when it turns (or turned) healthy if it answers on them. */
+export interface TargetCheck extends Omit<LoadBalancerTarget, "registeredAt"> {
+  healthyAt?: number;
+}
+
+/**
+ * Health checks run from when the target is registered and running; a target passes them once it has
+ * answered on every port for the check time (`healthCheckMs`), so one that starts serving later (an API
+ * server coming up during kubeadm init) turns healthy that long after it started answering.
+ */
+export function checkTarget(core: CloudCore, lb: LoadBalancerRecord, target: RegisteredTarget, ports: readonly number[]): TargetCheck {
+  const base = { instanceId: target.instanceId };
   const instance = core.state.get("instance", target.instanceId);
   if (!instance || instance.state === "terminated") return { ...base, health: "unused", reason: "Target.InvalidState" };
   if (lb.state === "provisioning") return { ...base, health: "initial", reason: "Elb.RegistrationInProgress" };
@@ -34,14 +56,26 @@ function targetHealth(core: CloudCore, lb: LoadBalancerRecord, target: Registere
     return { ...base, health: "unhealthy", reason: "Target.NotRunning" };
   }
   const checkingSince = Math.max(Date.parse(target.registeredAt), instance.runningSince);
-  if (core.now() < checkingSince + target.healthCheckMs) {
-    return { ...base, health: "initial", reason: "Elb.InitialHealthChecking" };
+  let answering: number | undefined = checkingSince;
+  for (const port of ports) {
+    const since = servingSince(core, instance, port);
+    answering = since === undefined || answering === undefined ? undefined : Math.max(answering, since);
   }
-  const view = instanceView(instance);
-  const serving = lb.listeners.every((listener) =>
-    core.hooks.every((hooks) => hooks.isTargetServing?.(view, listener.targetPort) ?? true),
+  const healthyAt = answering === undefined ? undefined : answering + target.healthCheckMs;
+  const timing = healthyAt === undefined ? {} : { healthyAt };
+  if (healthyAt !== undefined && core.now() >= healthyAt) return { ...base, health: "healthy", ...timing };
+  if (core.now() < checkingSince + target.healthCheckMs) return { ...base, health: "initial", reason: "Elb.InitialHealthChecking", ...timing };
+  return { ...base, health: "unhealthy", reason: "Target.FailedHealthChecks", ...timing };
+}
+
+function targetHealth(core: CloudCore, lb: LoadBalancerRecord, target: RegisteredTarget): LoadBalancerTarget {
+  const { healthyAt: _healthyAt, ...check } = checkTarget(
+    core,
+    lb,
+    target,
+    lb.listeners.map((l) => l.targetPort),
   );
-  return serving ? { ...base, health: "healthy" } : { ...base, health: "unhealthy", reason: "Target.FailedHealthChecks" };
+  return { ...check, registeredAt: target.registeredAt };
 }
 
 export function loadBalancerView(core: CloudCore, record: LoadBalancerRecord): LoadBalancer {

@@ -1,8 +1,10 @@
 import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
-import { readKubeadmBootstrap } from "../../bootstrap/cloudinit.ts";
+import { KUBEADM_CONFIG_PATH } from "../../bootstrap/cloudinit.ts";
 import type { ClusterPki } from "../../bootstrap/kubeadm.ts";
+import { readCloudConfig } from "../../simcloud/workload/cloud-init.ts";
+import { readKubeadmConfig } from "../../simcloud/workload/kubeadm-config.ts";
 import { caCertHash } from "../../bootstrap/pki.ts";
 import { clusterPki } from "../../simcloud/workload/test-support.ts";
 import { ANNOTATION_BOOTSTRAP } from "../contract.ts";
@@ -35,6 +37,13 @@ const pool: MachinePoolObject = {
   },
 };
 
+/** The user data as a machine reads it: its files, its packages, its kubeadm command and configuration (strictly). */
+function readKubeadmBootstrap(userData: string) {
+  const cloud = readCloudConfig(userData)!;
+  const command = cloud.commands.find((c) => c.startsWith("kubeadm "))!;
+  return { command: command.split(" ")[1], files: cloud.files, packages: cloud.packages, config: readKubeadmConfig(cloud.files.get(KUBEADM_CONFIG_PATH)!) };
+}
+
 function machine(name: string, role: "control-plane" | "worker", extra: Partial<MachineObject["metadata"]> = {}, poolName?: string): MachineObject {
   return {
     apiVersion: "slipway.dev/v1alpha1",
@@ -52,35 +61,37 @@ describe("bootstrap data", () => {
 
   it("initialises the cluster on the machine annotated for it, with a token for a day, as kubeadm makes it", () => {
     const data = renderBootstrapData({ machine: machine("demo-cp-0", "control-plane", { annotations: { [ANNOTATION_BOOTSTRAP]: "init" } }), cluster, endpoint: ENDPOINT, pki, token: TOKEN });
-    const boot = readKubeadmBootstrap(data)!;
+    const boot = readKubeadmBootstrap(data);
     assert.equal(boot.command, "init");
+    assert.deepEqual(boot.packages, ["containerd", "kubelet=1.30.4-*", "kubeadm=1.30.4-*", "kubectl=1.30.4-*"]);
     assert.equal(boot.config.cluster?.controlPlaneEndpoint, "demo-lb.sim-east-1.sim.internal:6443");
     assert.equal(boot.config.cluster?.kubernetesVersion, "v1.30.4");
     assert.deepEqual(boot.config.cluster?.networking, { podSubnet: "10.32.0.0/16", serviceSubnet: "10.100.0.0/16", dnsDomain: "demo.local" });
-    assert.equal(boot.config.init?.bootstrapTokens[0]?.token, TOKEN);
-    assert.equal(boot.config.init?.bootstrapTokens[0]?.ttl, "24h0m0s");
-    assert.equal(boot.config.init?.nodeRegistration.name, "demo-cp-0");
+    assert.equal(boot.config.init?.bootstrapTokens?.[0]?.token, TOKEN);
+    assert.equal(boot.config.init?.bootstrapTokens?.[0]?.ttl, "24h0m0s");
+    assert.equal(boot.config.init?.nodeRegistration?.name, "demo-cp-0");
     assert.equal(boot.files.get("/etc/kubernetes/pki/ca.key"), pki.ca.keyPem);
   });
 
   it("joins further control-plane machines with the shared PKI, pinned to the cluster CA", () => {
     const data = renderBootstrapData({ machine: machine("demo-cp-1", "control-plane"), cluster, endpoint: ENDPOINT, pki, token: TOKEN });
-    const boot = readKubeadmBootstrap(data)!;
+    const boot = readKubeadmBootstrap(data);
     assert.equal(boot.command, "join");
+    assert.deepEqual(boot.packages, ["containerd", "kubelet=1.30.4-*", "kubeadm=1.30.4-*", "kubectl=1.30.4-*"], "joining machines install the cluster's version too");
     assert.ok(boot.config.join?.controlPlane);
-    assert.deepEqual(boot.config.join?.discovery.bootstrapToken.caCertHashes, [caCertHash(pki.ca.certPem)]);
-    assert.equal(boot.config.join?.discovery.bootstrapToken.apiServerEndpoint, "demo-lb.sim-east-1.sim.internal:6443");
+    assert.deepEqual(boot.config.join?.discovery.bootstrapToken?.caCertHashes, [caCertHash(pki.ca.certPem)]);
+    assert.equal(boot.config.join?.discovery.bootstrapToken?.apiServerEndpoint, "demo-lb.sim-east-1.sim.internal:6443");
     assert.equal(boot.files.get("/etc/kubernetes/pki/ca.key"), pki.ca.keyPem);
   });
 
   it("joins workers without any private key, with the pool's labels and taints", () => {
     const data = renderBootstrapData({ machine: machine("demo-gpu-0", "worker", {}, "demo-gpu"), cluster, endpoint: ENDPOINT, pki, token: TOKEN, pool });
-    const boot = readKubeadmBootstrap(data)!;
+    const boot = readKubeadmBootstrap(data);
     assert.equal(boot.command, "join");
     assert.equal(boot.config.join?.controlPlane, undefined);
     assert.ok(![...boot.files.keys()].some((path) => path.startsWith("/etc/kubernetes/pki/")), "a worker carries no cluster PKI");
     assert.ok(!data.includes(pki.ca.keyPem.split("\n")[1]!), "the CA key appears nowhere in a worker's user data");
-    assert.deepEqual(boot.config.join?.nodeRegistration.labels, { "example.com/accelerator": "gpu", "slipway.dev/cluster": "demo", "slipway.dev/pool": "demo-gpu" });
-    assert.deepEqual(boot.config.join?.nodeRegistration.taints, [{ key: "example.com/gpu", value: "true", effect: "NoSchedule" }]);
+    assert.deepEqual(boot.config.join?.nodeRegistration?.kubeletExtraArgs, [{ name: "node-labels", value: "example.com/accelerator=gpu,slipway.dev/cluster=demo,slipway.dev/pool=demo-gpu" }]);
+    assert.deepEqual(boot.config.join?.nodeRegistration?.taints, [{ key: "example.com/gpu", value: "true", effect: "NoSchedule" }]);
   });
 });

@@ -70,9 +70,10 @@ export function renderBootstrapData(input: BootstrapInput): string {
     );
   }
   const controlPlane = isControlPlane(machine);
+  const kubernetesVersion = cluster.spec.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION;
   // Joining control-plane machines carry the shared PKI; workers never do.
   return joinUserData(
-    { controlPlaneEndpoint, bootstrapToken: token, caCertHashes: [caCertHash(pki.ca.certPem)], node, ...(controlPlane ? { controlPlane: {} } : {}) },
+    { kubernetesVersion, controlPlaneEndpoint, bootstrapToken: token, caCertHashes: [caCertHash(pki.ca.certPem)], node, ...(controlPlane ? { controlPlane: {} } : {}) },
     controlPlane ? pki : undefined,
   );
 }

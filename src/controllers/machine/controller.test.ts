@@ -90,6 +90,7 @@ describe("machine controller", () => {
   it("fails a worker whose join is refused with JoinWorkerFailed and kubeadm's error", async () => {
     // Bootstrap data already in its Secret is used as it is: here, a join pinned to the wrong CA.
     const userData = joinUserData({
+      kubernetesVersion: "v1.31.2",
       controlPlaneEndpoint: `${fixture.loadBalancer.dnsName}:6443`,
       bootstrapToken: "abcdef.0123456789abcdef",
       caCertHashes: [`sha256:${"0".repeat(64)}`],

@@ -13,7 +13,8 @@ import { SimCloud } from "../cloud.ts";
 import { readyNetwork, waitFor, type ReadyNetwork } from "../test-support.ts";
 import type { Instance, LoadBalancer } from "../types.ts";
 import { ManualClock } from "../clock.ts";
-import { NODE_GONE_AFTER_MS, startWorkloadEmulation, type WorkloadEmulation } from "./index.ts";
+import { NODE_GONE_AFTER_MS, NODE_MONITOR_GRACE_MS, startWorkloadEmulation, type WorkloadEmulation } from "./index.ts";
+import { NODE_MONITOR_PERIOD_MS } from "./emulator.ts";
 import {
   REGION,
   VERSION,
@@ -25,6 +26,7 @@ import {
   joinData,
   kubectl,
   launch,
+  launchControlPlane,
   runDueSteps,
   writeKubeconfig,
 } from "./test-support.ts";
@@ -82,9 +84,8 @@ describe("an emulated workload cluster", () => {
     assert.equal(lb.port, workloads.port);
     assert.equal(lb.path, `/clusters/${lb.id}`);
     pki = await clusterPki();
-    const first = await launch(cloud, net, initData(lb, pki, "alpha-cp-0"));
+    const first = await launchControlPlane(cloud, net, lb, initData(lb, pki, "alpha-cp-0"));
     instances.set("alpha-cp-0", first);
-    await cloud.registerTargets(REGION, lb.id, [first.id]);
     const log = await bootLogMatching(cloud, first.id, /control-plane has initialized successfully/);
     assert.ok(log.some((line) => line.includes(`[init] Using Kubernetes version: ${VERSION}`)), log.join("\n"));
     await waitFor(async () => (await cloud.getLoadBalancer(REGION, lb.id)).targets[0]?.health === "healthy", "the initialised machine serving behind the load balancer");
@@ -102,7 +103,8 @@ describe("an emulated workload cluster", () => {
 
   it("joins a control-plane machine and two workers, which turn Ready once a CNI manifest is applied", async () => {
     for (const [name, controlPlane] of [["alpha-cp-1", true], ["alpha-w-0", false], ["alpha-w-1", false]] as const) {
-      instances.set(name, await launch(cloud, net, joinData(lb, pki, { name }, { controlPlane })));
+      const data = joinData(lb, pki, { name }, { controlPlane });
+      instances.set(name, controlPlane ? await launchControlPlane(cloud, net, lb, data) : await launch(cloud, net, data));
     }
     await bootLogMatching(cloud, instances.get("alpha-cp-1")!.id, /new control plane instance was created/);
     for (const worker of ["alpha-w-0", "alpha-w-1"]) await bootLogMatching(cloud, instances.get(worker)!.id, /This node has joined the cluster/);
@@ -133,12 +135,18 @@ describe("an emulated workload cluster", () => {
     assert.match(dns.stdout, /^coredns\s+2\/2\s+2\s+2\s/m);
   });
 
-  it("turns the node of a terminated machine NotReady, then removes it", async () => {
+  it("turns the node of a terminated machine NotReady after the node-monitor grace period, then removes it", async () => {
+    const statusOf = async (name: string) => nodeRows((await kubectl(kubeconfig, ["get", "nodes"])).stdout).find((r) => r.name === name)?.status;
     await cloud.terminateInstance(REGION, instances.get("alpha-w-1")!.id);
-    await waitFor(async () => nodeRows((await kubectl(kubeconfig, ["get", "nodes"])).stdout).find((r) => r.name === "alpha-w-1")?.status === "NotReady", "the node NotReady");
-    clock.advance(NODE_GONE_AFTER_MS - 1);
     await workloads.emulator.idle();
-    assert.equal(nodeRows((await kubectl(kubeconfig, ["get", "nodes"])).stdout).length, 4, "the node stays for the grace period");
+    clock.advance(NODE_MONITOR_GRACE_MS - 1);
+    await workloads.emulator.idle();
+    assert.equal(await statusOf("alpha-w-1"), "Ready", "the kubelet's silence is noticed only after the grace period");
+    clock.advance(1);
+    await waitFor(async () => (await statusOf("alpha-w-1")) === "NotReady", "the node NotReady");
+    clock.advance(NODE_MONITOR_PERIOD_MS - 1);
+    await workloads.emulator.idle();
+    assert.equal(nodeRows((await kubectl(kubeconfig, ["get", "nodes"])).stdout).length, 4, "the node stays until the node-lifecycle controller looks again");
     clock.advance(1);
     const gone = await waitFor(async () => {
       const rows = nodeRows((await kubectl(kubeconfig, ["get", "nodes"])).stdout);
@@ -168,16 +176,17 @@ describe("an emulated workload cluster", () => {
     assert.deepEqual((nodes.body as { items: { metadata: { name: string } }[] }).items.map((n) => n.metadata.name), ["alpha-cp-0", "alpha-cp-1", "alpha-w-0"]);
   });
 
-  it("erases the cluster once its last control-plane machine is gone", async () => {
+  it("stops answering as soon as its last control-plane machine goes, and erases the cluster once its node is removed", async () => {
     for (const name of ["alpha-cp-0", "alpha-cp-1"]) await cloud.terminateInstance(REGION, instances.get(name)!.id);
-    await waitFor(() => workloads.emulator.records.machine(instances.get("alpha-cp-1")!.id)?.state === "lost", "the control plane lost");
-    assert.ok((await store.count(`/clusters/${lb.id}/`)) > 0);
+    await workloads.emulator.idle();
+    const gone = await kubectl(kubeconfig, ["get", "nodes"]);
+    assert.notEqual(gone.code, 0, "no healthy target serves the API any more");
+    assert.match(gone.stderr, /connection reset by peer|EOF|unexpected EOF/);
+    assert.ok((await store.count(`/clusters/${lb.id}/`)) > 0, "its objects stay until the node-lifecycle controller acts");
     clock.advance(NODE_GONE_AFTER_MS);
     await waitFor(() => workloads.emulator.cluster(lb.id) === undefined, "the cluster erased", 10_000);
     await workloads.emulator.idle();
     assert.equal(await store.count(`/clusters/${lb.id}/`), 0, "none of its objects are left");
-    const gone = await kubectl(kubeconfig, ["get", "nodes"]);
-    assert.notEqual(gone.code, 0, "nothing answers for the cluster any more");
   });
 });
 

@@ -1,28 +1,40 @@
 // The workload-cluster emulator's engine: it follows the sim cloud's instances through its hooks and does
-// what kubeadm, the kubelets and the controllers of each cluster would do — init, join (or refuse to),
-// nodes turning Ready once a network plugin is applied, nodes of vanished machines going away. Each
-// machine's next step is persisted with when it is due, so a restart resumes it; work on one cluster
-// runs one step at a time, clusters run in parallel, and an idle cluster holds no timer.
+// what cloud-init, kubeadm, the kubelets and the controllers of each cluster would do — install, init,
+// join (or refuse to), run the pods, turn nodes Ready once the network plugin runs on them, and NotReady
+// when their machine goes down. Connections to a cluster go through its endpoint as the cloud routes
+// them (a load balancer's healthy targets, or a node's address). Each machine's next step is persisted
+// with when it is due, so a restart resumes it; work on one cluster runs one step at a time, clusters
+// run in parallel, and an idle cluster holds no timer.
+import { isIP } from "node:net";
 import type { Logger } from "pino";
 import type { KubeObject } from "../../api/meta.ts";
 import type { KindDefinition, Registry } from "../../api/registry.ts";
-import { cniOfDaemonSet } from "../../bootstrap/cni.ts";
 import { caCertHash, issueCertificate, type KeyPairPem } from "../../bootstrap/pki.ts";
 import { PrefixedStoreFamily } from "../../store/prefixed.ts";
 import type { Store } from "../../store/store.ts";
+import { image } from "../catalog.ts";
 import type { SimCloud } from "../cloud.ts";
 import type { TimerHandle } from "../clock.ts";
 import type { PublishedEndpoint, SimCloudHooks } from "../core.ts";
 import type { Instance, LoadBalancer } from "../types.ts";
 import { WorkloadCluster } from "./cluster.ts";
+import { CRASH_BACKOFF_MS } from "./controllers.ts";
 import { KubeadmSteps } from "./kubeadm-steps.ts";
-import { KubeadmFailure, kubeadmPlan, type KubeadmPlan } from "./kubeadm-plan.ts";
-import { EmulatorRecords, type ClusterRecord, type MachineAction, type MachineRecord } from "./records.ts";
+import { bootOutcome } from "./kubeadm-plan.ts";
+import { NETWORK_PLUGINS } from "./network-plugins.ts";
+import { EmulatorRecords, hostOf, portOf, type ClusterRecord, type MachineAction, type MachineRecord } from "./records.ts";
 
 /** Where the objects of every cluster live in the store: /clusters/<id>/… */
 export const CLUSTERS_ROOT = "/clusters/";
-/** How long the node-lifecycle controller waits for a silent node before deleting it (simulated ms). */
-export const NODE_GONE_AFTER_MS = 40_000;
+/** How long the node-lifecycle controller waits for a silent kubelet before the node turns Unknown (simulated ms). */
+export const NODE_MONITOR_GRACE_MS = 40_000;
+/** How often the cloud node-lifecycle controller looks for nodes whose instance is gone (simulated ms). */
+export const NODE_MONITOR_PERIOD_MS = 5_000;
+/** From a machine going away to its node being deleted: the grace period, then the next look (simulated ms). */
+export const NODE_GONE_AFTER_MS = NODE_MONITOR_GRACE_MS + NODE_MONITOR_PERIOD_MS;
+
+/** Where a connection to a cluster's endpoint lands: the machines whose API server answers it, or the error. */
+export type Reach = { machines: MachineRecord[] } | { error: string; retryAt?: number };
 
 export interface WorkloadEmulatorOptions {
   cloud: SimCloud;
@@ -58,18 +70,24 @@ export class WorkloadEmulator {
   async start(publish: (lb: LoadBalancer) => PublishedEndpoint): Promise<void> {
     await this.records.load();
     const hooks: SimCloudHooks = {
-      onInstanceBooted: (instance, userData, context) => (context.firstBoot ? this.machineBooted(instance, userData) : undefined),
-      onInstanceTerminated: (instance) => void this.onCluster(this.records.machine(instance.id)?.endpoint, () => this.machineGone(instance.id)),
-      isTargetServing: (instance) => this.isServing(instance.id),
-      onLoadBalancerActive: (lb) => publish(lb),
+      onInstanceBooted: (instance, userData, context) =>
+        context.firstBoot ? this.machineBooted(instance, userData) : void this.onCluster(this.records.machine(instance.id)?.endpoint, () => this.machineBack(instance.id)),
+      onInstanceStopping: (instance) => void this.onCluster(this.records.machine(instance.id)?.endpoint, () => this.machineDown(instance.id, false)),
+      onInstanceTerminated: (instance) => void this.onCluster(this.records.machine(instance.id)?.endpoint, () => this.machineDown(instance.id, true)),
+      targetServingSince: (instanceId, port) => this.servingSince(instanceId, port),
+      onTargetsChanged: (lb) => this.wake(lb.dnsName),
+      onLoadBalancerActive: (lb) => {
+        this.wake(lb.dnsName);
+        return publish(lb);
+      },
     };
     this.detach = this.cloud.addHooks(hooks);
     for (const machine of this.records.allMachines()) {
       const instance = this.cloud.findInstance(machine.instanceId);
-      if ((!instance || instance.state === "terminated") && machine.state !== "lost") {
-        void this.onCluster(machine.endpoint, () => this.machineGone(machine.instanceId));
-      } else if (machine.state === "waiting" && this.records.clusterAt(machine.endpoint)) {
-        await this.schedule(machine, "join", 0);
+      if ((!instance || instance.state === "terminated") && machine.state !== "lost" && !machine.terminated) {
+        void this.onCluster(machine.endpoint, () => this.machineDown(machine.instanceId, true));
+      } else if ((machine.state === "waiting" || machine.state === "starting") && !machine.due) {
+        await this.schedule(machine, machine.state === "starting" ? "upload" : "join", 0);
       } else {
         this.arm(machine);
       }
@@ -122,18 +140,26 @@ export class WorkloadEmulator {
     this.logger.info({ cluster: cluster.id, endpoint: cluster.endpoint }, "workload cluster erased");
   }
 
-  /** Runs `work` after the work already queued for the same cluster (keyed by its endpoint). */
+  /** Runs `work` after the work already queued for the same cluster (keyed by its endpoint); failures are logged. */
   onCluster(endpoint: string | undefined, work: () => Promise<void>): Promise<void> {
     if (endpoint === undefined || this.closed) return Promise.resolve();
-    const run = (this.queues.get(endpoint) ?? Promise.resolve()).then(() => (this.closed ? undefined : work()));
-    const settled = run.catch((error: unknown) => {
+    return this.exclusive(endpoint, work).catch((error: unknown) => {
       if (!this.closed) this.logger.error({ err: error, endpoint }, "workload emulator step failed");
     });
+  }
+
+  /** Runs `work` in the cluster's queue (keyed by its endpoint) and answers what it answers or throws. */
+  exclusive<T>(endpoint: string, work: () => Promise<T>): Promise<T> {
+    const run = (this.queues.get(endpoint) ?? Promise.resolve()).then(() => (this.closed ? Promise.reject(new Error("the workload emulator is closed")) : work()));
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
     this.queues.set(endpoint, settled);
     void settled.then(() => {
       if (this.queues.get(endpoint) === settled) this.queues.delete(endpoint);
     });
-    return settled;
+    return run;
   }
 
   /** Real milliseconds for simulated ones. */
@@ -181,34 +207,36 @@ export class WorkloadEmulator {
     switch (due.action) {
       case "init":
         return this.steps.init(machine);
+      case "upload":
+        return this.steps.upload(machine);
       case "join":
         return this.steps.join(machine);
       case "give-up":
         return this.steps.giveUp(machine);
+      case "fail":
+        return this.steps.failNow(machine);
       case "ready":
         return this.steps.ready(machine);
+      case "silent":
+        return this.steps.silent(machine);
       case "remove":
         return this.steps.remove(machine);
     }
   }
 
-  /** A machine booted: when its user data runs kubeadm, plan the step after kubeadm's own duration. */
+  /** A machine booted for the first time: cloud-init runs its user data, and kubeadm if it installed it. */
   private async machineBooted(instance: Instance, userData: string): Promise<void> {
-    let plan: KubeadmPlan | undefined;
-    let failure: KubeadmFailure | undefined;
-    try {
-      plan = kubeadmPlan(userData);
-    } catch (error) {
-      if (!(error instanceof KubeadmFailure)) throw error;
-      failure = error;
-    }
-    if (!plan && !failure) return;
-    const command = plan?.command ?? (/^\s*-\s*kubeadm init/m.test(userData) ? "init" : "join");
+    const outcome = bootOutcome(userData, { vcpus: instance.vcpus, memoryMiB: instance.memoryMiB, image: image(instance.region, instance.imageId) });
+    this.print(instance.id, outcome.output);
+    if (!outcome.command) return;
+    const plan = outcome.plan;
+    const command = outcome.command;
     const machine: MachineRecord = {
       instanceId: instance.id,
       account: instance.account,
       region: instance.region,
       zone: instance.zone,
+      networkId: instance.networkId,
       machineType: instance.machineType,
       vcpus: instance.vcpus,
       memoryMiB: instance.memoryMiB,
@@ -219,44 +247,171 @@ export class WorkloadEmulator {
       endpoint: plan?.endpoint ?? `unconfigured/${instance.id}`,
       state: "pending",
       ...(plan ? { plan } : {}),
-      ...(failure ? { failure: failure.lines } : {}),
+      ...(outcome.failure ? { failure: outcome.failure.lines } : {}),
     };
-    const delay = failure ? 0 : this.cloud.sampleDelay(command === "init" ? "kubeadmInit" : "kubeadmJoin");
+    const delay = outcome.failure ? 0 : this.cloud.sampleDelay(command === "init" ? "kubeadmInit" : "kubeadmJoin");
     await this.schedule(machine, command, delay);
   }
 
-  /** The machine's instance is terminated: its node turns unreachable now and is deleted later. */
-  private async machineGone(instanceId: string): Promise<void> {
+  /**
+   * The machine goes down (stopping, or terminated): its kubelet stops posting, and after the node-monitor
+   * grace period its node turns Unknown — then, if the instance is gone, the node is deleted. A machine
+   * that never became a node has its kubeadm end with it.
+   */
+  private async machineDown(instanceId: string, terminated: boolean): Promise<void> {
     const machine = this.records.machine(instanceId);
     if (!machine || machine.state === "lost") return;
+    if (machine.state !== "joined") {
+      this.clearTimer(instanceId);
+      await this.records.removeMachine(instanceId);
+      await this.servingChanged(machine);
+      return;
+    }
+    const wasSilent = machine.silentSince !== undefined;
+    if (terminated) machine.terminated = true;
+    if (!wasSilent) {
+      machine.silentSince = this.now();
+      await this.schedule(machine, "silent", this.scaled(NODE_MONITOR_GRACE_MS));
+    } else if (terminated && machine.due?.action !== "silent") {
+      // Stopped before and now gone: the next look of the node-lifecycle controller deletes the node.
+      machine.state = "lost";
+      await this.schedule(machine, "remove", this.scaled(NODE_MONITOR_PERIOD_MS));
+    } else {
+      await this.records.saveMachine(machine);
+    }
+    await this.servingChanged(machine);
+  }
+
+  /** A stopped machine started again: its kubelet posts again, and the network plugin on it restarts. */
+  private async machineBack(instanceId: string): Promise<void> {
+    const machine = this.records.machine(instanceId);
+    const cluster = machine?.clusterId ? this.records.cluster(machine.clusterId) : undefined;
+    if (!machine || machine.silentSince === undefined || machine.terminated || !cluster) return;
+    this.clearTimer(instanceId);
+    delete machine.silentSince;
+    delete machine.due;
+    if (machine.role !== "worker") machine.servingSince = this.now();
+    await this.records.saveMachine(machine);
+    await this.cluster(cluster.id)?.nodeBack(machine.nodeName, new Date(this.now()).toISOString());
+    await this.restartNetworkPlugin(cluster);
+    await this.syncCluster(cluster);
+    await this.servingChanged(machine);
+  }
+
+  private clearTimer(instanceId: string): void {
     const timer = this.timers.get(instanceId);
     if (timer) this.cloud.clock.clearTimer(timer);
     this.timers.delete(instanceId);
-    const cluster = machine.clusterId ? this.records.cluster(machine.clusterId) : undefined;
-    if (machine.state !== "joined" || !cluster) {
-      await this.records.removeMachine(instanceId);
-      return;
-    }
-    machine.state = "lost";
-    await this.cluster(cluster.id)?.nodeUnreachable(machine.nodeName, new Date(this.now()).toISOString());
-    await this.schedule(machine, "remove", this.scaled(NODE_GONE_AFTER_MS));
   }
 
-  private isServing(instanceId: string): boolean {
+  /** Whether the machine's API server answers on `port`. */
+  private serves(machine: MachineRecord, port: number): boolean {
+    return (
+      machine.role !== "worker" &&
+      (machine.state === "starting" || machine.state === "joined") &&
+      machine.servingSince !== undefined &&
+      machine.silentSince === undefined &&
+      (machine.bindPort ?? 6443) === port
+    );
+  }
+
+  /** For the cloud's health checks: since when the instance answers on the port (undefined: it does not). */
+  private servingSince(instanceId: string, port: number): number | undefined {
     const machine = this.records.machine(instanceId);
-    if (!machine) return true;
-    return machine.role !== "worker" && machine.state === "joined";
+    return machine && this.serves(machine, port) ? machine.servingSince : undefined;
   }
 
-  /** After a client's write to a cluster: a network plugin's DaemonSet readies the nodes; quotas get a status. */
+  /**
+   * Where a connection to `endpoint` (host:port) lands, from a machine's network or (no machine) from
+   * outside the cloud: through the load balancer the host names, to its healthy targets whose API server
+   * answers, or straight to the machine at that address.
+   */
+  reach(endpoint: string, from: MachineRecord | undefined): Reach {
+    const host = hostOf(endpoint);
+    const port = portOf(endpoint);
+    if (isIP(host)) {
+      const target = this.records.machineAt(host, from?.networkId);
+      if (!target || target.silentSince !== undefined) return { error: `dial tcp ${endpoint}: i/o timeout` };
+      return this.serves(target, port) ? { machines: [target] } : { error: `dial tcp ${endpoint}: connect: connection refused` };
+    }
+    const route = this.cloud.routeThroughLoadBalancer(host, port, from ? { networkId: from.networkId } : {});
+    if ("error" in route) return route;
+    const machines = route.targets.flatMap((id) => {
+      const machine = this.records.machine(id);
+      return machine && this.serves(machine, route.targetPort) ? [machine] : [];
+    });
+    return machines.length > 0 ? { machines } : { error: `dial tcp ${endpoint}: connect: connection refused` };
+  }
+
+  /** Whether a client outside the cloud reaches the cluster's API at its endpoint now. */
+  answers(cluster: ClusterRecord): boolean {
+    const reach = this.reach(cluster.endpoint, undefined);
+    return "machines" in reach && reach.machines.some((m) => m.clusterId === cluster.id);
+  }
+
+  /** Machines trying an endpoint on `host` try again now (something that decides where it leads changed). */
+  private wake(host: string): void {
+    for (const machine of this.records.waitingOn(host.toLowerCase())) {
+      const action: MachineAction = machine.state === "starting" ? "upload" : "join";
+      void this.onCluster(machine.endpoint, async () => {
+        const current = this.records.machine(machine.instanceId);
+        if (current?.state === machine.state && current.due?.action === action) await this.schedule(current, action, 0);
+      });
+    }
+  }
+
+  /** A machine's API server started or stopped answering: whoever tries its addresses or load balancers tries again. */
+  async servingChanged(machine: MachineRecord): Promise<void> {
+    const hosts = [machine.privateIp, ...(machine.publicIp ? [machine.publicIp] : []), ...this.cloud.loadBalancersTargeting(machine.instanceId)];
+    for (const host of hosts) this.wake(host);
+  }
+
+  /** The network plugin starts on a node in about half a kubeadm join. */
+  private pluginDelay(): number {
+    return this.cloud.sampleDelay("kubeadmJoin") / 2;
+  }
+
+  /** Runs the cluster's controllers; network-plugin pods they made start on their nodes shortly. */
+  async syncCluster(cluster: ClusterRecord): Promise<void> {
+    const objects = this.cluster(cluster.id);
+    if (!objects || this.closed) return;
+    const { pluginPending } = await objects.controllers.sync(new Date(this.now()).toISOString());
+    await this.startPluginOn(cluster, pluginPending);
+  }
+
+  private async startPluginOn(cluster: ClusterRecord, nodes: readonly string[]): Promise<void> {
+    if (nodes.length === 0) return;
+    const wanted = new Set(nodes);
+    for (const machine of this.records.machinesOf(cluster.id)) {
+      if (wanted.has(machine.nodeName) && machine.state === "joined" && machine.silentSince === undefined && machine.due?.action !== "ready") {
+        await this.schedule(machine, "ready", this.pluginDelay());
+      }
+    }
+  }
+
+  /** Nodes whose network-plugin pod does not run try to start it again (its configuration may have changed). */
+  private async restartNetworkPlugin(cluster: ClusterRecord): Promise<void> {
+    const objects = this.cluster(cluster.id);
+    if (objects) await this.startPluginOn(cluster, await objects.controllers.nodesWithoutNetwork());
+  }
+
+  /** The network plugin crashed on the machine's node: the kubelet restarts it after its back-off. */
+  async pluginCrashed(machine: MachineRecord, restarts: number): Promise<void> {
+    const backoff = Math.min(CRASH_BACKOFF_MS.first * 2 ** Math.max(0, restarts - 1), CRASH_BACKOFF_MS.max);
+    await this.schedule(machine, "ready", this.scaled(backoff));
+  }
+
+  /** After a client's write to a cluster, the controllers act on it; quotas get a status. */
   async clientWrote(clusterId: string, verb: string, def: KindDefinition, object: KubeObject): Promise<void> {
-    if (verb === "delete") return;
     const cluster = this.records.cluster(clusterId);
     if (!cluster) return;
-    if (def.group === "apps" && def.kind === "DaemonSet") {
-      const cni = cniOfDaemonSet(object.metadata.namespace, object.metadata.name);
-      if (cni) await this.onCluster(cluster.endpoint, () => this.steps.networkPluginApplied(cluster, cni));
-    } else if (def.group === "" && def.kind === "ResourceQuota" && object.metadata.namespace) {
+    const workloadKind = (def.group === "apps" && (def.kind === "DaemonSet" || def.kind === "Deployment")) || (def.group === "policy" && def.kind === "PodDisruptionBudget");
+    const core = def.group === "" && (def.kind === "Node" || (def.kind === "Pod" && verb === "delete"));
+    if (workloadKind || core) {
+      await this.onCluster(cluster.endpoint, () => this.syncCluster(cluster));
+    } else if (def.group === "" && def.kind === "ConfigMap" && verb !== "delete" && NETWORK_PLUGINS.some((p) => p.namespace === object.metadata.namespace)) {
+      await this.onCluster(cluster.endpoint, () => this.restartNetworkPlugin(cluster));
+    } else if (def.group === "" && def.kind === "ResourceQuota" && object.metadata.namespace && verb !== "delete") {
       const hard = (object.spec as { hard?: Record<string, string> } | undefined)?.hard ?? {};
       const used = Object.fromEntries(Object.keys(hard).map((name) => [name, "0"]));
       await this.cluster(clusterId)?.objects.updateStatus(def, object.metadata.namespace, object.metadata.name!, { status: { hard, used } });

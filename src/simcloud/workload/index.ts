@@ -14,8 +14,8 @@ import { WorkloadEmulator } from "./emulator.ts";
 import { workloadRegistry } from "./kinds.ts";
 import { WorkloadApiServer } from "./server.ts";
 
-export { WorkloadEmulator, NODE_GONE_AFTER_MS } from "./emulator.ts";
-export { DISCOVERY_TIMEOUT_MS } from "./kubeadm-steps.ts";
+export { WorkloadEmulator, NODE_GONE_AFTER_MS, NODE_MONITOR_GRACE_MS } from "./emulator.ts";
+export { API_CALL_TIMEOUT_MS, DISCOVERY_TIMEOUT_MS } from "./kubeadm-steps.ts";
 export { workloadRegistry, workloadKinds, nodeKind, podKind, type NodeObject, type PodObject } from "./kinds.ts";
 export type { ClusterRecord, MachineRecord } from "./records.ts";
 

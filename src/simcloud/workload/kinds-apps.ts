@@ -1,9 +1,13 @@
-// apps/v1 DaemonSet and Deployment of an emulated workload cluster: specs are kept as sent (manifests of
-// network plugins and add-ons carry every field of the pod template); statuses are typed for the columns.
+// apps/v1 DaemonSet and Deployment of an emulated workload cluster, with the real spec shape (selector,
+// pod template as a PodSpec, update strategy) refusing unknown fields, the validation Kubernetes applies
+// (a selector that matches the template's labels, containers with images), and statuses as the
+// DaemonSet and Deployment controllers report them.
 import { Type } from "@sinclair/typebox";
 import { ageColumn, fieldColumn, readyOfDesired } from "../../api/columns.ts";
-import { FreeForm, StringEnum, Struct, objectSchema, type KubeObject, type ObjectOf } from "../../api/meta.ts";
-import type { KindDefinition, PrinterColumn } from "../../api/registry.ts";
+import { immutable } from "../../api/field-errors.ts";
+import { StringEnum, Struct, objectSchema, type KubeObject, type ObjectOf } from "../../api/meta.ts";
+import type { FieldError, KindDefinition, PrinterColumn } from "../../api/registry.ts";
+import { IntOrString, LabelSelector, PodTemplateSpec, podSpecErrors, selectorMatches, type PodSpecView } from "./kinds-podspec.ts";
 
 const APPS = { group: "apps", version: "v1" } as const;
 
@@ -20,8 +24,8 @@ const WorkloadConditionSchema = Struct(
 );
 
 interface PodTemplateView {
-  selector?: { matchLabels?: Record<string, string>; matchExpressions?: unknown[] };
-  template?: { spec?: { nodeSelector?: Record<string, string>; containers?: { name?: string; image?: string }[] } };
+  selector?: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+  template?: { metadata?: { labels?: Record<string, string> }; spec?: PodSpecView };
 }
 
 function templateOf(object: KubeObject): PodTemplateView {
@@ -41,7 +45,7 @@ const wideColumns: PrinterColumn[] = [
     jsonPath: ".spec.template.spec.containers",
     description: "Names of the containers.",
     priority: 1,
-    value: (o) => (templateOf(o).template?.spec?.containers ?? []).map((c) => c.name ?? "").join(","),
+    value: (o) => (templateOf(o).template?.spec?.containers ?? []).map((c) => c.name).join(","),
   },
   {
     name: "IMAGES",
@@ -61,11 +65,45 @@ const wideColumns: PrinterColumn[] = [
   },
 ];
 
+/** A selector that matches the template's labels, and a template Kubernetes would run. */
+function workloadErrors(object: KubeObject, old: KubeObject | undefined): FieldError[] {
+  const spec = templateOf(object);
+  const errors: FieldError[] = [];
+  const selector = spec.selector;
+  if (!selector || (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0)) {
+    errors.push({ field: "spec.selector", reason: "FieldValueInvalid", message: "Invalid value: empty selector is invalid for deployment and daemonset" });
+  } else if (!selectorMatches(selector, spec.template?.metadata?.labels ?? {})) {
+    errors.push({ field: "spec.template.metadata.labels", reason: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(spec.template?.metadata?.labels ?? {})}: \`selector\` does not match template \`labels\`` });
+  }
+  errors.push(...podSpecErrors(spec.template?.spec, "spec.template.spec"));
+  if (old) errors.push(...immutable("spec.selector", selector, templateOf(old).selector));
+  return errors;
+}
+
+const UpdateKnobs = Struct(
+  {
+    maxUnavailable: Type.Optional(IntOrString("Pods that may be unavailable during the update (a number or a percentage).")),
+    maxSurge: Type.Optional(IntOrString("Pods that may be made above the desired number during the update.")),
+  },
+  { description: "Pace of a rolling update." },
+);
+
 // ---------------------------------------------------------------------------------------------------------
 // DaemonSet
 
+const DaemonSetSpec = Struct(
+  {
+    selector: LabelSelector,
+    template: PodTemplateSpec,
+    updateStrategy: Type.Optional(Struct({ type: Type.Optional(StringEnum(["RollingUpdate", "OnDelete"], { description: "RollingUpdate or OnDelete." })), rollingUpdate: Type.Optional(UpdateKnobs) }, { description: "How pods are replaced when the template changes." })),
+    minReadySeconds: Type.Optional(Type.Integer({ minimum: 0, description: "Seconds a pod must be ready to count as available." })),
+    revisionHistoryLimit: Type.Optional(Type.Integer({ minimum: 0, description: "Old revisions kept for rollback." })),
+  },
+  { description: "Desired state: the pods to run on every (selected) node." },
+);
+
 export const DaemonSetSchema = objectSchema("apps/v1", "DaemonSet", "Runs a copy of a pod on every (selected) node.", {
-  spec: Type.Optional(FreeForm("Desired state: selector, pod template, update strategy (kept as sent).")),
+  spec: Type.Optional(DaemonSetSpec),
   status: Type.Optional(
     Struct(
       {
@@ -97,6 +135,7 @@ export const daemonSetKind: KindDefinition<DaemonSetObject> = {
   schema: DaemonSetSchema,
   description: "Runs a copy of a pod on every (selected) node.",
   subresources: { status: true },
+  validate: workloadErrors,
   printerColumns: [
     fieldColumn("DESIRED", ".status.desiredNumberScheduled", "Nodes that should run the pod.", { type: "integer" }),
     fieldColumn("CURRENT", ".status.currentNumberScheduled", "Nodes running the pod.", { type: "integer" }),
@@ -118,8 +157,22 @@ export const daemonSetKind: KindDefinition<DaemonSetObject> = {
 // ---------------------------------------------------------------------------------------------------------
 // Deployment
 
+const DeploymentSpec = Struct(
+  {
+    replicas: Type.Optional(Type.Integer({ minimum: 0, description: "Pods wanted (default 1)." })),
+    selector: LabelSelector,
+    template: PodTemplateSpec,
+    strategy: Type.Optional(Struct({ type: Type.Optional(StringEnum(["RollingUpdate", "Recreate"], { description: "RollingUpdate or Recreate." })), rollingUpdate: Type.Optional(UpdateKnobs) }, { description: "How pods are replaced when the template changes." })),
+    minReadySeconds: Type.Optional(Type.Integer({ minimum: 0, description: "Seconds a pod must be ready to count as available." })),
+    revisionHistoryLimit: Type.Optional(Type.Integer({ minimum: 0, description: "Old replica sets kept for rollback." })),
+    progressDeadlineSeconds: Type.Optional(Type.Integer({ minimum: 0, description: "Seconds before a stalled rollout is reported." })),
+    paused: Type.Optional(Type.Boolean({ description: "Whether the rollout is paused." })),
+  },
+  { description: "Desired state: replicas of a pod template." },
+);
+
 export const DeploymentSchema = objectSchema("apps/v1", "Deployment", "A replicated, rolling-updated set of identical pods.", {
-  spec: Type.Optional(FreeForm("Desired state: replicas, selector, pod template, strategy (kept as sent).")),
+  spec: Type.Optional(DeploymentSpec),
   status: Type.Optional(
     Struct(
       {
@@ -149,6 +202,7 @@ export const deploymentKind: KindDefinition<DeploymentObject> = {
   schema: DeploymentSchema,
   description: "A replicated, rolling-updated set of identical pods.",
   subresources: { status: true },
+  validate: workloadErrors,
   printerColumns: [
     {
       name: "READY",
@@ -157,7 +211,7 @@ export const deploymentKind: KindDefinition<DeploymentObject> = {
       description: "Ready pods of the desired number.",
       value: (o) => {
         const d = o as DeploymentObject;
-        const desired = (templateOf(d) as { replicas?: number }).replicas ?? 1;
+        const desired = d.spec?.replicas ?? 1;
         return readyOfDesired(d.status?.readyReplicas, desired);
       },
     },

@@ -6,6 +6,7 @@ import { CNI_NAMES, renderCniManifest } from "../../bootstrap/cni.ts";
 import { SqliteStore } from "../../store/sqlite.ts";
 import { nodeKind, podKind, workloadRegistry, type NodeObject, type PodObject } from "./kinds.ts";
 import { roleBindingKind } from "./kinds-rbac.ts";
+import { daemonSetKind } from "./kinds-apps.ts";
 import { nodeConditions } from "./manifests.ts";
 
 const at = "2025-01-01T00:00:00Z";
@@ -44,11 +45,23 @@ describe("workload kinds", () => {
     assert.equal(cell(podKind, "STATUS", { ...pod, metadata: { ...pod.metadata, deletionTimestamp: at } }), "Terminating");
   });
 
-  it("keep a pod's spec as sent, but type its status", () => {
-    const spec = { containers: [{ name: "c", image: "nginx", resources: { requests: { cpu: "100m" } } }], affinity: { nodeAffinity: {} } };
+  it("check a pod's spec against the PodSpec shape, keeping its deep free-form parts, and type its status", () => {
+    const spec = { containers: [{ name: "c", image: "nginx", resources: { requests: { cpu: "100m", memory: 64 } } }], affinity: { nodeAffinity: {} } };
     assert.deepEqual(admit(podKind, { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec }).schemaErrors, []);
-    const bad = admit(podKind, { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, status: { phase: "Sleeping" } });
+    const bad = admit(podKind, { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec, status: { phase: "Sleeping" } });
     assert.equal(bad.schemaErrors[0]?.[0], "/status/phase");
+    const unknown = admit(podKind, { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { ...spec, restartPolicy: "Always", hostNetwork: true, nonsense: 1 } });
+    assert.deepEqual(unknown.schemaErrors.map((e) => e[0]), ["/spec/nonsense"]);
+    const noImage = admit(podKind, { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { containers: [{ name: "c" }] } });
+    assert.deepEqual(noImage.errors.map((e) => [e.field, e.message]), [["spec.containers[0].image", "Required value"]]);
+  });
+
+  it("refuse a DaemonSet whose spec is not a DaemonSetSpec, or whose template its selector does not match", () => {
+    const ds = (spec: unknown) => ({ apiVersion: "apps/v1", kind: "DaemonSet", metadata: { name: "d", namespace: "kube-system" }, spec });
+    assert.deepEqual(admit(daemonSetKind, ds({ nonsense: true })).schemaErrors.map((e) => e[0]).sort(), ["/spec/nonsense", "/spec/selector", "/spec/template"]);
+    const template = { metadata: { labels: { app: "b" } }, spec: { containers: [{ name: "c", image: "x" }] } };
+    const mismatch = admit(daemonSetKind, ds({ selector: { matchLabels: { app: "a" } }, template }));
+    assert.deepEqual(mismatch.errors.map((e) => e.field), ["spec.template.metadata.labels"]);
   });
 
   it("never let a binding change its role", () => {

@@ -1,13 +1,15 @@
-// The kinds an emulated workload cluster serves: core v1 Node and Pod here, the other core, RBAC and apps
-// kinds beside this file, and Namespace, Secret and Event shared with Slipway's own API. Schemas are
-// lighter than Kubernetes' own but structural: what controllers and kubectl read is typed, and pod and
-// workload specs are kept as sent.
+// The kinds an emulated workload cluster serves: core v1 Node and Pod here, the other core, RBAC, apps and
+// policy kinds beside this file, and Namespace, Secret and Event shared with Slipway's own API. Schemas
+// are lighter than Kubernetes' own but structural: what controllers and kubectl read is typed, and pod
+// specs have the PodSpec shape (kinds-podspec.ts), unknown fields refused.
 import { Type } from "@sinclair/typebox";
 import { ageColumn, fieldColumn } from "../../api/columns.ts";
 import { eventKind, namespaceKind, secretKind } from "../../api/core.ts";
 import { FreeForm, MapOf, StringEnum, Struct, objectSchema, type KubeObject, type ObjectOf } from "../../api/meta.ts";
 import { Registry, type KindDefinition } from "../../api/registry.ts";
 import { daemonSetKind, deploymentKind } from "./kinds-apps.ts";
+import { PodSpec, podSpecErrors, type PodSpecView } from "./kinds-podspec.ts";
+import { podDisruptionBudgetKind } from "./kinds-policy.ts";
 import { configMapKind, resourceQuotaKind, serviceAccountKind } from "./kinds-config.ts";
 import { clusterRoleBindingKind, clusterRoleKind, roleBindingKind, roleKind } from "./kinds-rbac.ts";
 
@@ -159,7 +161,7 @@ const ContainerStatusSchema = Struct(
 );
 
 export const PodSchema = objectSchema("v1", "Pod", "A group of containers scheduled together on one node.", {
-  spec: Type.Optional(FreeForm("Desired state of the pod: containers, volumes, nodeName, tolerations … (kept as sent).")),
+  spec: Type.Optional(PodSpec),
   status: Type.Optional(
     Struct(
       {
@@ -195,12 +197,7 @@ export const PodSchema = objectSchema("v1", "Pod", "A group of containers schedu
 });
 export type PodObject = ObjectOf<typeof PodSchema>;
 
-interface PodSpecView {
-  nodeName?: string;
-  containers?: unknown[];
-}
-
-function podSpec(pod: KubeObject): PodSpecView {
+function podSpec(pod: KubeObject): Partial<PodSpecView> {
   const spec = pod.spec;
   return typeof spec === "object" && spec !== null ? (spec as PodSpecView) : {};
 }
@@ -222,6 +219,7 @@ export const podKind: KindDefinition<PodObject> = {
   schema: PodSchema,
   description: "A group of containers scheduled together on one node.",
   subresources: { status: true },
+  validate: (pod) => podSpecErrors(pod.spec as PodSpecView | undefined, "spec"),
   printerColumns: [
     {
       name: "READY",
@@ -275,6 +273,7 @@ export const workloadKinds: readonly KindDefinition[] = [
   general(clusterRoleBindingKind),
   general(daemonSetKind),
   general(deploymentKind),
+  general(podDisruptionBudgetKind),
 ];
 
 /** The registry every emulated workload cluster serves. */

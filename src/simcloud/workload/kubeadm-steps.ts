@@ -1,22 +1,22 @@
-// The steps of a machine's life in a workload cluster, as kubeadm and the cluster's controllers take them:
-// init creates the cluster, join checks discovery (endpoint, token, CA pin) and the shared PKI before the
-// node registers, a join whose control plane is not up yet waits as kubeadm retries, the network plugin
-// readies nodes, and the node of a vanished machine is removed. Each step runs on its cluster's queue.
+// The steps of a machine's life in a workload cluster, as kubeadm and the cluster's controllers take them.
+// `kubeadm init` brings the API server up on the machine, then goes on through the control-plane
+// endpoint (upload-config, mark-control-plane, bootstrap-token), which answers only once the load
+// balancer sends it to a healthy target: until kubeadm's API-call timeout, after which init fails naming
+// the endpoint. `kubeadm join` finds the cluster through its endpoint (the load balancer's healthy
+// targets, or a node's address) — never by name — retrying discovery until its timeout, then checks the
+// token, the CA pin and, for a control plane, every shared key. Each step runs on its cluster's queue.
 import { isIP } from "node:net";
 import { formatIPv4, parseCidr } from "../../api/cidr.ts";
-import type { CniName } from "../../bootstrap/cni.ts";
 import { caCertHash } from "../../bootstrap/pki.ts";
-import type { WorkloadEmulator } from "./emulator.ts";
-import { KubeadmFailure, PKI_DIR, caFileErrors, clusterInfoUrl, type InitPlan, type JoinPlan } from "./kubeadm-plan.ts";
+import { NODE_GONE_AFTER_MS, type WorkloadEmulator } from "./emulator.ts";
+import { KubeadmFailure, PKI_DIR, clusterInfoUrl, kubeletVersionProblems, pkiFileErrors, publicKeyDigest, type InitPlan, type JoinPlan, type KubeadmPlan } from "./kubeadm-plan.ts";
 import { nodePodCidr, type NodeFacts } from "./manifests.ts";
 import { hostOf, type ClusterRecord, type MachineRecord } from "./records.ts";
 
-/** How long kubeadm join keeps retrying discovery (simulated ms), as its default discovery timeout. */
+/** How long kubeadm join keeps retrying discovery by default (simulated ms): v1beta4's timeouts.discovery. */
 export const DISCOVERY_TIMEOUT_MS = 5 * 60_000;
-
-function portOf(endpoint: string): number {
-  return Number(endpoint.slice(endpoint.lastIndexOf(":") + 1));
-}
+/** How long kubeadm init retries API calls through the control-plane endpoint by default (timeouts.kubernetesAPICall). */
+export const API_CALL_TIMEOUT_MS = 60_000;
 
 /** The id Kubernetes nodes carry for a sim cloud instance (`spec.providerID`). */
 function providerIdOf(machine: MachineRecord): string {
@@ -25,6 +25,39 @@ function providerIdOf(machine: MachineRecord): string {
 
 function identityFailure(reason: string): KubeadmFailure {
   return new KubeadmFailure("preflight", [`couldn't validate the identity of the API Server: ${reason}`]);
+}
+
+/** Label prefixes a kubelet may set on its own node (the NodeRestriction rules kubelets follow). */
+const KUBELET_LABEL_PREFIXES = ["kubelet.kubernetes.io/", "node.kubernetes.io/"];
+const KUBELET_LABELS = new Set([
+  "kubernetes.io/hostname",
+  "kubernetes.io/arch",
+  "kubernetes.io/os",
+  "beta.kubernetes.io/arch",
+  "beta.kubernetes.io/os",
+  "beta.kubernetes.io/instance-type",
+  "node.kubernetes.io/instance-type",
+  "failure-domain.beta.kubernetes.io/region",
+  "failure-domain.beta.kubernetes.io/zone",
+  "topology.kubernetes.io/region",
+  "topology.kubernetes.io/zone",
+]);
+
+/** The labels of the kubelet's --node-labels, or the kubelet's refusal of ones it may not set. */
+export function nodeLabelsOf(plan: KubeadmPlan): { labels: Record<string, string> } | { error: string } {
+  const arg = plan.node.kubeletExtraArgs?.find((a) => a.name === "node-labels")?.value ?? "";
+  const labels: Record<string, string> = {};
+  for (const pair of arg.split(",").filter((p) => p.trim() !== "")) {
+    const [key, value = ""] = pair.split("=", 2) as [string, string | undefined];
+    labels[key.trim()] = value.trim();
+  }
+  const forbidden = Object.keys(labels).filter((key) => {
+    const prefix = key.includes("/") ? key.slice(0, key.indexOf("/")) : "";
+    const restricted = prefix === "kubernetes.io" || prefix.endsWith(".kubernetes.io") || prefix === "k8s.io" || prefix.endsWith(".k8s.io");
+    return restricted && !KUBELET_LABELS.has(key) && !KUBELET_LABEL_PREFIXES.some((p) => key.startsWith(p) || key.includes(`.${p}`));
+  });
+  if (forbidden.length > 0) return { error: `"command failed" err="failed to validate kubelet flags: unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels: [${forbidden.join(" ")}]"` };
+  return { labels };
 }
 
 export class KubeadmSteps {
@@ -39,14 +72,18 @@ export class KubeadmSteps {
   }
 
   /** kubeadm gave up: its output goes to the boot log, the machine keeps running without a node. */
-  private async fail(machine: MachineRecord, failure: KubeadmFailure, before: string[] = []): Promise<void> {
+  private async fail(machine: MachineRecord, failure: KubeadmFailure | string[], before: string[] = []): Promise<void> {
+    const lines = Array.isArray(failure) ? failure : failure.lines;
     machine.state = "failed";
-    machine.failure = failure.lines;
+    machine.failure = lines;
     delete machine.plan;
     delete machine.due;
+    delete machine.servingSince;
+    delete machine.pendingFailure;
     await this.records.saveMachine(machine);
-    this.emulator.print(machine.instanceId, [...before, ...failure.lines]);
-    this.emulator.logger.info({ instance: machine.instanceId, endpoint: machine.endpoint, error: failure.message }, "kubeadm failed on a workload machine");
+    this.emulator.print(machine.instanceId, [...before, ...lines]);
+    this.emulator.logger.info({ instance: machine.instanceId, endpoint: machine.endpoint, error: lines[0] }, "kubeadm failed on a workload machine");
+    await this.emulator.servingChanged(machine);
   }
 
   /** A configuration kubeadm refused at once: print why, and the machine keeps running without a node. */
@@ -59,21 +96,85 @@ export class KubeadmSteps {
     return true;
   }
 
-  /** `kubeadm init`: the cluster behind the endpoint comes to life with this machine as its first node. */
+  /** The kubelet never comes up: kubeadm waits for it, then fails in `phase`. */
+  private async kubeletNeverHealthy(machine: MachineRecord, plan: KubeadmPlan, phase: string, kubeletLog: string): Promise<void> {
+    const timeout = `${Math.round(plan.kubeletHealthTimeoutMs / 60_000)}m0s`;
+    this.emulator.print(machine.instanceId, [
+      `[kubelet-check] Waiting for a healthy kubelet at http://127.0.0.1:10248/healthz. This can take up to ${timeout}`,
+      `kubelet[${1000 + (machine.instanceId.charCodeAt(2) % 9000)}]: ${kubeletLog}`,
+    ]);
+    machine.pendingFailure = new KubeadmFailure(phase, [
+      `failed while waiting for the kubelet to start: The HTTP call equal to 'curl -sSL http://127.0.0.1:10248/healthz' returned error: Get "http://127.0.0.1:10248/healthz": context deadline exceeded`,
+    ], [`[kubelet-check] The kubelet is not healthy after ${timeout}`]).lines;
+    await this.emulator.schedule(machine, "fail", this.emulator.scaled(plan.kubeletHealthTimeoutMs));
+  }
+
+  /** The kubelet's failure when it cannot start with this plan (swap, labels it may not set). */
+  private kubeletFailure(plan: KubeadmPlan): string | undefined {
+    const labels = nodeLabelsOf(plan);
+    return plan.kubeletFailure ?? ("error" in labels ? labels.error : undefined);
+  }
+
+  /** A step kubeadm had scheduled to fail (the kubelet never came up). */
+  async failNow(machine: MachineRecord): Promise<void> {
+    await this.fail(machine, machine.pendingFailure ?? ["error execution phase kubelet-start: the kubelet did not start"]);
+  }
+
+  /** `kubeadm init`, up to the API server answering on this machine; then its phases through the endpoint. */
   async init(machine: MachineRecord): Promise<void> {
     if (await this.refused(machine)) return;
     const plan = machine.plan as InitPlan;
-    const lb = this.emulator.cloud.findLoadBalancerByDnsName(hostOf(plan.endpoint));
-    const id = lb?.id ?? machine.instanceId;
-    const existing = this.records.cluster(id) ?? this.records.clusterAt(plan.endpoint);
-    if (existing) {
-      const live = this.records.machinesOf(existing.id).filter((m) => m.role !== "worker" && m.state === "joined" && m.instanceId !== machine.instanceId);
-      if (live.length > 0) {
-        await this.fail(machine, new KubeadmFailure("preflight", [`[ERROR ControlPlaneEndpoint]: ${plan.endpoint} already serves the cluster "${existing.name}" (control plane on ${live.map((m) => m.nodeName).join(", ")}); join it instead of initialising another cluster`]));
+    this.emulator.print(machine.instanceId, [`[init] Using Kubernetes version: ${plan.kubernetesVersion}`, "[preflight] Running pre-flight checks", ...plan.warnings]);
+    const kubelet = this.kubeletFailure(plan);
+    if (kubelet) return this.kubeletNeverHealthy(machine, plan, "wait-control-plane", kubelet);
+    machine.state = "starting";
+    machine.servingSince = this.emulator.now();
+    machine.waitingSince = this.emulator.now();
+    machine.bindPort = plan.bindPort;
+    await this.records.saveMachine(machine);
+    this.emulator.print(machine.instanceId, [
+      '[certs] Using certificateDir folder "/etc/kubernetes/pki"',
+      "[certs] Using existing ca certificate authority",
+      '[control-plane] Creating static Pod manifests for "kube-apiserver", "kube-controller-manager", "kube-scheduler"',
+      '[etcd] Creating static Pod manifest for local etcd in "/etc/kubernetes/manifests"',
+      "[kubelet-start] Starting the kubelet",
+      "[api-check] The API server is healthy",
+    ]);
+    await this.emulator.servingChanged(machine);
+    await this.upload(machine);
+  }
+
+  /**
+   * init's phases that go through controlPlaneEndpoint (kubeadm's admin.conf points there): they need the
+   * endpoint to reach this machine's API server. Retried until kubeadm's API-call timeout.
+   */
+  async upload(machine: MachineRecord): Promise<void> {
+    const plan = machine.plan as InitPlan | undefined;
+    if (machine.state !== "starting" || !plan) return;
+    const url = `https://${plan.endpoint}/api/v1/namespaces/kube-system/configmaps?timeout=10s`;
+    const reach = this.emulator.reach(plan.endpoint, machine);
+    let error: string | undefined;
+    let retryAt: number | undefined;
+    if ("error" in reach) ({ error, retryAt } = reach);
+    else if (reach.machines.some((m) => m.instanceId !== machine.instanceId)) error = "tls: failed to verify certificate: x509: certificate signed by unknown authority";
+    if (error !== undefined) {
+      const deadline = (machine.waitingSince ?? this.emulator.now()) + this.emulator.scaled(plan.apiCallTimeoutMs);
+      if (this.emulator.now() >= deadline) {
+        await this.fail(machine, new KubeadmFailure("upload-config/kubeadm", [`error uploading the kubeadm ClusterConfiguration: unable to create ConfigMap: Post "${url}": ${error}`]));
         return;
       }
-      await this.emulator.eraseCluster(existing);
+      machine.lastError = error;
+      await this.emulator.schedule(machine, "upload", Math.min(retryAt ?? deadline, deadline) - this.emulator.now());
+      return;
     }
+    await this.createCluster(machine, plan);
+  }
+
+  private async createCluster(machine: MachineRecord, plan: InitPlan): Promise<void> {
+    const lb = this.emulator.cloud.findLoadBalancerByDnsName(hostOf(plan.endpoint));
+    const id = lb?.id ?? machine.instanceId;
+    const existing = this.records.cluster(id);
+    if (existing) await this.emulator.eraseCluster(existing);
     const ca = { certPem: plan.pki["ca.crt"]!, keyPem: plan.pki["ca.key"]! };
     const host = hostOf(plan.endpoint);
     const serviceIp = formatIPv4(parseCidr(plan.serviceSubnet).base + 1);
@@ -91,6 +192,11 @@ export class KubeadmSteps {
       serviceSubnet: plan.serviceSubnet,
       dnsDomain: plan.dnsDomain,
       ca,
+      shared: {
+        frontProxyCa: caCertHash(plan.pki["front-proxy-ca.crt"]!),
+        etcdCa: caCertHash(plan.pki["etcd/ca.crt"]!),
+        serviceAccount: publicKeyDigest(plan.pki["sa.pub"]!) ?? "",
+      },
       servingNames: { dnsNames, ipAddresses },
       createdAt: this.iso(),
       podCidrsAllocated: 0,
@@ -98,18 +204,12 @@ export class KubeadmSteps {
     await this.records.saveCluster(cluster);
     const objects = this.emulator.cluster(id)!;
     const expiresAt = plan.tokenTtlMs === 0 ? undefined : this.emulator.now() + plan.tokenTtlMs;
-    await objects.initialise(cluster, plan, expiresAt, this.iso());
+    await objects.initialise(cluster, plan, expiresAt);
     await this.registerNode(cluster, machine, plan);
     const tokenId = plan.token.split(".")[0];
     this.emulator.print(machine.instanceId, [
-      `[init] Using Kubernetes version: ${plan.kubernetesVersion}`,
-      "[preflight] Running pre-flight checks",
-      '[certs] Using certificateDir folder "/etc/kubernetes/pki"',
-      "[certs] Using existing ca certificate authority",
       `[certs] apiserver serving cert is signed for DNS names [${dnsNames.join(" ")}] and IPs [${ipAddresses.join(" ")}]`,
-      '[control-plane] Creating static Pod manifests for "kube-apiserver", "kube-controller-manager", "kube-scheduler"',
-      '[etcd] Creating static Pod manifest for local etcd in "/etc/kubernetes/manifests"',
-      "[kubelet-start] Starting the kubelet",
+      '[upload-config] Storing the configuration used in ConfigMap "kubeadm-config" in the "kube-system" Namespace',
       `[mark-control-plane] Marking the node ${machine.nodeName} as control-plane by adding the labels: [node-role.kubernetes.io/control-plane node.kubernetes.io/exclude-from-external-load-balancers]`,
       `[bootstrap-token] Using token: ${tokenId}.<redacted>`,
       '[bootstrap-token] Creating the "cluster-info" ConfigMap in the "kube-public" namespace',
@@ -118,7 +218,7 @@ export class KubeadmSteps {
       "Your Kubernetes control-plane has initialized successfully!",
     ]);
     this.emulator.logger.info({ cluster: id, endpoint: plan.endpoint, instance: machine.instanceId }, "workload cluster initialised");
-    for (const waiting of this.records.waitingFor(plan.endpoint)) await this.emulator.schedule(waiting, "join", 0);
+    await this.emulator.servingChanged(machine);
   }
 
   private async registerNode(cluster: ClusterRecord, machine: MachineRecord, plan: InitPlan | JoinPlan): Promise<void> {
@@ -126,6 +226,7 @@ export class KubeadmSteps {
     const podCidr = nodePodCidr(cluster.podSubnet, cluster.podCidrsAllocated % slots);
     cluster.podCidrsAllocated += 1;
     await this.records.saveCluster(cluster);
+    const labels = nodeLabelsOf(plan);
     const facts: NodeFacts = {
       name: plan.node.name,
       controlPlane: machine.role !== "worker",
@@ -133,69 +234,66 @@ export class KubeadmSteps {
       internalIp: machine.privateIp,
       ...(machine.publicIp ? { externalIp: machine.publicIp } : {}),
       podCidr,
-      kubeletVersion: cluster.kubernetesVersion,
+      kubeletVersion: plan.software.kubeletVersion,
+      containerRuntime: plan.software.containerRuntime,
       vcpus: machine.vcpus,
       memoryMiB: machine.memoryMiB,
       machineType: machine.machineType,
       region: machine.region,
       zone: machine.zone,
-      registration: plan.node,
+      labels: "labels" in labels ? labels.labels : {},
+      ...(plan.node.taints ? { taints: plan.node.taints } : {}),
     };
     await this.emulator.cluster(cluster.id)!.addNode(facts, this.iso());
     machine.state = "joined";
     machine.clusterId = cluster.id;
+    machine.software = plan.software;
     delete machine.plan;
     delete machine.waitingSince;
+    delete machine.lastError;
     await this.records.saveMachine(machine);
-    if (cluster.cni) await this.emulator.schedule(machine, "ready", this.cniDelay());
-  }
-
-  /** The network plugin starts on a node in about half a kubeadm join. */
-  private cniDelay(): number {
-    return this.emulator.cloud.sampleDelay("kubeadmJoin") / 2;
-  }
-
-  /** Why discovery cannot reach `endpoint` at all; undefined while it may only be not up yet. */
-  private discoveryRefusal(endpoint: string): string | undefined {
-    const host = hostOf(endpoint);
-    const url = clusterInfoUrl(endpoint);
-    const lb = this.emulator.cloud.findLoadBalancerByDnsName(host);
-    const refused = `Get "${url}": dial tcp ${endpoint}: connect: connection refused`;
-    if (lb) return lb.listeners.some((l) => l.port === portOf(endpoint)) ? undefined : refused;
-    if (this.records.clustersOnHost(host).length > 0) return refused;
-    if (isIP(host) === 0) return `Get "${url}": dial tcp: lookup ${host}: no such host`;
-    return undefined;
+    await this.emulator.syncCluster(cluster);
   }
 
   /** `kubeadm join`: discovery through the endpoint, the token and the CA pin, then the node registers. */
   async join(machine: MachineRecord): Promise<void> {
     if (await this.refused(machine)) return;
-    const plan = machine.plan as JoinPlan;
-    const cluster = this.records.clusterAt(plan.endpoint);
-    if (!cluster) {
-      const refusal = this.discoveryRefusal(plan.endpoint);
-      if (refusal) {
-        await this.fail(machine, identityFailure(`failed to request the cluster-info ConfigMap: ${refusal}`), [`[discovery] failed to request the cluster-info ConfigMap: ${refusal}`]);
+    const plan = machine.plan as JoinPlan | undefined;
+    if (!plan || (machine.state !== "pending" && machine.state !== "waiting")) return;
+    if (machine.state === "pending") {
+      machine.state = "waiting";
+      machine.waitingSince = this.emulator.now();
+      machine.bindPort = plan.bindPort;
+      await this.records.saveMachine(machine);
+      this.emulator.print(machine.instanceId, ["[preflight] Running pre-flight checks", ...plan.warnings]);
+    }
+    const url = clusterInfoUrl(plan.endpoint);
+    const found = this.discover(plan.endpoint, machine);
+    if ("error" in found) {
+      const deadline = (machine.waitingSince ?? this.emulator.now()) + this.emulator.scaled(plan.discoveryTimeoutMs);
+      const error = `Get "${url}": ${found.error}`;
+      if (this.emulator.now() >= deadline) {
+        await this.fail(machine, identityFailure(`failed to request the cluster-info ConfigMap: ${error}`));
         return;
       }
-      if (machine.state !== "waiting") {
-        machine.state = "waiting";
-        machine.waitingSince = this.emulator.now();
-        this.emulator.print(machine.instanceId, ["[preflight] Running pre-flight checks", `[discovery] the API server at ${plan.endpoint} does not answer yet; retrying`]);
-      }
-      const deadline = (machine.waitingSince ?? this.emulator.now()) + this.emulator.scaled(DISCOVERY_TIMEOUT_MS);
-      await this.emulator.schedule(machine, "give-up", deadline - this.emulator.now());
+      if (machine.lastError !== error) this.emulator.print(machine.instanceId, [`[discovery] Failed to request cluster-info, will try again: ${error}`]);
+      machine.lastError = error;
+      await this.emulator.schedule(machine, "join", Math.min(found.retryAt ?? deadline, deadline) - this.emulator.now());
       return;
     }
-    const failure = await this.discoveryFailure(cluster, plan, machine);
+    const failure = await this.discoveryFailure(found.cluster, plan, machine);
     if (failure) {
       await this.fail(machine, failure);
       return;
     }
-    const waited = machine.waitingSince !== undefined;
-    await this.registerNode(cluster, machine, plan);
+    const kubelet = this.kubeletFailure(plan);
+    if (kubelet) {
+      this.emulator.print(machine.instanceId, ["[preflight] Reading configuration from the cluster...", "[kubelet-start] Starting the kubelet"]);
+      return this.kubeletNeverHealthy(machine, plan, "kubelet-start", kubelet);
+    }
+    if (plan.controlPlane) machine.servingSince = this.emulator.now();
+    await this.registerNode(found.cluster, machine, plan);
     this.emulator.print(machine.instanceId, [
-      ...(waited ? [] : ["[preflight] Running pre-flight checks"]),
       "[preflight] Reading configuration from the cluster...",
       ...(plan.controlPlane ? ["[control-plane] Creating static Pod manifests", "[etcd] Announced new etcd member joining to the existing etcd cluster"] : []),
       "[kubelet-start] Starting the kubelet",
@@ -203,6 +301,18 @@ export class KubeadmSteps {
       plan.controlPlane ? "This node has joined the cluster and a new control plane instance was created." : "This node has joined the cluster.",
       "Run 'kubectl get nodes' on the control-plane to see this node join the cluster.",
     ]);
+    if (plan.controlPlane) await this.emulator.servingChanged(machine);
+  }
+
+  /** The cluster whose cluster-info the endpoint serves to this machine, or the error discovery meets. */
+  private discover(endpoint: string, machine: MachineRecord): { cluster: ClusterRecord } | { error: string; retryAt?: number } {
+    const reach = this.emulator.reach(endpoint, machine);
+    if ("error" in reach) return reach;
+    const serving = reach.machines.find((m) => m.clusterId !== undefined) ?? reach.machines[0]!;
+    const cluster = serving.clusterId ? this.records.cluster(serving.clusterId) : undefined;
+    // An API server whose `kubeadm init` has not uploaded cluster-info yet answers, but not with it.
+    if (!cluster) return { error: "configmaps \"cluster-info\" is forbidden: User \"system:anonymous\" cannot get resource \"configmaps\" in API group \"\" in the namespace \"kube-public\"" };
+    return { cluster };
   }
 
   private async discoveryFailure(cluster: ClusterRecord, plan: JoinPlan, machine: MachineRecord): Promise<KubeadmFailure | undefined> {
@@ -218,11 +328,10 @@ export class KubeadmSteps {
     if (!plan.unsafeSkipCAVerification && !plan.caCertHashes.includes(pin)) {
       return identityFailure(`cluster CA found in cluster-info ConfigMap is invalid: none of the public keys "${pin}" are pinned`);
     }
+    const kubelet = kubeletVersionProblems(plan.software.kubeletVersion, plan.software.kubeletVersion, cluster.kubernetesVersion);
+    if (kubelet.length > 0) return new KubeadmFailure("preflight", kubelet.map((p) => `[ERROR ${p.check}]: ${p.message}`));
     if (plan.controlPlane) {
-      const problems = caFileErrors(plan.pki);
-      if (plan.pki["ca.crt"] && problems.length === 0 && caCertHash(plan.pki["ca.crt"]) !== pin) {
-        problems.push(`[ERROR CertificateAuthority]: ${PKI_DIR}/ca.crt is not the cluster's certificate authority`);
-      }
+      const problems = [...pkiFileErrors(plan.pki), ...this.foreignKeys(cluster, plan.pki)];
       if (problems.length > 0) {
         return new KubeadmFailure("preflight", [
           `One or more conditions for hosting a new control plane instance is not satisfied. ${problems.join(" ")} Please ensure that: * The cluster has a stable controlPlaneEndpoint address. * The certificates that must be shared among control plane instances are provided.`,
@@ -237,37 +346,68 @@ export class KubeadmSteps {
     return undefined;
   }
 
-  /** Discovery retried until its timeout and no control plane ever answered. */
-  async giveUp(machine: MachineRecord): Promise<void> {
-    const url = clusterInfoUrl(machine.endpoint);
-    await this.fail(machine, identityFailure(`failed to request the cluster-info ConfigMap: Get "${url}": context deadline exceeded (no control plane answered within 5m0s)`));
+  /** The shared keys a control-plane machine carries that are not the cluster's. */
+  private foreignKeys(cluster: ClusterRecord, pki: Record<string, string>): string[] {
+    const problems: string[] = [];
+    const check = (file: string, actual: string | undefined, expected: string, what: string) => {
+      if (pki[file] && actual !== expected) problems.push(`[ERROR ${what}]: ${PKI_DIR}/${file} is not the cluster's ${what === "ServiceAccountKey" ? "service-account key" : "certificate authority"} (${file} differs from the one the control plane uses)`);
+    };
+    const hash = (file: string) => {
+      try {
+        return pki[file] ? caCertHash(pki[file]) : undefined;
+      } catch {
+        return undefined;
+      }
+    };
+    check("ca.crt", hash("ca.crt"), this.emulator.caPin(cluster), "CertificateAuthority");
+    check("front-proxy-ca.crt", hash("front-proxy-ca.crt"), cluster.shared.frontProxyCa, "CertificateAuthority");
+    check("etcd/ca.crt", hash("etcd/ca.crt"), cluster.shared.etcdCa, "CertificateAuthority");
+    check("sa.pub", pki["sa.pub"] ? publicKeyDigest(pki["sa.pub"]) : undefined, cluster.shared.serviceAccount, "ServiceAccountKey");
+    return problems;
   }
 
+  /** Legacy "give-up": a discovery attempt (its deadline decides). */
+  async giveUp(machine: MachineRecord): Promise<void> {
+    await this.join(machine);
+  }
+
+  /** The network plugin's pod on the machine's node starts (and crashes again later while misconfigured). */
   async ready(machine: MachineRecord): Promise<void> {
     const cluster = machine.clusterId ? this.records.cluster(machine.clusterId) : undefined;
-    if (!cluster || machine.state !== "joined") return;
-    await this.emulator.cluster(cluster.id)!.nodeReady(machine.nodeName, cluster.cni, this.iso());
-    await this.records.saveMachine(machine);
+    if (!cluster || machine.state !== "joined" || machine.silentSince !== undefined) return;
+    const started = await this.emulator.cluster(cluster.id)!.controllers.startNetworkPlugin(machine.nodeName, this.iso());
+    await this.emulator.syncCluster(cluster);
+    if (started?.failure) await this.emulator.pluginCrashed(machine, started.restarts);
   }
 
-  /** The network plugin's DaemonSet exists: every node gets its pod and turns Ready shortly. */
-  async networkPluginApplied(cluster: ClusterRecord, cni: CniName): Promise<void> {
-    if (cluster.cni || !this.records.cluster(cluster.id)) return;
-    cluster.cni = cni;
-    await this.records.saveCluster(cluster);
-    for (const machine of this.records.machinesOf(cluster.id)) {
-      if (machine.state === "joined") await this.emulator.schedule(machine, "ready", this.cniDelay());
+  /** The node-monitor grace period ran out: the node of a machine that went down turns Unknown. */
+  async silent(machine: MachineRecord): Promise<void> {
+    const cluster = machine.clusterId ? this.records.cluster(machine.clusterId) : undefined;
+    if (!cluster || machine.silentSince === undefined) return;
+    await this.emulator.cluster(cluster.id)!.nodeUnreachable(machine.nodeName, this.iso(), !machine.terminated);
+    if (machine.terminated) {
+      // The cloud node-lifecycle controller finds the instance gone at its next look and deletes the node.
+      machine.state = "lost";
+      const at = machine.silentSince + this.emulator.scaled(NODE_GONE_AFTER_MS);
+      await this.emulator.schedule(machine, "remove", at - this.emulator.now());
+    } else {
+      await this.records.saveMachine(machine);
     }
-    this.emulator.logger.info({ cluster: cluster.id, cni }, "network plugin applied to a workload cluster");
+    await this.emulator.syncCluster(cluster);
   }
 
-  /** The node-lifecycle controller deletes a node whose machine is gone; the last control plane takes the cluster with it. */
+  /** The node of a vanished machine is deleted; the last control plane takes the cluster with it. */
   async remove(machine: MachineRecord): Promise<void> {
     const cluster = machine.clusterId ? this.records.cluster(machine.clusterId) : undefined;
     await this.records.removeMachine(machine.instanceId);
     if (!cluster) return;
-    await this.emulator.cluster(cluster.id)!.removeNode(machine.nodeName, cluster.cni);
+    await this.emulator.cluster(cluster.id)!.removeNode(machine.nodeName);
     const controlPlaneLeft = this.records.machinesOf(cluster.id).some((m) => m.role !== "worker" && m.state === "joined");
-    if (machine.role !== "worker" && !controlPlaneLeft) await this.emulator.eraseCluster(cluster);
+    if (machine.role !== "worker" && !controlPlaneLeft) {
+      await this.emulator.eraseCluster(cluster);
+      return;
+    }
+    await this.emulator.syncCluster(cluster);
   }
 }
+

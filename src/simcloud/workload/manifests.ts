@@ -5,13 +5,16 @@ import { createHash } from "node:crypto";
 import { stringify } from "yaml";
 import { formatIPv4, parseCidr } from "../../api/cidr.ts";
 import type { KubeObject } from "../../api/meta.ts";
-import type { NodeRegistration } from "../../bootstrap/kubeadm.ts";
+import type { PodSpecView } from "./kinds-podspec.ts";
 import type { NodeObject, PodObject } from "./kinds.ts";
+import { daemonTolerations } from "./scheduling.ts";
 
 export const CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane";
 export const EXCLUDE_FROM_LB_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
 export const NOT_READY_TAINT = "node.kubernetes.io/not-ready";
 export const UNREACHABLE_TAINT = "node.kubernetes.io/unreachable";
+/** Put on the node of a machine that is shut down (stopped, not gone) by the cloud node-lifecycle controller. */
+export const SHUTDOWN_TAINT = "node.cloudprovider.kubernetes.io/shutdown";
 const NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
 
 /** What a node is made of: the machine under it and what kubeadm registers. */
@@ -23,12 +26,16 @@ export interface NodeFacts {
   externalIp?: string;
   podCidr: string;
   kubeletVersion: string;
+  containerRuntime: string;
   vcpus: number;
   memoryMiB: number;
   machineType: string;
   region: string;
   zone: string;
-  registration: NodeRegistration;
+  /** Labels the kubelet registers with (its --node-labels). */
+  labels: Record<string, string>;
+  /** Taints the node registers with (nodeRegistration.taints); control-plane default when absent. */
+  taints?: { key: string; value?: string; effect: string }[];
 }
 
 export type NodeStatus = NonNullable<NodeObject["status"]>;
@@ -66,9 +73,9 @@ export function nodeObject(facts: NodeFacts): KubeObject {
     "topology.kubernetes.io/region": facts.region,
     "topology.kubernetes.io/zone": facts.zone,
     ...(facts.controlPlane ? { [CONTROL_PLANE_LABEL]: "", [EXCLUDE_FROM_LB_LABEL]: "" } : {}),
-    ...facts.registration.labels,
+    ...facts.labels,
   };
-  const registered = facts.registration.taints as Taint[] | undefined;
+  const registered = facts.taints as Taint[] | undefined;
   const taints: Taint[] = registered ?? (facts.controlPlane ? [{ key: CONTROL_PLANE_LABEL, effect: "NoSchedule" }] : []);
   return {
     apiVersion: "v1",
@@ -122,7 +129,7 @@ export function nodeStatus(facts: NodeFacts, at: string): NodeStatus {
       systemUUID: createHash("md5").update(`uuid/${facts.providerID}`).digest("hex"),
       kernelVersion: "5.15.0-119-generic",
       osImage: "Ubuntu 22.04.4 LTS",
-      containerRuntimeVersion: "containerd://1.7.22",
+      containerRuntimeVersion: facts.containerRuntime,
       kubeletVersion: facts.kubeletVersion,
       kubeProxyVersion: facts.kubeletVersion,
       operatingSystem: "linux",
@@ -134,11 +141,23 @@ export function nodeStatus(facts: NodeFacts, at: string): NodeStatus {
   };
 }
 
-/** Taints once the node is ready (the not-ready taint is lifted) or unreachable (NoSchedule and NoExecute). */
-export function taintsFor(current: Taint[], state: "ready" | "unknown", at: string): Taint[] {
-  const kept = current.filter((t) => t.key !== NOT_READY_TAINT && t.key !== UNREACHABLE_TAINT);
-  if (state === "ready") return kept;
-  return [...kept, { key: UNREACHABLE_TAINT, effect: "NoSchedule" }, { key: UNREACHABLE_TAINT, effect: "NoExecute", timeAdded: at }];
+/**
+ * Taints as the node-lifecycle controller keeps them: none of its own on a Ready node, not-ready on a
+ * node whose network is not ready, unreachable (NoSchedule and NoExecute) on a silent node, and the
+ * cloud's shutdown taint besides on a machine that is shut down.
+ */
+export function taintsFor(current: Taint[], state: "ready" | "network-not-ready" | "unknown" | "shutdown", at: string): Taint[] {
+  const kept = current.filter((t) => t.key !== NOT_READY_TAINT && t.key !== UNREACHABLE_TAINT && t.key !== SHUTDOWN_TAINT);
+  switch (state) {
+    case "ready":
+      return kept;
+    case "network-not-ready":
+      return [...kept, { key: NOT_READY_TAINT, effect: "NoSchedule" }];
+    case "unknown":
+      return [...kept, { key: UNREACHABLE_TAINT, effect: "NoSchedule" }, { key: UNREACHABLE_TAINT, effect: "NoExecute", timeAdded: at }];
+    case "shutdown":
+      return [...kept, { key: UNREACHABLE_TAINT, effect: "NoSchedule" }, { key: UNREACHABLE_TAINT, effect: "NoExecute", timeAdded: at }, { key: SHUTDOWN_TAINT, effect: "NoSchedule" }];
+  }
 }
 
 // ---- pods ----
@@ -193,6 +212,45 @@ export function unschedulablePodStatus(message: string, at: string): PodStatus {
   return { phase: "Pending", qosClass: "Burstable", conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable", message, lastTransitionTime: at }] };
 }
 
+/** Status of a placed pod whose containers wait (ContainerCreating while the node's network is not ready). */
+export function waitingPodStatus(containers: { name: string; image: string }[], reason: string, message: string | undefined, at: string, hostIp?: string): PodStatus {
+  return {
+    phase: "Pending",
+    qosClass: "Burstable",
+    ...(hostIp ? { hostIP: hostIp } : {}),
+    startTime: at,
+    conditions: [
+      { type: "PodScheduled", status: "True", lastTransitionTime: at },
+      { type: "Initialized", status: "True", lastTransitionTime: at },
+      { type: "ContainersReady", status: "False", reason: "ContainersNotReady", message: `containers with unready status: [${containers.map((c) => c.name).join(" ")}]`, lastTransitionTime: at },
+      { type: "Ready", status: "False", reason: "ContainersNotReady", message: `containers with unready status: [${containers.map((c) => c.name).join(" ")}]`, lastTransitionTime: at },
+    ],
+    containerStatuses: containers.map((c) => ({ name: c.name, image: c.image, ready: false, started: false, restartCount: 0, state: { waiting: { reason, ...(message ? { message } : {}) } } })),
+  };
+}
+
+/** Status of a pod whose container `failing` keeps exiting with `message` (the kubelet backs off restarting it). */
+export function crashingPodStatus(containers: { name: string; image: string }[], failing: string, message: string, restarts: number, hostIp: string, at: string): PodStatus {
+  const running = runningPodStatus(containers, hostIp, hostIp, at);
+  const notReady = `containers with unready status: [${failing}]`;
+  return {
+    ...running,
+    conditions: running.conditions!.map((c) => (c.type === "Ready" || c.type === "ContainersReady" ? { ...c, status: "False" as const, reason: "ContainersNotReady", message: notReady } : c)),
+    containerStatuses: running.containerStatuses!.map((c) =>
+      c.name !== failing
+        ? c
+        : {
+            ...c,
+            ready: false,
+            started: false,
+            restartCount: restarts,
+            state: { waiting: { reason: "CrashLoopBackOff", message: `back-off restarting failed container ${failing}` } },
+            lastState: { terminated: { exitCode: 1, reason: "Error", message, startedAt: at, finishedAt: at } },
+          },
+    ),
+  };
+}
+
 export interface PodPlan {
   object: KubeObject;
   containers: { name: string; image: string }[];
@@ -215,11 +273,19 @@ export function staticPods(nodeName: string, node: OwnerRef, version: string, ho
   });
 }
 
-/** A pod of a DaemonSet on one node (named after the set with a stable suffix). */
-export function daemonPod(daemonSet: OwnerRef & { namespace: string }, labels: Record<string, string>, containers: { name: string; image: string }[], nodeName: string): PodPlan {
+/** The pod a DaemonSet runs on one node: its template, bound to the node, with the controller's tolerations. */
+export function daemonPod(daemonSet: OwnerRef & { namespace: string }, labels: Record<string, string>, template: PodSpecView, nodeName: string): PodPlan {
   const { namespace, ...owner } = daemonSet;
-  const spec = { nodeName, hostNetwork: true, priorityClassName: "system-node-critical", containers, tolerations: [{ operator: "Exists" }] };
+  const spec = { ...structuredClone(template), nodeName, tolerations: [...(template.tolerations ?? []), ...daemonTolerations(template.hostNetwork === true)] };
+  const containers = template.containers.map((c) => ({ name: c.name, image: c.image ?? "" }));
   return { object: pod(`${owner.name}-${nameSuffix(`${owner.name}/${nodeName}`)}`, namespace, labels, spec, owner), containers };
+}
+
+/** A pod of a Deployment, not placed yet. */
+export function deploymentPod(deployment: OwnerRef & { namespace: string }, name: string, labels: Record<string, string>, template: PodSpecView): PodPlan {
+  const { namespace, ...owner } = deployment;
+  const containers = template.containers.map((c) => ({ name: c.name, image: c.image ?? "" }));
+  return { object: pod(name, namespace, labels, structuredClone(template) as unknown as Record<string, unknown>, owner), containers };
 }
 
 // ---- add-ons and cluster data ----
@@ -233,31 +299,42 @@ export function kubeProxyImage(version: string): string {
   return `registry.k8s.io/kube-proxy:${version}`;
 }
 
-function workload(kind: "DaemonSet" | "Deployment", name: string, labels: Record<string, string>, containers: { name: string; image: string }[], extra: Record<string, unknown> = {}): KubeObject {
+function workload(kind: "DaemonSet" | "Deployment", name: string, labels: Record<string, string>, podSpec: Record<string, unknown>, extra: Record<string, unknown> = {}): KubeObject {
   return {
     apiVersion: "apps/v1",
     kind,
     metadata: { name, namespace: "kube-system", labels },
-    spec: { ...extra, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers, priorityClassName: "system-node-critical" } } },
+    spec: { ...extra, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: podSpec } },
   };
 }
 
+/** kube-proxy, as `kubeadm init` installs it: on the host network of every node. */
 export function kubeProxyDaemonSet(version: string): KubeObject {
-  return workload("DaemonSet", "kube-proxy", KUBE_PROXY_LABELS, [{ name: "kube-proxy", image: kubeProxyImage(version) }]);
-}
-
-export function corednsDeployment(): KubeObject {
-  return workload("Deployment", "coredns", COREDNS_LABELS, [{ name: "coredns", image: COREDNS_IMAGE }], { replicas: COREDNS_REPLICAS });
-}
-
-/** CoreDNS pods, waiting for a node without the not-ready taint. */
-export function corednsPods(owner: OwnerRef): PodPlan[] {
-  const template = nameSuffix(`coredns/${owner.uid}`, 10);
-  return Array.from({ length: COREDNS_REPLICAS }, (_, i) => {
-    const containers = [{ name: "coredns", image: COREDNS_IMAGE }];
-    const spec = { containers, priorityClassName: "system-cluster-critical", tolerations: [{ key: "CriticalAddonsOnly", operator: "Exists" }, { key: CONTROL_PLANE_LABEL, effect: "NoSchedule" }] };
-    return { object: pod(`coredns-${template}-${nameSuffix(`${owner.uid}/${i}`)}`, "kube-system", { ...COREDNS_LABELS, "pod-template-hash": template }, spec, owner), containers };
+  return workload("DaemonSet", "kube-proxy", KUBE_PROXY_LABELS, {
+    containers: [{ name: "kube-proxy", image: kubeProxyImage(version), command: ["/usr/local/bin/kube-proxy", "--config=/var/lib/kube-proxy/config.conf", "--hostname-override=$(NODE_NAME)"], securityContext: { privileged: true } }],
+    hostNetwork: true,
+    priorityClassName: "system-node-critical",
+    serviceAccountName: "kube-proxy",
+    nodeSelector: { "kubernetes.io/os": "linux" },
+    tolerations: [{ operator: "Exists" }],
   });
+}
+
+/** CoreDNS, as `kubeadm init` installs it: it waits for a node whose network is ready. */
+export function corednsDeployment(): KubeObject {
+  return workload(
+    "Deployment",
+    "coredns",
+    COREDNS_LABELS,
+    {
+      containers: [{ name: "coredns", image: COREDNS_IMAGE, args: ["-conf", "/etc/coredns/Corefile"], ports: [{ containerPort: 53, name: "dns", protocol: "UDP" }, { containerPort: 53, name: "dns-tcp", protocol: "TCP" }] }],
+      priorityClassName: "system-cluster-critical",
+      serviceAccountName: "coredns",
+      nodeSelector: { "kubernetes.io/os": "linux" },
+      tolerations: [{ key: "CriticalAddonsOnly", operator: "Exists" }, { key: CONTROL_PLANE_LABEL, effect: "NoSchedule" }],
+    },
+    { replicas: COREDNS_REPLICAS, strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1 } } },
+  );
 }
 
 /** The bootstrap token Secret kubeadm init creates (type bootstrap.kubernetes.io/token). */

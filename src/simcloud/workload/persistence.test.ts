@@ -9,8 +9,8 @@ import { SqliteStore } from "../../store/sqlite.ts";
 import { SimCloud } from "../cloud.ts";
 import { readyNetwork, waitFor } from "../test-support.ts";
 import { ManualClock } from "../clock.ts";
-import { NODE_GONE_AFTER_MS, startWorkloadEmulation } from "./index.ts";
-import { REGION, VERSION, bootLogMatching, clusterPki, controlPlaneLoadBalancer, initData, joinData, kubectl, launch, runDueSteps, writeKubeconfig } from "./test-support.ts";
+import { NODE_GONE_AFTER_MS, NODE_MONITOR_GRACE_MS, startWorkloadEmulation } from "./index.ts";
+import { REGION, VERSION, bootLogMatching, clusterPki, controlPlaneLoadBalancer, initData, joinData, kubectl, launch, launchControlPlane, runDueSteps, writeKubeconfig } from "./test-support.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "slipway-workload-restart-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -46,7 +46,7 @@ describe("keeping workload clusters", () => {
     const net = await readyNetwork(cloud);
     let lb = await controlPlaneLoadBalancer(cloud, net, "zeta");
     const pki = await clusterPki();
-    const cp = await launch(cloud, net, initData(lb, pki, "zeta-cp-0"));
+    const cp = await launchControlPlane(cloud, net, lb, initData(lb, pki, "zeta-cp-0"));
     const workers = [await launch(cloud, net, joinData(lb, pki, { name: "zeta-w-0" })), await launch(cloud, net, joinData(lb, pki, { name: "zeta-w-1" }))];
     await bootLogMatching(cloud, cp.id, /initialized successfully/);
     for (const worker of workers) await bootLogMatching(cloud, worker.id, /This node has joined the cluster/);
@@ -58,6 +58,8 @@ describe("keeping workload clusters", () => {
 
     // The second worker's machine goes away; its node is NotReady when the cloud stops, and its removal is still due.
     await cloud.terminateInstance(REGION, workers[1]!.id);
+    await workloads.emulator.idle();
+    clock.advance(NODE_MONITOR_GRACE_MS);
     await waitFor(async () => (await nodeTable(kubeconfig)).find((row) => row[0] === "zeta-w-1")?.[1] === "NotReady", "the lost node NotReady");
     const oldPort = workloads.port;
     await close();
@@ -70,7 +72,7 @@ describe("keeping workload clusters", () => {
       assert.notEqual(workloads.port, oldPort);
       kubeconfig = await writeKubeconfig(dir, lb, pki.ca);
       assert.deepEqual((await nodeTable(kubeconfig)).find((row) => row[0] === "zeta-w-1")?.[1], "NotReady", "the lost node is still there");
-      clock.advance(NODE_GONE_AFTER_MS);
+      clock.advance(NODE_GONE_AFTER_MS - NODE_MONITOR_GRACE_MS);
       const rows = await waitFor(async () => {
         const table = await nodeTable(kubeconfig);
         return table.length === 2 ? table : undefined;
@@ -99,7 +101,7 @@ describe("keeping workload clusters", () => {
       const net = await readyNetwork(cloud);
       const lb = await controlPlaneLoadBalancer(cloud, net, "eta");
       const pki = await clusterPki();
-      const cp = await launch(cloud, net, initData(lb, pki, "eta-cp-0"));
+      const cp = await launchControlPlane(cloud, net, lb, initData(lb, pki, "eta-cp-0"));
       await bootLogMatching(cloud, cp.id, /initialized successfully/);
       const objects = await store.count(`/clusters/${lb.id}/`);
       await waitFor(async () => (await store.compactedRevision()) > 0, "a compaction");

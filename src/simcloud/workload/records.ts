@@ -3,9 +3,8 @@
 // step and when it is due). Kept in memory with indexes, written through to the store so a restarted
 // emulator resumes where it stopped.
 import type { KeyPairPem } from "../../bootstrap/pki.ts";
-import type { CniName } from "../../bootstrap/cni.ts";
 import { KeyExistsError, KeyNotFoundError, RevisionMismatchError, type Store } from "../../store/store.ts";
-import type { KubeadmPlan } from "./kubeadm-plan.ts";
+import type { KubeadmPlan, NodeSoftware } from "./kubeadm-plan.ts";
 
 export interface ClusterRecord {
   /** The id in the API path /clusters/<id>: the id of the load balancer in front, or of the first machine. */
@@ -22,31 +21,62 @@ export interface ClusterRecord {
   serviceSubnet: string;
   dnsDomain: string;
   ca: KeyPairPem;
+  /**
+   * Digests of the other keys every control-plane machine must share (SHA-256 of the public key): the
+   * front-proxy CA, the etcd CA and the service-account key.
+   */
+  shared: { frontProxyCa: string; etcdCa: string; serviceAccount: string };
   /** Names and addresses the API server's certificate is valid for. */
   servingNames: { dnsNames: string[]; ipAddresses: string[] };
   /** The API server's certificate, issued by the CA when a client first connects. */
   serving?: KeyPairPem;
   createdAt: string;
-  /** The network plugin, once its DaemonSet was applied. */
-  cni?: CniName;
   /** /24s of the pod range handed to nodes so far. */
   podCidrsAllocated: number;
 }
 
-export type MachineState = "pending" | "waiting" | "joined" | "failed" | "lost";
+/**
+ * pending: kubeadm has not run yet; starting: `kubeadm init` brought the API server up and goes on
+ * through the control-plane endpoint; waiting: `kubeadm join` retries discovery; joined: the node is
+ * registered; failed: kubeadm gave up (the machine runs on without a node); lost: the node's machine is
+ * gone and its node is about to be removed.
+ */
+export type MachineState = "pending" | "starting" | "waiting" | "joined" | "failed" | "lost";
 
-export type MachineAction = "init" | "join" | "give-up" | "ready" | "remove";
+/**
+ * init: kubeadm init up to a running API server; upload: init's phases through the control-plane
+ * endpoint; join: discovery and the join; fail: kubeadm gives up after waiting for the kubelet; ready:
+ * the network plugin's pod on the node started; silent: the node-monitor grace period of a machine that
+ * stopped ran out; remove: the node of a vanished machine is deleted. ("give-up" is kept for records of
+ * earlier versions: a join attempt.)
+ */
+export type MachineAction = "init" | "upload" | "join" | "give-up" | "fail" | "ready" | "silent" | "remove";
 
 export interface MachineRecord {
   instanceId: string;
   account: string;
   region: string;
   zone: string;
+  networkId: string;
   machineType: string;
   vcpus: number;
   memoryMiB: number;
   privateIp: string;
   publicIp?: string;
+  /** What the machine installed: the kubelet's version and the container runtime, as its node reports them. */
+  software?: NodeSoftware;
+  /** The API server's port on a control-plane machine. */
+  bindPort?: number;
+  /** Since when its API server answers (epoch ms of the cloud's clock). */
+  servingSince?: number;
+  /** Since when the machine is down (stopping, stopped or terminated): its kubelet posts nothing. */
+  silentSince?: number;
+  /** The instance is terminated: its node goes once the node monitor notices. */
+  terminated?: boolean;
+  /** The last error kubeadm met trying the control-plane endpoint (discovery, or init's later phases). */
+  lastError?: string;
+  /** Lines kubeadm prints when the kubelet it waits for never comes up. */
+  pendingFailure?: string[];
   role: "init" | "control-plane" | "worker";
   nodeName: string;
   endpoint: string;
@@ -58,7 +88,7 @@ export interface MachineRecord {
   clusterId?: string;
   /** The next step and when it is due (epoch ms of the cloud's clock). */
   due?: { action: MachineAction; at: number };
-  /** Since when a join waits for its control plane (epoch ms). */
+  /** Since when kubeadm tries the control-plane endpoint (epoch ms): discovery, or init's later phases. */
   waitingSince?: number;
 }
 
@@ -137,14 +167,14 @@ class RecordTable<T> {
 export class EmulatorRecords {
   private readonly clusters = new Map<string, ClusterRecord>();
   private readonly machines = new Map<string, MachineRecord>();
-  private readonly byEndpoint = new Map<string, string>();
-  /** Endpoints by their host (every port): joins look clusters up by host. */
-  private readonly endpointsByHost = new Map<string, Set<string>>();
   private readonly byServerName = new Map<string, string>();
   private readonly machinesByCluster = new Map<string, Set<string>>();
+  /** Machines trying a control-plane endpoint, by the endpoint's host. */
   private readonly waiting = new Map<string, Set<string>>();
+  /** Machines by address: "<network>/<private IP>" and "public/<public IP>". */
+  private readonly byAddress = new Map<string, Set<string>>();
   /** Where each machine is indexed (records change in place, so the previous state is kept here). */
-  private readonly indexedAs = new Map<string, { clusterId?: string; waitingOn?: string }>();
+  private readonly indexedAs = new Map<string, { clusterId?: string; waitingOn?: string; addresses: string[] }>();
   private readonly clusterTable: RecordTable<ClusterRecord>;
   private readonly machineTable: RecordTable<MachineRecord>;
 
@@ -162,19 +192,9 @@ export class EmulatorRecords {
     return this.clusters.get(id);
   }
 
-  clusterAt(endpoint: string): ClusterRecord | undefined {
-    const id = this.byEndpoint.get(endpoint);
-    return id === undefined ? undefined : this.clusters.get(id);
-  }
-
   clusterServedAs(serverName: string): ClusterRecord | undefined {
     const id = this.byServerName.get(serverName);
     return id === undefined ? undefined : this.clusters.get(id);
-  }
-
-  /** Clusters whose endpoint names `host` (on any port). */
-  clustersOnHost(host: string): ClusterRecord[] {
-    return [...(this.endpointsByHost.get(host) ?? [])].flatMap((endpoint) => this.clusterAt(endpoint) ?? []);
   }
 
   get clusterCount(): number {
@@ -193,9 +213,25 @@ export class EmulatorRecords {
     return [...(this.machinesByCluster.get(clusterId) ?? [])].map((id) => this.machines.get(id)).filter((m): m is MachineRecord => m !== undefined);
   }
 
-  /** Machines waiting for a control plane at `endpoint` to come up. */
-  waitingFor(endpoint: string): MachineRecord[] {
-    return [...(this.waiting.get(endpoint) ?? [])].map((id) => this.machines.get(id)).filter((m): m is MachineRecord => m !== undefined);
+  /** Machines trying a control-plane endpoint on `host` (a load balancer's name or an address). */
+  waitingOn(host: string): MachineRecord[] {
+    return [...(this.waiting.get(host) ?? [])].map((id) => this.machines.get(id)).filter((m): m is MachineRecord => m !== undefined);
+  }
+
+  /**
+   * The machine at an address, as seen from a network: its private address there, or a public address.
+   * From outside the cloud (no network) a private address of any network is found too: the emulator's
+   * port stands in for a route into the network.
+   */
+  machineAt(address: string, networkId: string | undefined): MachineRecord | undefined {
+    const keys = networkId === undefined ? [`public/${address}`, `any/${address}`] : [`${networkId}/${address}`, `public/${address}`];
+    for (const key of keys) {
+      for (const id of this.byAddress.get(key) ?? []) {
+        const machine = this.machines.get(id);
+        if (machine) return machine;
+      }
+    }
+    return undefined;
   }
 
   saveCluster(cluster: ClusterRecord): Promise<void> {
@@ -207,12 +243,6 @@ export class EmulatorRecords {
     const cluster = this.clusters.get(id);
     if (cluster) {
       this.clusters.delete(id);
-      if (this.byEndpoint.get(cluster.endpoint) === id) {
-        this.byEndpoint.delete(cluster.endpoint);
-        const endpoints = this.endpointsByHost.get(hostOf(cluster.endpoint));
-        endpoints?.delete(cluster.endpoint);
-        if (endpoints?.size === 0) this.endpointsByHost.delete(hostOf(cluster.endpoint));
-      }
       if (this.byServerName.get(cluster.serverName) === id) this.byServerName.delete(cluster.serverName);
     }
     return this.clusterTable.save(id, () => this.clusters.get(id));
@@ -235,11 +265,6 @@ export class EmulatorRecords {
 
   private indexCluster(cluster: ClusterRecord): void {
     this.clusters.set(cluster.id, cluster);
-    this.byEndpoint.set(cluster.endpoint, cluster.id);
-    const host = hostOf(cluster.endpoint);
-    let endpoints = this.endpointsByHost.get(host);
-    if (!endpoints) this.endpointsByHost.set(host, (endpoints = new Set()));
-    endpoints.add(cluster.endpoint);
     this.byServerName.set(cluster.serverName, cluster.id);
   }
 
@@ -247,10 +272,12 @@ export class EmulatorRecords {
     const id = machine.instanceId;
     this.unindexMachine(id);
     this.machines.set(id, machine);
-    const waitingOn = machine.state === "waiting" ? machine.endpoint : undefined;
+    const waitingOn = machine.state === "waiting" || machine.state === "starting" ? hostOf(machine.endpoint) : undefined;
+    const addresses = [`${machine.networkId}/${machine.privateIp}`, `any/${machine.privateIp}`, ...(machine.publicIp ? [`public/${machine.publicIp}`] : [])];
     if (machine.clusterId) addTo(this.machinesByCluster, machine.clusterId, id);
     if (waitingOn) addTo(this.waiting, waitingOn, id);
-    this.indexedAs.set(id, { clusterId: machine.clusterId, waitingOn });
+    for (const address of addresses) addTo(this.byAddress, address, id);
+    this.indexedAs.set(id, { clusterId: machine.clusterId, waitingOn, addresses });
   }
 
   private unindexMachine(id: string): void {
@@ -258,6 +285,7 @@ export class EmulatorRecords {
     if (!indexed) return;
     if (indexed.clusterId) removeFrom(this.machinesByCluster, indexed.clusterId, id);
     if (indexed.waitingOn) removeFrom(this.waiting, indexed.waitingOn, id);
+    for (const address of indexed.addresses) removeFrom(this.byAddress, address, id);
     this.indexedAs.delete(id);
   }
 }
@@ -277,4 +305,9 @@ function removeFrom(index: Map<string, Set<string>>, key: string, id: string): v
 /** "host:port" → "host". */
 export function hostOf(endpoint: string): string {
   return endpoint.slice(0, endpoint.lastIndexOf(":"));
+}
+
+/** "host:port" → port. */
+export function portOf(endpoint: string): number {
+  return Number(endpoint.slice(endpoint.lastIndexOf(":") + 1));
 }

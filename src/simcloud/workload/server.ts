@@ -1,7 +1,11 @@
 // One HTTPS server on one loopback port for every emulated workload cluster. A request names its cluster
 // by path (/clusters/<id>/…) or, without that prefix, by the TLS server name it asked for; the server
 // presents that cluster's serving certificate (chosen by SNI) and accepts client certificates issued by
-// that cluster's CA. API contexts, collectors and TLS contexts are made when a cluster is first used.
+// that cluster's CA. It answers only while the cluster's endpoint reaches its API server — through the
+// load balancer, a healthy target that serves it; otherwise the connection is reset right after the TLS
+// handshake, which clients see as a reset connection, as a load balancer with nothing to forward to
+// refuses it. Each cluster's /version is the Kubernetes version its control plane runs. API contexts,
+// collectors and TLS contexts are made when a cluster is first used.
 import { X509Certificate } from "node:crypto";
 import { createSecureContext, type SecureContext, type TLSSocket } from "node:tls";
 import type { FastifyInstance, FastifyRequest } from "fastify";
@@ -10,10 +14,12 @@ import type { Registry } from "../../api/registry.ts";
 import { Collectors } from "../../apiserver/collectors.ts";
 import { ApiMetrics } from "../../apiserver/metrics.ts";
 import { renderOpenApi } from "../../apiserver/openapi.ts";
-import type { ApiContext } from "../../apiserver/routes.ts";
+import type { ApiContext, VersionInfo } from "../../apiserver/routes.ts";
+import { SERVER_VERSION } from "../../apiserver/discovery.ts";
 import { createApiServer, type Identity, type Mounted } from "../../apiserver/server.ts";
 import { certificateInfo, createCertificateAuthority, derToPem, issueCertificate } from "../../bootstrap/pki.ts";
 import type { WorkloadEmulator } from "./emulator.ts";
+import { evictionSubresource } from "./eviction.ts";
 import type { ClusterRecord } from "./records.ts";
 
 const CLUSTER_PATH = /^\/clusters\/([^/]+)(\/.*)?$/;
@@ -23,6 +29,22 @@ const CACHE_LIMIT = 4096;
 interface ClusterApi {
   ctx: ApiContext;
   collectors: Collectors;
+}
+
+/** What a cluster's API server answers at /version: the version of the control plane it runs. */
+function versionOf(kubernetesVersion: string): VersionInfo {
+  const [major = "1", minor = "0"] = kubernetesVersion.replace(/^v/, "").split(".");
+  return {
+    ...SERVER_VERSION,
+    major,
+    minor,
+    gitVersion: kubernetesVersion,
+    gitCommit: "",
+    buildDate: "",
+    goVersion: "go1.22",
+    compiler: "gc",
+    platform: "linux/amd64",
+  };
 }
 
 /** A Map that forgets its oldest entries past a size. */
@@ -83,6 +105,14 @@ export class WorkloadApiServer {
       metrics: this.metrics,
       route: (request, path) => this.route(request, path),
     });
+    // A cluster whose endpoint reaches no API server of it does not answer: the connection is reset.
+    this.app.addHook("onRequest", async (request, reply) => {
+      const cluster = this.clusterOf(request, request.url.split("?")[0]!).cluster;
+      if (!cluster || this.options.emulator.answers(cluster)) return;
+      reply.hijack();
+      request.raw.socket.destroy();
+      return reply;
+    });
     await this.app.listen({ host: this.options.host, port: this.options.port });
     const address = this.app.server.address();
     this.port = typeof address === "object" && address ? address.port : this.options.port;
@@ -99,18 +129,17 @@ export class WorkloadApiServer {
     return context;
   }
 
-  private route(request: FastifyRequest, path: string): Mounted | undefined {
+  /** The cluster a request addresses (by path, else by TLS server name) and the path inside its API. */
+  private clusterOf(request: FastifyRequest, path: string): { cluster?: ClusterRecord; inner: string } {
     const records = this.options.emulator.records;
     const match = CLUSTER_PATH.exec(path);
-    let cluster: ClusterRecord | undefined;
-    let inner = path;
-    if (match) {
-      cluster = records.cluster(decodeURIComponent(match[1]!));
-      inner = match[2] ?? "/";
-    } else {
-      const serverName = (request.raw.socket as TLSSocket).servername;
-      cluster = typeof serverName === "string" ? records.clusterServedAs(serverName.toLowerCase()) : undefined;
-    }
+    if (match) return { cluster: records.cluster(decodeURIComponent(match[1]!)), inner: match[2] ?? "/" };
+    const serverName = (request.raw.socket as TLSSocket).servername;
+    return { cluster: typeof serverName === "string" ? records.clusterServedAs(serverName.toLowerCase()) : undefined, inner: path };
+  }
+
+  private route(request: FastifyRequest, path: string): Mounted | undefined {
+    const { cluster, inner } = this.clusterOf(request, path);
     if (!cluster) return undefined;
     const api = this.apiOf(cluster);
     if (!api) return undefined;
@@ -132,6 +161,17 @@ export class WorkloadApiServer {
       // Clients that resolve these URLs against the server's root keep the cluster's path.
       openapi: { index: this.openapi.index.replaceAll('"serverRelativeURL":"/openapi/', `"serverRelativeURL":"${prefix}/openapi/`), documents: this.openapi.documents },
       afterWrite: ({ verb, def, object }) => this.options.emulator.clientWrote(cluster.id, verb, def, object),
+      actions: new Map([
+        [
+          "/pods/eviction",
+          evictionSubresource(
+            () => this.options.emulator.cluster(cluster.id),
+            () => this.options.emulator.syncCluster(cluster),
+            (work) => this.options.emulator.exclusive(cluster.endpoint, work),
+          ),
+        ],
+      ]),
+      version: versionOf(cluster.kubernetesVersion),
     };
     const collectors = new Collectors(objects, this.options.logger.child({ cluster: cluster.id, component: "collectors" }));
     collectors.start().catch((error: unknown) => this.options.logger.warn({ err: error, cluster: cluster.id }, "workload collectors did not start"));

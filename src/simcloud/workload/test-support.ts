@@ -1,16 +1,18 @@
 // Helpers for the workload emulator's tests: a cluster PKI, a load balancer for a control plane, machines
 // booted with kubeadm user data, an admin kubeconfig, and the real kubectl.
 import { execFile } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { initUserData, joinUserData } from "../../bootstrap/cloudinit.ts";
 import type { ClusterPki, NodeRegistration } from "../../bootstrap/kubeadm.ts";
 import { renderKubeconfig } from "../../bootstrap/kubeconfig.ts";
 import { caCertHash, createCertificateAuthority, createServiceAccountKeyPair, issueCertificate, type KeyPairPem } from "../../bootstrap/pki.ts";
-import type { SimCloud } from "../cloud.ts";
-import type { ManualClock } from "../clock.ts";
-import { waitFor, type ReadyNetwork } from "../test-support.ts";
+import { SimCloud } from "../cloud.ts";
+import { ManualClock } from "../clock.ts";
+import { readyNetwork, waitFor, type ReadyNetwork } from "../test-support.ts";
+import { startWorkloadEmulation, type WorkloadEmulation } from "./index.ts";
 import type { Instance, LoadBalancer } from "../types.ts";
 
 export const REGION = "sim-east-1";
@@ -27,6 +29,40 @@ export function runDueSteps(clock: ManualClock): () => void {
   const timer = setInterval(() => clock.advance(0), 1);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/** An instant sim cloud on a manual clock with workload clusters emulated, a ready network and a scratch directory. */
+export interface EmulatedCloud {
+  clock: ManualClock;
+  cloud: SimCloud;
+  workloads: WorkloadEmulation;
+  net: ReadyNetwork;
+  dir: string;
+  close(): Promise<void>;
+}
+
+export async function emulatedCloud(seed: number): Promise<EmulatedCloud> {
+  // Instant steps run as they fall due; time moves only when a test advances the clock.
+  const clock = new ManualClock(Date.now());
+  const stopSteps = runDueSteps(clock);
+  const dir = mkdtempSync(join(tmpdir(), "slipway-workload-"));
+  const cloud = new SimCloud({ profile: "instant", clock, seed });
+  cloud.setQuota("default", REGION, { loadBalancers: 20, networks: 10 });
+  const workloads = await startWorkloadEmulation(cloud);
+  const net = await readyNetwork(cloud);
+  return {
+    clock,
+    cloud,
+    workloads,
+    net,
+    dir,
+    async close() {
+      stopSteps();
+      await workloads.close();
+      await cloud.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 let serviceAccount: Promise<{ publicKeyPem: string; privateKeyPem: string }> | undefined;
@@ -55,20 +91,34 @@ export function endpointOf(lb: LoadBalancer): string {
   return `${lb.dnsName}:6443`;
 }
 
-export function launch(cloud: SimCloud, net: ReadyNetwork, userData: string): Promise<Instance> {
-  return cloud.createInstance(REGION, { subnetId: net.subnet.id, machineType: "s1.medium", imageId: net.imageId, securityGroupIds: [net.securityGroup.id], userData });
+export function launch(cloud: SimCloud, net: ReadyNetwork, userData: string, machineType = "s1.medium"): Promise<Instance> {
+  return cloud.createInstance(REGION, { subnetId: net.subnet.id, machineType, imageId: net.imageId, securityGroupIds: [net.securityGroup.id], userData });
 }
 
+/** Boots a control-plane machine and registers it with the load balancer, as Slipway does (init needs it there). */
+export async function launchControlPlane(cloud: SimCloud, net: ReadyNetwork, lb: LoadBalancer, userData: string, machineType?: string): Promise<Instance> {
+  const instance = await launch(cloud, net, userData, machineType);
+  await cloud.registerTargets(REGION, lb.id, [instance.id]);
+  return instance;
+}
+
+/**
+ * User data of a machine running `kubeadm init`. `software` is the version of the packages it installs
+ * (default: the cluster's); a `kubernetesVersion` the writer would refuse is put into the configuration
+ * as it is, to see kubeadm refuse it.
+ */
 export function initData(
   lb: LoadBalancer,
   pki: ClusterPki,
   node: string,
-  overrides: { podSubnet?: string; kubernetesVersion?: string; tokenTtl?: string; endpoint?: string } = {},
+  overrides: { podSubnet?: string; kubernetesVersion?: string; tokenTtl?: string; endpoint?: string; software?: string } = {},
 ): string {
-  return initUserData(
+  const version = overrides.kubernetesVersion ?? VERSION;
+  const software = overrides.software ?? (/^v1\.\d+\.\d+$/.test(version) ? version : VERSION);
+  const data = initUserData(
     {
       clusterName: node.replace(/-cp-\d+$/, ""),
-      kubernetesVersion: overrides.kubernetesVersion ?? VERSION,
+      kubernetesVersion: software,
       controlPlaneEndpoint: overrides.endpoint ?? endpointOf(lb),
       podSubnet: overrides.podSubnet ?? "10.244.0.0/16",
       serviceSubnet: "10.96.0.0/12",
@@ -79,16 +129,18 @@ export function initData(
     },
     pki,
   );
+  return software === version ? data : data.replace(`kubernetesVersion: ${software}`, `kubernetesVersion: "${version}"`);
 }
 
 export function joinData(
   lb: LoadBalancer,
   pki: ClusterPki,
   node: NodeRegistration,
-  options: { controlPlane?: boolean; token?: string; caCertHashes?: string[]; endpoint?: string } = {},
+  options: { controlPlane?: boolean; token?: string; caCertHashes?: string[]; endpoint?: string; kubernetesVersion?: string } = {},
 ): string {
   return joinUserData(
     {
+      kubernetesVersion: options.kubernetesVersion ?? VERSION,
       controlPlaneEndpoint: options.endpoint ?? endpointOf(lb),
       bootstrapToken: options.token ?? TOKEN,
       caCertHashes: options.caCertHashes ?? [caCertHash(pki.ca.certPem)],
