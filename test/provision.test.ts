@@ -6,7 +6,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { eventually, kubectl, removeDir, REPO, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
-import type { CloudResource } from "../src/simcloud/types.ts";
+import type { CloudResource, LoadBalancer } from "../src/simcloud/types.ts";
 
 interface ClusterView {
   status?: { phase?: string; reason?: string; message?: string; conditions?: { type: string; status: string }[]; controlPlane?: { ready: number; desired: number }; workers?: { ready: number; desired: number } };
@@ -83,6 +83,18 @@ describe("provisioning clusters on the sim cloud", () => {
     assert.equal(lines.length, 7);
     for (const line of lines) assert.match(line, /\sReady\s.*v1\.31\.2$/);
     assert.equal(lines.filter((l) => /control-plane/.test(l)).length, 3);
+
+    // What the conditions claim holds: the network plugin's DaemonSet reports a ready pod on every node,
+    // and the cloud reports every control-plane machine a healthy target of the load balancer.
+    assert.equal(running.status?.conditions?.find((c) => c.type === "NetworkPluginInstalled")?.status, "True");
+    const ds = JSON.parse(kubectl(workloadKubeconfig("quickstart"), ["get", "ds", "calico-node", "-n", "kube-system", "-o", "json"]).stdout) as { status: Record<string, number> };
+    assert.deepEqual([ds.status.desiredNumberScheduled, ds.status.numberReady, ds.status.numberAvailable], [7, 7, 7]);
+    const lb = live(await sim.resourcesOf("default/quickstart")).find((r) => r.kind === "loadBalancer") as LoadBalancer;
+    assert.deepEqual((await sim.api.getLoadBalancer(lb.region, lb.id)).targets.map((t) => t.health), ["healthy", "healthy", "healthy"]);
+    const machines = JSON.parse(ok("get", "machines", "-o", "json")) as { items: { spec: { role: string }; status?: { conditions?: { type: string; status: string }[] } }[] };
+    const cps = machines.items.filter((m) => m.spec.role === "control-plane");
+    assert.equal(cps.length, 3);
+    for (const m of cps) assert.equal(m.status?.conditions?.find((c) => c.type === "LoadBalancerTarget")?.status, "True");
 
     const instances = live(await sim.resourcesOf("default/quickstart")).filter((r) => r.kind === "instance");
     assert.equal(instances.length, 7, "one instance per machine");

@@ -79,7 +79,8 @@ export interface LoadBalancerInfo extends ResourceBase {
   port: number;
   /** Where clients reach the API behind it (may differ from dnsName when the cloud says so). */
   url: string;
-  targets: { instanceId: string; health: "initial" | "healthy" | "unhealthy" | "unused" }[];
+  /** Registered targets with the health the cloud's checks report, and the cloud's reason when not healthy. */
+  targets: { instanceId: string; health: "initial" | "healthy" | "unhealthy" | "unused"; reason?: string }[];
 }
 
 export type ResourceInfo = ResourceBase | InstanceInfo | LoadBalancerInfo;

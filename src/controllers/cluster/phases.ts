@@ -13,6 +13,7 @@ import { nowTimestamp } from "../../apiserver/objects.ts";
 import { inThreadPki, type CertificateMaker } from "../../bootstrap/pki-workers.ts";
 import { renderKubeconfig, parseKubeconfig } from "../../bootstrap/kubeconfig.ts";
 import { renderCniManifest } from "../../bootstrap/cni.ts";
+import { KubeUnreachableError } from "../../kubeclient/index.ts";
 import { isProviderError } from "../../providers/provider.ts";
 import { isTrue, setCondition } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
@@ -32,6 +33,7 @@ import {
 import { ensureBootstrapToken, ensureClusterPki, readClusterPki } from "../pki.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
+import { networkPluginCondition, pluginPodsReady, pluginTrouble, readPluginDaemonSet } from "./networkplugin.ts";
 import { clusterConnections, preflight, preflightMessage, preflightReason, type ConnectionFacts } from "./preflight.ts";
 
 export interface ClusterDeps {
@@ -376,19 +378,40 @@ export const ensureControlPlane: Phase<ClusterScope> = async (ctx, scope) => {
   if (extra[0] && allRunning) await deleteIgnoringMissing(machines.delete(extra[0].metadata.namespace, extra[0].metadata.name!));
 };
 
-/** The network plugin, applied through the cluster's own API once its first node exists. */
+/**
+ * The network plugin, applied through the cluster's own API once its first node exists (again if its
+ * DaemonSet went); installed only once that DaemonSet reports every desired pod ready. Until then the
+ * cluster looks again at the poll pace: nothing in Slipway's own API changes when the pods start.
+ */
 export const ensureNetworkPlugin: Phase<ClusterScope> = async (ctx, scope) => {
   const cluster = scope.object;
   const st = status(scope);
-  if (isTrue(st.conditions, CONDITION_NETWORK_PLUGIN_INSTALLED)) return;
   const initialized = scope.controlPlane.some((m) => m.status?.bootstrapped);
   if (!initialized) return;
   const api = await scope.deps.workloads.forCluster(cluster.metadata.namespace!, cluster.metadata.name!);
   if (!api) return;
   const cni = cluster.spec.network?.cni ?? "calico";
-  for (const object of renderCniManifest(cni, { podCIDR: cluster.spec.network?.podCIDR ?? "10.244.0.0/16" })) await api.apply(object);
-  setCondition(st, { type: CONDITION_NETWORK_PLUGIN_INSTALLED, status: "True", reason: "Applied", message: `${cni} applied` }, now(ctx));
-  await ctx.event(cluster, "Normal", "NetworkPluginInstalled", `${cni} manifest applied to the cluster`);
+  const poll = { requeueAfterMs: scope.timing.pollMs };
+  let ds;
+  try {
+    ds = await readPluginDaemonSet(api, cni);
+    if (!ds) {
+      for (const object of renderCniManifest(cni, { podCIDR: cluster.spec.network?.podCIDR ?? "10.244.0.0/16" })) await api.apply(object);
+      setCondition(st, { type: CONDITION_NETWORK_PLUGIN_INSTALLED, status: "False", reason: "Applied", message: `${cni} manifest applied; waiting for its pods` }, now(ctx));
+      await ctx.event(cluster, "Normal", "NetworkPluginApplied", `${cni} manifest applied to the cluster`);
+      return poll;
+    }
+  } catch (error) {
+    // The cluster's API not answering says nothing about the plugin: the condition stays as it was.
+    if (error instanceof KubeUnreachableError) return poll;
+    throw error;
+  }
+  const wasInstalled = isTrue(st.conditions, CONDITION_NETWORK_PLUGIN_INSTALLED);
+  const trouble = pluginPodsReady(ds) ? undefined : await pluginTrouble(api, cni, ds).catch(() => undefined);
+  const condition = networkPluginCondition(cni, ds, trouble);
+  setCondition(st, condition, now(ctx));
+  if (condition.status === "True" && !wasInstalled) await ctx.event(cluster, "Normal", "NetworkPluginInstalled", `${cni} runs on every node: ${condition.message}`);
+  return condition.status === "True" ? undefined : poll;
 };
 
 // ---- workers ----

@@ -9,6 +9,7 @@ import { ANNOTATION_BOOTSTRAP, controllerRef, FINALIZER_MACHINE, names, TAG_OWNE
 import { readBootstrapToken } from "../pki.ts";
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
 import { registerMachineController } from "./controller.ts";
+import { waitFor } from "../../simcloud/test-support.ts";
 import { applyNetworkPlugin, clusterFixture, registerControlPlaneInitialized, CLUSTER, CONNECTION, NAMESPACE, workloadNodes, type ClusterFixture } from "./test-support.ts";
 
 function machine(fixture: ClusterFixture, name: string, role: "control-plane" | "worker", init = false): MachineObject {
@@ -38,7 +39,7 @@ describe("machine controller", () => {
 
   before(async () => {
     env = await controllerTestEnv({ emulateWorkloads: true });
-    registerMachineController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20, healthCheckMs: 50 });
+    registerMachineController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20, healthCheckMs: 50, drainTimeoutMs: 1500 });
     registerControlPlaneInitialized(env.manager);
     await env.start();
     fixture = await clusterFixture(env);
@@ -74,9 +75,15 @@ describe("machine controller", () => {
     const nodes = await workloadNodes(fixture);
     assert.deepEqual(nodes.map((n) => [n.name, n.ready, n.labels["slipway.dev/cluster"]]), [["demo-cp-0", true, "demo"], ["demo-w-0", true, "demo"]]);
 
-    // The control-plane machine serves the API behind the load balancer; the worker does not.
+    // The control-plane machine serves the API behind the load balancer; the worker does not. Its
+    // condition says healthy only once the cloud does.
     const lb = await fixture.provider.get("loadBalancer", fixture.loadBalancer.id);
-    assert.deepEqual(lb?.targets.map((t) => t.instanceId), [cp.status?.instanceId]);
+    assert.deepEqual(lb?.targets.map((t) => [t.instanceId, t.health]), [[cp.status?.instanceId, "healthy"]]);
+    const target = cp.status?.conditions?.find((c) => c.type === "LoadBalancerTarget");
+    assert.deepEqual([target?.status, target?.reason], ["True", "Healthy"]);
+    const cpEvents = (await eventsOf(env, "demo-cp-0")).map((e) => e.reason);
+    assert.ok(cpEvents.indexOf("LoadBalancerTargetRegistered") >= 0 && cpEvents.indexOf("LoadBalancerTargetRegistered") < cpEvents.indexOf("LoadBalancerTargetHealthy"), cpEvents.join(", "));
+    assert.equal(worker.status?.conditions?.find((c) => c.type === "LoadBalancerTarget"), undefined);
 
     // Bootstrap data lives in a Secret owned by its machine; the worker's carries no private key.
     const secret = await env.client.of<SecretObject>(secretKind).get(NAMESPACE, names.bootstrapSecret("demo-w-0"));
@@ -162,14 +169,63 @@ describe("machine controller", () => {
 
     const events = await eventsOf(env, "demo-w-2");
     assert.match(events.find((e) => e.reason === "DrainingNode")?.message ?? "", /cordoned node demo-w-2/);
-    const drained = events.find((e) => e.reason === "NodeDrained");
     // Only the workload pod is evicted: DaemonSet pods (the network plugin, kube-proxy) stay until the node goes.
-    assert.match(drained?.message ?? "", /1 pod\(s\) evicted/);
+    assert.equal(events.find((e) => e.reason === "PodsEvicted")?.message, "evicted 1 pod(s) from node demo-w-2: default/web");
+    assert.equal(events.find((e) => e.reason === "NodeDrained")?.message, "node demo-w-2 drained");
     const pods = await fixture.kube.listAll("/api/v1/namespaces/default/pods");
     assert.ok(!pods.some((p) => p.metadata.name === "web"), "the workload pod was evicted");
     const instance = await fixture.provider.get("instance", running.status!.instanceId!);
     assert.ok(!instance || instance.state === "gone", `instance is ${instance?.state}`);
     assert.ok(!(await workloadNodes(fixture)).some((n) => n.name === "demo-w-2"), "the node was deleted");
+  });
+
+  it("retries evictions a PodDisruptionBudget refuses until the drain timeout, evicting what it allows", async () => {
+    await machines().create(machine(fixture, "demo-w-3", "worker"));
+    await phaseOf("demo-w-3", "Running");
+    const deployment = (name: string, replicas: number, nodeSelector?: Record<string, string>) => ({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name, namespace: "default" },
+      spec: { replicas, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name, image: "nginx" }], ...(nodeSelector ? { nodeSelector } : {}) } } },
+    });
+    const budget = (name: string, spec: Record<string, unknown>) => ({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name, namespace: "default" }, spec: { selector: { matchLabels: { app: name } }, ...spec } });
+    // "web" runs on demo-w-0 and demo-w-3 and may lose one pod at a time; "db" runs only on demo-w-3, and
+    // its budget allows no disruption. (The node of the machine killed earlier may still look Ready.)
+    for (const node of ["demo-w-0", "demo-w-3"]) await fixture.kube.patch(`/api/v1/nodes/${node}`, { metadata: { labels: { tier: "web" } } }, "merge");
+    await fixture.kube.apply(deployment("web", 2, { tier: "web" }));
+    await fixture.kube.apply(budget("web", { maxUnavailable: 1 }));
+    await fixture.kube.apply(deployment("db", 1, { "kubernetes.io/hostname": "demo-w-3" }));
+    await fixture.kube.apply(budget("db", { minAvailable: 1 }));
+    interface Pod { metadata: { name: string; labels?: Record<string, string> }; spec?: { nodeName?: string }; status?: { phase?: string } }
+    const pods = () => fixture.kube.listAll<Pod>("/api/v1/namespaces/default/pods");
+    const onW3 = await waitFor(async () => {
+      const all = await pods();
+      const running = all.filter((p) => p.status?.phase === "Running");
+      return running.length === 3 && running.some((p) => p.metadata.labels?.app === "web" && p.spec?.nodeName === "demo-w-3") ? all : undefined;
+    }, "web on both workers and db on demo-w-3", 10_000);
+    const webOnW3 = onW3.find((p) => p.metadata.labels?.app === "web" && p.spec?.nodeName === "demo-w-3")!.metadata.name;
+    const db = onW3.find((p) => p.metadata.labels?.app === "db")!.metadata.name;
+
+    await machines().delete(NAMESPACE, "demo-w-3");
+    const blocked = await env.waitFor(machineKind, NAMESPACE, "demo-w-3", (m) => m?.status?.conditions?.some((c) => c.type === "NodeDrained" && c.reason === "EvictionBlocked") === true, 10_000);
+    const drainedCondition = blocked!.status!.conditions!.find((c) => c.type === "NodeDrained")!;
+    assert.equal(drainedCondition.status, "False");
+    assert.match(drainedCondition.message ?? "", new RegExp(`default/${db}: Cannot evict pod as it would violate the pod's disruption budget\\. The disruption budget db needs 1 healthy pods and has 1 currently`));
+    await env.waitFor(machineKind, NAMESPACE, "demo-w-3", (m) => m === undefined, 20_000);
+
+    const events = await eventsOf(env, "demo-w-3");
+    const reasons = events.map((e) => e.reason);
+    assert.equal(events.find((e) => e.reason === "PodsEvicted")?.message, `evicted 1 pod(s) from node demo-w-3: default/${webOnW3}`, "the web pod the budget allows went first");
+    assert.ok(reasons.includes("EvictionBlocked"), reasons.join(", "));
+    assert.match(events.find((e) => e.reason === "DrainTimedOut")?.message ?? "", new RegExp(`the drain did not finish within 1\\.5s; 1 pod\\(s\\) could not be evicted: default/${db}: .*the machine is deleted anyway`));
+    assert.ok(!reasons.includes("NodeDrained"), "the node was not drained, and no event says it was");
+    // The evicted web pod was replaced on the other worker; the db pod went with its node, and its
+    // replacement has nowhere to run.
+    const left = await waitFor(async () => {
+      const all = await pods();
+      return all.length === 3 && all.filter((p) => p.status?.phase === "Running").length === 2 ? all : undefined;
+    }, "web replaced, db gone with its node", 10_000);
+    assert.deepEqual(left.map((p) => [p.metadata.labels?.app, p.spec?.nodeName, p.status?.phase]), [["db", undefined, "Pending"], ["web", "demo-w-0", "Running"], ["web", "demo-w-0", "Running"]]);
   });
 
   it("deletes a control-plane machine of a cluster going away without draining, leaving the load balancer", async () => {
@@ -244,6 +300,47 @@ describe("machine controller, refused creates and deadlines", () => {
     assert.equal(again.status?.instanceId, first.status?.instanceId);
     const tagged = await fixture.provider.findTagged("instance", { [TAG_OWNER_UID]: first.metadata.uid! });
     assert.deepEqual(tagged.map((i) => i.id), [first.status?.instanceId]);
+  });
+});
+
+describe("machine controller, on a cloud as strict as a real one", () => {
+  let env: ControllerTestEnv;
+  let fixture: ClusterFixture;
+  const machines = () => env.client.of<MachineObject>(machineKind);
+  const failed = (name: string) => env.waitFor(machineKind, NAMESPACE, name, (m) => m?.status?.failureReason !== undefined, 20_000);
+
+  before(async () => {
+    // A hundredth of real time: kubeadm's one-minute API-call timeout passes in 0.6 s.
+    env = await controllerTestEnv({ emulateWorkloads: true, cloud: { timeScale: 0.01 } });
+    registerMachineController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20 });
+    await env.start();
+    // The load balancer forwards 6443 to 6444, where no API server listens.
+    fixture = await clusterFixture(env, { targetPort: 6444 });
+  });
+
+  after(async () => {
+    fixture?.kube.close();
+    await env.close();
+  });
+
+  it("fails the init machine with kubeadm's timeout naming the endpoint while its target is unhealthy, and says so", async () => {
+    await machines().create(machine(fixture, "demo-cp-0", "control-plane", true));
+    const m = (await failed("demo-cp-0"))!;
+    assert.equal(m.status?.failureReason, "ControlPlaneInitFailed");
+    const endpoint = `${fixture.loadBalancer.dnsName}:6443`;
+    assert.match(m.status?.failureMessage ?? "", new RegExp(`^error execution phase upload-config/kubeadm: .*Post "https://${endpoint.replaceAll(".", "\\.")}/api/v1/namespaces/kube-system/configmaps\\?timeout=10s": dial tcp ${endpoint.replaceAll(".", "\\.")}: connect: connection refused`));
+    const target = m.status?.conditions?.find((c) => c.type === "LoadBalancerTarget");
+    assert.deepEqual([target?.status, target?.reason], ["False", "TargetUnhealthy"]);
+    assert.match(target?.message ?? "", /unhealthy \(Target\.FailedHealthChecks\)/);
+  });
+
+  it("fails a control-plane machine with one CPU with kubeadm's NumCPU preflight error", async () => {
+    const small = machine(fixture, "demo-cp-small", "control-plane", true);
+    small.spec.machineType = "s1.small";
+    await machines().create(small);
+    const m = (await failed("demo-cp-small"))!;
+    assert.equal(m.status?.failureReason, "ControlPlaneInitFailed");
+    assert.equal(m.status?.failureMessage, "error execution phase preflight: [ERROR NumCPU]: the number of available CPUs 1 is less than the required 2");
   });
 });
 

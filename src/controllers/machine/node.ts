@@ -1,6 +1,7 @@
 // A machine's Node in its workload cluster, through that cluster's own API: reading it, cordoning and
-// draining it before the machine goes, and deleting it afterwards.
-import { KubeNotFoundError, KubeUnreachableError, type KubeClient, type KubeObject } from "../../kubeclient/index.ts";
+// draining it before the machine goes (through the Eviction API, which honours PodDisruptionBudgets),
+// and deleting it afterwards.
+import { KubeApiError, KubeNotFoundError, KubeUnreachableError, type KubeClient, type KubeObject } from "../../kubeclient/index.ts";
 
 export interface WorkloadNode extends KubeObject {
   spec?: { providerID?: string; unschedulable?: boolean };
@@ -61,21 +62,49 @@ export function evictable(pod: WorkloadPod): boolean {
   return !(pod.metadata.ownerReferences ?? []).some((ref) => ref.kind === "DaemonSet");
 }
 
-/** Deletes the evictable pods bound to the node; answers how many were deleted. */
-export async function drainNode(kube: KubeClient, name: string): Promise<number> {
+/** What one pass of a drain did: the pods evicted, and those a disruption budget keeps for now. */
+export interface DrainPass {
+  /** namespace/name of each pod evicted. */
+  evicted: string[];
+  /** Evictions refused with 429 TooManyRequests (a PodDisruptionBudget allows no disruption now), and why. */
+  blocked: { pod: string; message: string }[];
+}
+
+/** Why an eviction was refused, as the budget says it ("The disruption budget web needs 2 healthy pods …"). */
+function refusal(error: KubeApiError): string {
+  const cause = error.status?.details?.causes?.find((c) => c.reason === "DisruptionBudget")?.message;
+  return cause ? `${error.message} ${cause}` : error.message;
+}
+
+/**
+ * Evicts the evictable pods bound to the node through the Eviction API (POST pods/<name>/eviction), as
+ * `kubectl drain` does. A pod already gone needs no eviction; one a disruption budget protects is
+ * reported as blocked, to be tried again.
+ */
+export async function drainNode(kube: KubeClient, name: string): Promise<DrainPass> {
   const pods = await kube.listAll<WorkloadPod>("/api/v1/pods", { fieldSelector: `spec.nodeName=${name}` });
-  const evicted = pods.filter(evictable);
+  const pass: DrainPass = { evicted: [], blocked: [] };
   await Promise.all(
-    evicted.map(async (pod) => {
-      const path = `/api/v1/namespaces/${encodeURIComponent(pod.metadata.namespace ?? "default")}/pods/${encodeURIComponent(pod.metadata.name ?? "")}`;
+    pods.filter(evictable).map(async (pod) => {
+      const namespace = pod.metadata.namespace ?? "default";
+      const podName = pod.metadata.name ?? "";
+      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(podName)}/eviction`;
       try {
-        await kube.delete(path);
+        await kube.create(path, { apiVersion: "policy/v1", kind: "Eviction", metadata: { name: podName, namespace } });
+        pass.evicted.push(`${namespace}/${podName}`);
       } catch (error) {
-        if (!(error instanceof KubeNotFoundError)) throw error;
+        if (error instanceof KubeNotFoundError) return;
+        if (error instanceof KubeApiError && error.code === 429) {
+          pass.blocked.push({ pod: `${namespace}/${podName}`, message: refusal(error) });
+          return;
+        }
+        throw error;
       }
     }),
   );
-  return evicted.length;
+  pass.evicted.sort();
+  pass.blocked.sort((a, b) => a.pod.localeCompare(b.pod));
+  return pass;
 }
 
 /** Deletes the Node object; a node already gone is fine. */

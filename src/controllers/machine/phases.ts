@@ -34,6 +34,7 @@ import {
   isControlPlane,
   isFailedForGood,
   isInitMachine,
+  isRegisteredTarget,
   kubeadmFailure,
   setFailure,
   since,
@@ -125,6 +126,14 @@ function wait(ctx: ReconcileContext, scope: MachineScope, input: ConditionInput,
  * the poll is only a safety net, so it is slow and idle (behind every other key). With 40,000 machines
  * waiting, even one such poll each per 10 s was more work than the controllers could do.
  */
+/** Looks again later as wait() would, without holding the remaining phases back. */
+function paced(ctx: ReconcileContext, scope: MachineScope, type: string): PhaseResult {
+  const now = ctx.clock.now();
+  const waited = now - (since(scope.object, type) ?? now);
+  const { pollMs } = scope.timings;
+  return { requeueAfterMs: Math.min(10 * pollMs, Math.max(pollMs, waited / 4)) };
+}
+
 function waitWatched(ctx: ReconcileContext, scope: MachineScope, input: ConditionInput): PhaseResult {
   condition(ctx, scope, input);
   return { halt: true, requeueAfterMs: 30 * scope.timings.pollMs, idle: true };
@@ -328,18 +337,38 @@ export const followInstance: Phase<MachineScope> = async (ctx, scope) => {
   }
 };
 
-/** Control-plane machines serve the API behind the control-plane load balancer. */
+/**
+ * Control-plane machines serve the API behind the control-plane load balancer: the instance is registered
+ * once, and the condition is True only while the cloud reports the target healthy (its health checks
+ * pass once the API server on it answers — during `kubeadm init` for the first machine, after the join
+ * for the others). It does not hold the node back: kubeadm runs meanwhile.
+ */
 export const registerLoadBalancerTarget: Phase<MachineScope> = async (ctx, scope) => {
   const machine = scope.object;
-  if (!isControlPlane(machine) || has(machine, LOAD_BALANCER_TARGET)) return;
+  if (!isControlPlane(machine)) return;
   const lb = scope.controlPlaneInfrastructure?.status?.loadBalancer;
   if (!lb) {
     return wait(ctx, scope, { type: LOAD_BALANCER_TARGET, status: "False", reason: REASONS.waitingForControlPlaneEndpoint, message: "the control-plane load balancer is not known" });
   }
   const id = machine.status!.instanceId!;
-  await (await providerOf(scope)).registerTargets(lb.id, [id]);
-  condition(ctx, scope, { type: LOAD_BALANCER_TARGET, status: "True", reason: REASONS.registered, message: `instance ${id} is a target of load balancer ${lb.id}` });
-  await ctx.event(machine, "Normal", "LoadBalancerTargetRegistered", `instance ${id} registered with the control-plane load balancer ${lb.id}`);
+  const provider = await providerOf(scope);
+  const target = isRegisteredTarget(machine) ? (await provider.get("loadBalancer", lb.id))?.targets.find((t) => t.instanceId === id) : undefined;
+  if (!target) {
+    await provider.registerTargets(lb.id, [id]);
+    condition(ctx, scope, { type: LOAD_BALANCER_TARGET, status: "False", reason: REASONS.healthChecksPending, message: `instance ${id} is a target of load balancer ${lb.id}; waiting for its health checks` });
+    await ctx.event(machine, "Normal", "LoadBalancerTargetRegistered", `instance ${id} registered with the control-plane load balancer ${lb.id}`);
+    return paced(ctx, scope, LOAD_BALANCER_TARGET);
+  }
+  if (target.health === "healthy") {
+    if (!has(machine, LOAD_BALANCER_TARGET)) await ctx.event(machine, "Normal", "LoadBalancerTargetHealthy", `load balancer ${lb.id} reports instance ${id} healthy`);
+    condition(ctx, scope, { type: LOAD_BALANCER_TARGET, status: "True", reason: REASONS.targetHealthy, message: `instance ${id} is a healthy target of load balancer ${lb.id}` });
+    return;
+  }
+  const reason = target.health === "initial" ? REASONS.healthChecksPending : REASONS.targetUnhealthy;
+  const detail = `load balancer ${lb.id} reports instance ${id} ${target.health}${target.reason ? ` (${target.reason})` : ""}`;
+  if (has(machine, LOAD_BALANCER_TARGET)) await ctx.event(machine, "Warning", REASONS.targetUnhealthy, detail);
+  condition(ctx, scope, { type: LOAD_BALANCER_TARGET, status: "False", reason, message: detail });
+  return paced(ctx, scope, LOAD_BALANCER_TARGET);
 };
 
 /** What the workload API says of the machine's node: there, absent, or nothing (with why). */
@@ -457,29 +486,42 @@ function clusterGoing(scope: MachineScope): boolean {
   return !scope.cluster || scope.cluster.metadata.deletionTimestamp !== undefined;
 }
 
-/** Cordons the node and evicts its pods (DaemonSet and static pods stay), unless the cluster is going. */
+/**
+ * Cordons the node and evicts its pods through the Eviction API (DaemonSet and static pods stay), unless
+ * the cluster is going. Evictions a PodDisruptionBudget refuses are tried again until the drain timeout
+ * (from the deletion), after which the machine goes anyway, saying which pods were still there.
+ */
 export const drain: Phase<MachineScope> = async (ctx, scope) => {
   const machine = scope.object;
   const nodeName = machine.status?.nodeName;
-  if (!nodeName || machine.status?.conditions?.some((c) => c.type === NODE_DRAINED)) return;
-  const skipped = async (message: string, warn: boolean) => {
-    condition(ctx, scope, { type: NODE_DRAINED, status: "True", reason: REASONS.drainSkipped, message });
-    if (warn) await ctx.event(machine, "Warning", REASONS.drainSkipped, `node ${nodeName} was not drained: ${message}`);
+  if (!nodeName || has(machine, NODE_DRAINED)) return;
+  const skipped = async (message: string, warn: boolean, reason: string = REASONS.drainSkipped) => {
+    condition(ctx, scope, { type: NODE_DRAINED, status: "True", reason, message });
+    if (warn) await ctx.event(machine, "Warning", reason, `node ${nodeName} was not drained: ${message}`);
   };
   if (clusterGoing(scope)) return skipped(`cluster ${machine.spec.clusterName} is being deleted`, false);
   const kube = await scope.deps.workloads.forCluster(machine.metadata.namespace!, machine.spec.clusterName);
   if (!kube) return skipped("the cluster's kubeconfig does not exist", true);
+  const deletedAt = Date.parse(machine.metadata.deletionTimestamp ?? "") || ctx.clock.now();
+  const timedOut = ctx.clock.now() - deletedAt > scope.timings.drainTimeoutMs;
   try {
-    if (await cordonNode(kube, nodeName)) {
-      await ctx.event(machine, "Normal", "DrainingNode", `cordoned node ${nodeName}; evicting its pods`);
-      const evicted = await drainNode(kube, nodeName);
-      await ctx.event(machine, "Normal", "NodeDrained", `node ${nodeName} drained: ${evicted} pod(s) evicted`);
+    const started = getCondition(machine.status?.conditions, NODE_DRAINED) !== undefined;
+    if (!(await cordonNode(kube, nodeName))) return skipped(`node ${nodeName} no longer exists`, false, REASONS.drained);
+    if (!started) await ctx.event(machine, "Normal", "DrainingNode", `cordoned node ${nodeName}; evicting its pods`);
+    const pass = await drainNode(kube, nodeName);
+    if (pass.evicted.length > 0) await ctx.event(machine, "Normal", "PodsEvicted", `evicted ${pass.evicted.length} pod(s) from node ${nodeName}: ${pass.evicted.join(", ")}`);
+    if (pass.blocked.length === 0) {
+      condition(ctx, scope, { type: NODE_DRAINED, status: "True", reason: REASONS.drained, message: `node ${nodeName} cordoned and drained` });
+      await ctx.event(machine, "Normal", "NodeDrained", `node ${nodeName} drained`);
+      return;
     }
-    condition(ctx, scope, { type: NODE_DRAINED, status: "True", reason: REASONS.drained, message: `node ${nodeName} cordoned and drained` });
+    const blocked = `${pass.blocked.length} pod(s) could not be evicted: ${pass.blocked.map((b) => `${b.pod}: ${b.message}`).join("; ")}`;
+    if (timedOut) return skipped(`the drain did not finish within ${formatDuration(scope.timings.drainTimeoutMs)}; ${blocked}; the machine is deleted anyway`, true, REASONS.drainTimedOut);
+    await ctx.event(machine, "Warning", REASONS.evictionBlocked, `node ${nodeName}: ${blocked}; trying again`);
+    return wait(ctx, scope, { type: NODE_DRAINED, status: "False", reason: REASONS.evictionBlocked, message: `node ${nodeName}: ${blocked}` });
   } catch (error) {
     if (!isUnavailable(error)) throw error;
-    const deletedAt = Date.parse(machine.metadata.deletionTimestamp ?? "") || ctx.clock.now();
-    if (ctx.clock.now() - deletedAt > scope.timings.drainTimeoutMs) return skipped(`the cluster's API did not answer: ${(error as Error).message}`, true);
+    if (timedOut) return skipped(`the cluster's API did not answer: ${(error as Error).message}`, true);
     return wait(ctx, scope, { type: NODE_DRAINED, status: "False", reason: "WorkloadApiUnreachable", message: (error as Error).message });
   }
 };
@@ -489,7 +531,7 @@ export const deregisterLoadBalancerTarget: Phase<MachineScope> = async (ctx, sco
   const machine = scope.object;
   const id = machine.status?.instanceId;
   const lb = scope.controlPlaneInfrastructure?.status?.loadBalancer;
-  if (!isControlPlane(machine) || !id || !has(machine, LOAD_BALANCER_TARGET)) return;
+  if (!isControlPlane(machine) || !id || !isRegisteredTarget(machine)) return;
   if (lb) await (await providerOf(scope)).deregisterTargets(lb.id, [id]);
   condition(ctx, scope, { type: LOAD_BALANCER_TARGET, status: "False", reason: "Deregistered", message: `instance ${id} left the control-plane load balancer` });
 };

@@ -52,6 +52,15 @@ describe("machine status", () => {
     assert.equal(kubeadmFailure(["2025-01-01T00:00:01Z [discovery] the API server does not answer yet; retrying"]), undefined);
   });
 
+  it("reads a kubeadm that was never installed as a failure, with apt's errors", () => {
+    const console = [
+      "2025-01-01T00:00:01Z E: Unable to locate package kubelet",
+      "2025-01-01T00:00:01Z cc_package_update_upgrade_install.py[WARNING]: failed to install packages: containerd kubelet=1.31.2-*",
+      "2025-01-01T00:00:02Z /var/lib/cloud/instance/scripts/runcmd: 11: kubeadm: not found",
+    ];
+    assert.equal(kubeadmFailure(console), "kubeadm is not installed on the machine: /var/lib/cloud/instance/scripts/runcmd: 11: kubeadm: not found E: Unable to locate package kubelet");
+  });
+
   it("names a bootstrap failure by what the machine was doing", () => {
     assert.equal(bootstrapFailureReason(machine({ role: "control-plane", init: true })), "ControlPlaneInitFailed");
     assert.equal(bootstrapFailureReason(machine({ role: "control-plane" })), "JoinControlPlaneFailed");

@@ -10,13 +10,19 @@ import { ANNOTATION_BOOTSTRAP, ROLE_CONTROL_PLANE } from "../contract.ts";
 export const BOOTSTRAP_READY = "BootstrapReady";
 /** The cloud instance is running. */
 export const INSTANCE_READY = "InstanceReady";
-/** The instance is a target of the control-plane load balancer (control-plane machines only). */
+/**
+ * The instance is a target of the control-plane load balancer and the cloud reports it healthy
+ * (control-plane machines only); False with the cloud's verdict while it is registered but not healthy.
+ */
 export const LOAD_BALANCER_TARGET = "LoadBalancerTarget";
 /** kubeadm init or join completed: the Node exists in the workload cluster. */
 export const NODE_JOINED = "NodeJoined";
 /** The Node reports Ready. */
 export const NODE_READY = "NodeReady";
-/** Delete path: the node was cordoned and its pods evicted (or that was skipped, with the reason). */
+/**
+ * Delete path: the node was cordoned and its pods evicted (or that was skipped or timed out, with the
+ * reason); False while evictions are refused by a disruption budget or the cluster's API does not answer.
+ */
 export const NODE_DRAINED = "NodeDrained";
 
 export const REASONS = {
@@ -32,6 +38,9 @@ export const REASONS = {
   createMachineFailed: "CreateMachineFailed",
   quotaExceeded: "QuotaExceeded",
   registered: "Registered",
+  targetHealthy: "Healthy",
+  healthChecksPending: "HealthChecksPending",
+  targetUnhealthy: "TargetUnhealthy",
   waitingForInstance: "WaitingForInstance",
   waitingForNode: "WaitingForNode",
   waitingForControlPlane: "WaitingForControlPlane",
@@ -47,6 +56,8 @@ export const REASONS = {
   joinWorkerFailed: "JoinWorkerFailed",
   drained: "Drained",
   drainSkipped: "DrainSkipped",
+  drainTimedOut: "DrainTimedOut",
+  evictionBlocked: "EvictionBlocked",
 } as const;
 
 /** Reasons of a create the cloud refused for a cause that can be fixed (quota, spec): retried in place. */
@@ -88,13 +99,22 @@ export function setFailure(status: MachineStatus, reason: string, message: strin
 const STAMP = /^\d{4}-\d{2}-\d{2}T[0-9:.]+Z /;
 const KUBEADM_ERROR = /^error execution phase /;
 
+/** The shell's line when a command of the user data is not installed ("…/runcmd: 14: kubeadm: not found"). */
+const KUBEADM_MISSING = /: kubeadm: (not found|command not found)$/;
+
 /**
  * The failure kubeadm printed on the console, if any: its first line ("error execution phase …") with
- * the indented lines that follow it (the individual preflight errors).
+ * the indented lines that follow it (the individual preflight errors) — or, when kubeadm never ran
+ * because nothing installed it, the shell's line with the package errors before it.
  */
 export function kubeadmFailure(consoleLines: readonly string[]): string | undefined {
   const lines = consoleLines.map((line) => line.replace(STAMP, ""));
   const first = lines.findIndex((line) => KUBEADM_ERROR.test(line));
+  const missing = lines.find((line) => KUBEADM_MISSING.test(line));
+  if (first < 0 && missing) {
+    const packages = lines.filter((line) => line.startsWith("E: "));
+    return [`kubeadm is not installed on the machine: ${missing.trim()}`, ...packages].join(" ");
+  }
   if (first < 0) return undefined;
   const details: string[] = [];
   for (const line of lines.slice(first + 1)) {
@@ -133,6 +153,12 @@ export function summarizeMachine(machine: MachineObject, now: string): void {
   }
   setCondition(status, ready, now);
   status.phase = machinePhase(machine);
+}
+
+/** Whether the machine's instance was registered with the control-plane load balancer (healthy or not yet). */
+export function isRegisteredTarget(machine: MachineObject): boolean {
+  const reason = getCondition(machine.status?.conditions, LOAD_BALANCER_TARGET)?.reason;
+  return reason === REASONS.registered || reason === REASONS.targetHealthy || reason === REASONS.healthChecksPending || reason === REASONS.targetUnhealthy;
 }
 
 /** True when the condition is True on the machine. */

@@ -20,8 +20,9 @@ import { nowTimestamp } from "../../apiserver/objects.ts";
 import { setCondition } from "../../runtime/conditions.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
-import { CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, controllerRef, LABEL_CLUSTER, names, ROLE_CONTROL_PLANE } from "../contract.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED, controllerRef, LABEL_CLUSTER, names, ROLE_CONTROL_PLANE } from "../contract.ts";
 import { ensureBootstrapToken, ensureClusterPki } from "../pki.ts";
+import { networkPluginCondition, pluginPodsReady, readPluginDaemonSet } from "../cluster/networkplugin.ts";
 import type { ControllerTestEnv } from "../testing.ts";
 
 export const NAMESPACE = "default";
@@ -45,7 +46,7 @@ async function until<R>(check: () => Promise<R | undefined>, what: string): Prom
 }
 
 /** Everything a machine of cluster `demo` in connection `east` waits for, ready. */
-export async function clusterFixture(env: ControllerTestEnv): Promise<ClusterFixture> {
+export async function clusterFixture(env: ControllerTestEnv, fixture: { targetPort?: number } = {}): Promise<ClusterFixture> {
   const connection = await env.client.of<ConnectionObject>(connectionKind).create({
     apiVersion: "slipway.dev/v1alpha1",
     kind: "Connection",
@@ -74,7 +75,7 @@ export async function clusterFixture(env: ControllerTestEnv): Promise<ClusterFix
   await until(async () => ((await provider.get("subnet", subnet.id))?.state === "ready" ? true : undefined), "subnet ready");
   const created = await provider.create(
     "loadBalancer",
-    { name: "demo-api", networkId: network.id, subnetIds: [subnet.id], listeners: [{ port: 6443, targetPort: 6443 }] },
+    { name: "demo-api", networkId: network.id, subnetIds: [subnet.id], listeners: [{ port: 6443, targetPort: fixture.targetPort ?? 6443 }] },
     options("loadBalancer"),
   );
   const loadBalancer = await until(async () => {
@@ -125,14 +126,22 @@ export async function clusterFixture(env: ControllerTestEnv): Promise<ClusterFix
   return { cluster, connection, infrastructure, provider, loadBalancer, kube: KubeClient.fromKubeconfig(kubeconfig, { timeoutMs: 5000 }) };
 }
 
-/** Applies the network plugin through the workload API, as the Cluster controller does once the API answers. */
+/**
+ * Applies the network plugin through the workload API, as the Cluster controller does once the API
+ * answers, and sets the Cluster's NetworkPluginInstalled condition as it does: once the plugin's
+ * DaemonSet reports all its pods ready.
+ */
 export async function applyNetworkPlugin(env: ControllerTestEnv, fixture: ClusterFixture): Promise<void> {
   for (const object of renderCniManifest("calico", { podCIDR: POD_CIDR })) await fixture.kube.apply(object);
+  const ds = await until(async () => {
+    const found = await readPluginDaemonSet(fixture.kube, "calico");
+    return found && pluginPodsReady(found) ? found : undefined;
+  }, "calico's pods ready");
   const clusters = env.client.of<ClusterObject>(clusterKind);
   for (;;) {
     const cluster = await clusters.get(NAMESPACE, CLUSTER);
     const status = structuredClone(cluster.status ?? {});
-    setCondition(status, { type: CONDITION_NETWORK_PLUGIN_INSTALLED, status: "True", reason: "Applied", message: "calico applied" }, nowTimestamp(new Date()));
+    setCondition(status, networkPluginCondition("calico", ds), nowTimestamp(new Date()));
     try {
       await clusters.updateStatus({ ...cluster, status });
       return;

@@ -94,6 +94,6 @@ export function loadBalancerInfo(lb: Sim.LoadBalancer): LoadBalancerInfo {
     dnsName: lb.dnsName,
     port: lb.listeners[0]?.port ?? lb.port,
     url: loadBalancerUrl(lb),
-    targets: (lb.targets ?? []).map((t) => ({ instanceId: t.instanceId, health: t.health })),
+    targets: (lb.targets ?? []).map((t) => ({ instanceId: t.instanceId, health: t.health, ...(t.reason ? { reason: t.reason } : {}) })),
   };
 }
