@@ -32,12 +32,14 @@ export function criticalPath(p: LatencyProfile, shape: Shape): number {
   const init = mean(p.kubeadmInit);
   const join = mean(p.kubeadmJoin);
   const cni = join / 2;
+  // kubeadm init finishes through the load balancer: once its API server is up, the target's health checks.
+  const healthChecks = mean(p.targetHealthy);
   const cpConn = shape.controlPlane.connection;
   const lbReady = net + subnet + lb;
   const infraReady = (c: string) => net + subnet + Math.max(sg, c === cpConn ? lb : 0);
   // The control plane: the first machine initialises, the others join one at a time.
   let start = infraReady(cpConn);
-  const initDone = start + boot + init;
+  const initDone = start + boot + init + healthChecks;
   let ready = initDone + cni;
   let finish = ready;
   for (let k = 1; k < shape.controlPlane.replicas; k++) {
@@ -61,7 +63,7 @@ export function sequentialFlow(p: LatencyProfile, shape: Shape): number {
   let total = 0;
   for (const c of connections) total += mean(p.networkCreate) + mean(p.subnetCreate) + mean(p.securityGroupCreate) + (c === shape.controlPlane.connection ? mean(p.loadBalancerProvision) : 0);
   const machines = shape.controlPlane.replicas + shape.workers.reduce((s, w) => s + w.replicas, 0);
-  total += machines * mean(p.instanceBoot) + mean(p.kubeadmInit) + (machines - 1) * mean(p.kubeadmJoin) + mean(p.kubeadmJoin) / 2;
+  total += machines * mean(p.instanceBoot) + mean(p.kubeadmInit) + mean(p.targetHealthy) + (machines - 1) * mean(p.kubeadmJoin) + mean(p.kubeadmJoin) / 2;
   return total;
 }
 
