@@ -15,7 +15,7 @@ import type { PodDisruptionBudgetObject } from "./kinds-policy.ts";
 import type { NodeObject, PodObject } from "./kinds.ts";
 import * as M from "./manifests.ts";
 import { networkPluginOf, pluginFailureOnNode, pluginPodRange, NETWORK_PLUGINS, type NetworkPluginName } from "./network-plugins.ts";
-import { fitsNode, nodeReadiness } from "./scheduling.ts";
+import { fitsNode, nodeReadiness, staysOnNode } from "./scheduling.ts";
 
 export interface WorkloadKinds {
   namespace: KindDefinition;
@@ -161,12 +161,14 @@ export class WorkloadControllers {
     const plugin = networkPluginOf(namespace, ds.metadata.name);
     const eligible = state.nodes.filter((n) => !n.metadata.deletionTimestamp && fitsNode(template, n, true));
     const eligibleNames = new Set(eligible.map((n) => n.metadata.name!));
+    // A pod stays on a node it no longer fits as long as it tolerates its NoExecute taints (a silent node).
+    const staying = new Set(state.nodes.filter((n) => !eligibleNames.has(n.metadata.name!) && staysOnNode(template, n, true)).map((n) => n.metadata.name!));
     const pending: string[] = [];
     let pods = state.pods.filter((p) => ownedBy(p, ds));
     for (const pod of pods) {
       const node = specOf(pod).nodeName ?? "";
       const outdated = pod.metadata.labels?.[TEMPLATE_GENERATION] !== generation && spec.updateStrategy?.type !== "OnDelete";
-      if (eligibleNames.has(node) && !outdated) continue;
+      if ((eligibleNames.has(node) || staying.has(node)) && !outdated) continue;
       await this.ignoreMissing(this.objects.forget(this.kinds.pod, namespace, pod.metadata.name!, pod.metadata.uid!));
       state.pods = state.pods.filter((p) => p !== pod);
     }
@@ -191,7 +193,7 @@ export class WorkloadControllers {
     const status = {
       desiredNumberScheduled: eligible.length,
       currentNumberScheduled: mine.length,
-      numberMisscheduled: 0,
+      numberMisscheduled: state.pods.filter((p) => ownedBy(p, ds) && staying.has(specOf(p).nodeName ?? "")).length,
       numberReady: ready,
       updatedNumberScheduled: mine.filter((p) => p.metadata.labels?.[TEMPLATE_GENERATION] === generation).length,
       numberAvailable: ready,

@@ -25,7 +25,7 @@ export interface ClusterRecord {
    * Digests of the other keys every control-plane machine must share (SHA-256 of the public key): the
    * front-proxy CA, the etcd CA and the service-account key.
    */
-  shared: { frontProxyCa: string; etcdCa: string; serviceAccount: string };
+  shared?: { frontProxyCa: string; etcdCa: string; serviceAccount: string };
   /** Names and addresses the API server's certificate is valid for. */
   servingNames: { dnsNames: string[]; ipAddresses: string[] };
   /** The API server's certificate, issued by the CA when a client first connects. */

@@ -36,11 +36,20 @@ export function tolerates(toleration: Toleration, taint: Taint): boolean {
 
 /** Whether a pod of this spec may be placed on the node (a DaemonSet's pod when `daemon`). */
 export function fitsNode(spec: PodSpecView, node: NodeObject, daemon: boolean): boolean {
+  return admits(spec, node, daemon, ["NoSchedule", "NoExecute"]);
+}
+
+/** Whether a pod already on the node may stay there: it tolerates the node's NoExecute taints. */
+export function staysOnNode(spec: PodSpecView, node: NodeObject, daemon: boolean): boolean {
+  return admits(spec, node, daemon, ["NoExecute"]);
+}
+
+function admits(spec: PodSpecView, node: NodeObject, daemon: boolean, effects: readonly string[]): boolean {
   const labels = node.metadata.labels ?? {};
   for (const [key, value] of Object.entries(spec.nodeSelector ?? {})) if (labels[key] !== value) return false;
-  if (node.spec?.unschedulable && !daemon) return false;
+  if (node.spec?.unschedulable && !daemon && effects.includes("NoSchedule")) return false;
   const tolerations = [...(spec.tolerations ?? []), ...(daemon ? daemonTolerations(spec.hostNetwork === true) : DEFAULT_TOLERATIONS)];
-  return (node.spec?.taints ?? []).filter((t) => t.effect !== "PreferNoSchedule").every((taint) => tolerations.some((t) => tolerates(t, taint)));
+  return (node.spec?.taints ?? []).filter((t) => effects.includes(t.effect)).every((taint) => tolerations.some((t) => tolerates(t, taint)));
 }
 
 /** The node's Ready condition: True, False, or Unknown (its kubelet is silent). */
