@@ -21,13 +21,18 @@ const PKI_KEYS = {
   "sa.key": (p: ClusterPki) => p.serviceAccount.privateKeyPem,
 } as const;
 
+/** A cluster's Secret lacks a key the controllers wrote into it (changed by hand). */
+export class ClusterSecretError extends Error {
+  override readonly name = "ClusterSecretError";
+}
+
 function b64(text: string): string {
   return Buffer.from(text, "utf8").toString("base64");
 }
 
 function text(secret: SecretObject, key: string): string {
   const value = secret.data?.[key];
-  if (value === undefined) throw new Error(`Secret ${secret.metadata.name} has no key ${key}`);
+  if (value === undefined) throw new ClusterSecretError(`Secret ${secret.metadata.name} has no key ${key}`);
   return Buffer.from(value, "base64").toString("utf8");
 }
 

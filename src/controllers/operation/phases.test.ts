@@ -16,6 +16,7 @@ const ctx: ReconcileContext = {
   client: new Client(undefined as unknown as ObjectService),
   log: silentLogger,
   clock,
+  failures: 0,
   event: async () => {},
 };
 
