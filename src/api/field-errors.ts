@@ -29,9 +29,9 @@ export function notSupported(field: string, value: unknown, supported: readonly 
   };
 }
 
-/** An error if `value` differs from `old` (an update may not change the field). */
-export function immutable(field: string, value: unknown, old: unknown): FieldError[] {
-  return isDeepStrictEqual(value, old) ? [] : [invalid(field, value, "field is immutable")];
+/** An error if `value` differs from `old` (an update may not change the field), with why when given. */
+export function immutable(field: string, value: unknown, old: unknown, why?: string): FieldError[] {
+  return isDeepStrictEqual(value, old) ? [] : [invalid(field, value, why ? `field is immutable: ${why}` : "field is immutable")];
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

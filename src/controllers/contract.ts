@@ -9,6 +9,8 @@ export const LABEL_CLUSTER = "slipway.dev/cluster";
 export const LABEL_POOL = "slipway.dev/pool";
 export const LABEL_ROLE = "slipway.dev/role";
 export const LABEL_CONNECTION = "slipway.dev/connection";
+/** On a pool's machines: the hash of the pool template (rollout/hash.ts) the machine was made from. */
+export const LABEL_TEMPLATE_HASH = "slipway.dev/template-hash";
 /** On the first control-plane machine: it runs `kubeadm init`; every other machine joins. */
 export const ANNOTATION_BOOTSTRAP = "slipway.dev/bootstrap";
 /** The Cluster condition that turns True once `kubeadm init` has completed: joining machines wait for it. */

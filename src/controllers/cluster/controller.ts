@@ -30,10 +30,10 @@ function machineView(m: MachineObject): string {
   return JSON.stringify([m.metadata.deletionTimestamp, st?.phase, st?.nodeReady, st?.bootstrapped, st?.instanceId, ready?.status, ready?.lastTransitionTime, st?.failureReason, st?.failureMessage]);
 }
 
-/** What the cluster reads of a pool. */
+/** What the cluster reads of a pool (whether its status speaks of its current spec, too). */
 function poolView(p: MachinePoolObject): string {
   const failed = p.status?.phase === "Failed";
-  return JSON.stringify([p.metadata.deletionTimestamp, p.spec, p.status?.phase, failed ? p.status?.reason : "", failed ? p.status?.message : ""]);
+  return JSON.stringify([p.metadata.deletionTimestamp, p.metadata.generation, p.spec, p.status?.observedGeneration, p.status?.phase, failed ? p.status?.reason : "", failed ? p.status?.message : ""]);
 }
 
 function ofCluster<T extends { metadata: { namespace?: string } }>(items: T[], namespace: string | undefined): T[] {
@@ -70,6 +70,7 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
         pools: ofCluster(pools.cache.withLabel(LABEL_CLUSTER, name), ns) as MachinePoolObject[],
         controlPlane: all.filter((m) => m.spec.role === "control-plane"),
         machines: all,
+        changedChildren: new Set<string>(),
       };
     },
     phases: clusterPhases,

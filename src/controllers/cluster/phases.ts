@@ -1,6 +1,7 @@
 // The cluster controller's phases: validate, then make what the cluster is made of — secrets,
 // infrastructure per connection, the control plane one machine at a time, the network plugin, the
 // worker pools — each phase idempotent, so a restart or another replica picks up where work stopped.
+import { isDeepStrictEqual } from "node:util";
 import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObject, MachinePoolObject, SecretObject } from "../../api/kinds.ts";
 import type { QuotaResources } from "../../providers/provider.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
@@ -30,6 +31,7 @@ import {
   ROLE_WORKER,
 } from "../contract.ts";
 import { ensureBootstrapToken, ensureClusterPki, readClusterPki } from "../pki.ts";
+import { poolTemplate } from "../machinepool/template.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
 import { clusterConnections, preflight, preflightMessage, preflightReason, type ConnectionFacts } from "./preflight.ts";
@@ -66,6 +68,8 @@ export interface ClusterScope extends Scope<ClusterObject> {
   machines: MachineObject[];
   /** Set by a phase that learned something the summary should say (e.g. validation problems). */
   problem?: { reason: string; message: string };
+  /** Names of the children (infrastructures, pools) whose spec this reconcile changed. */
+  changedChildren: Set<string>;
   /** Waiting is normal while provisioning; this says on what. */
   waitingOn?: string;
 }
@@ -197,6 +201,11 @@ export const ensureSecrets: Phase<ClusterScope> = async (ctx, scope) => {
   markVerified(ctx, what);
 };
 
+/** Every slice of the cluster's node range is given to a connection already. */
+export class NodeRangeExhaustedError extends Error {
+  override readonly name = "NodeRangeExhaustedError";
+}
+
 /** A slice of the node range per connection (16 of them), kept once given. */
 function nodeCidrFor(cluster: ClusterObject, taken: string[]): string {
   const base = parseCidr(cluster.spec.network?.nodeCIDR ?? "10.0.0.0/16");
@@ -206,7 +215,7 @@ function nodeCidrFor(cluster: ClusterObject, taken: string[]): string {
     const candidate = formatCidr({ ...base, base: base.first + i * size, prefix, first: base.first + i * size, last: base.first + (i + 1) * size - 1 });
     if (!taken.some((t) => cidrsOverlap(t, candidate))) return candidate;
   }
-  throw new Error(`no free slice of ${formatCidr(base)} is left for another connection`);
+  throw new NodeRangeExhaustedError(`no free slice of ${formatCidr(base)} is left for another connection`);
 }
 
 export const ensureInfrastructures: Phase<ClusterScope> = async (ctx, scope) => {
@@ -224,6 +233,7 @@ export const ensureInfrastructures: Phase<ClusterScope> = async (ctx, scope) => 
       const imgs = images(name);
       if (JSON.stringify(existing.spec.machineTypes) !== JSON.stringify(types) || JSON.stringify(existing.spec.images) !== JSON.stringify(imgs)) {
         await infras.patch(existing.metadata.namespace, existing.metadata.name!, "merge", { spec: { machineTypes: types, images: imgs } });
+        scope.changedChildren.add(existing.metadata.name!);
       }
       continue;
     }
@@ -393,7 +403,8 @@ export const ensureNetworkPlugin: Phase<ClusterScope> = async (ctx, scope) => {
 
 // ---- workers ----
 
-function poolSpec(cluster: ClusterObject, pool: NonNullable<ClusterObject["spec"]["workers"]>[number]): MachinePoolObject["spec"] {
+/** The MachinePool spec a worker pool of the cluster asks for. */
+export function poolSpec(cluster: ClusterObject, pool: NonNullable<ClusterObject["spec"]["workers"]>[number]): MachinePoolObject["spec"] {
   return {
     clusterName: cluster.metadata.name!,
     connection: pool.connection,
@@ -402,7 +413,24 @@ function poolSpec(cluster: ClusterObject, pool: NonNullable<ClusterObject["spec"
     replicas: pool.replicas ?? 1,
     ...(pool.labels ? { labels: pool.labels } : {}),
     ...(pool.taints ? { taints: pool.taints } : {}),
+    ...(pool.strategy ? { strategy: pool.strategy } : {}),
   };
+}
+
+/** The pool's fields the cluster decides; a field the cluster no longer sets is removed from the pool. */
+const MANAGED_POOL_FIELDS = ["machineType", "image", "replicas", "labels", "taints", "strategy"] as const;
+
+/** JSON-patch operations that make the pool's managed fields exactly the wanted ones (maps replaced, not merged). */
+export function poolSpecPatch(existing: MachinePoolObject["spec"], wanted: MachinePoolObject["spec"]): { op: "add" | "remove"; path: string; value?: unknown }[] {
+  const ops: { op: "add" | "remove"; path: string; value?: unknown }[] = [];
+  for (const field of MANAGED_POOL_FIELDS) {
+    const now = existing[field];
+    const next = wanted[field];
+    if (isDeepStrictEqual(now, next)) continue;
+    if (next === undefined) ops.push({ op: "remove", path: `/spec/${field}` });
+    else ops.push({ op: "add", path: `/spec/${field}`, value: next });
+  }
+  return ops;
 }
 
 /** One MachinePool per worker pool, made at once: its machines wait for what they need themselves. */
@@ -419,11 +447,20 @@ export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
         pools.create({ apiVersion: "slipway.dev/v1alpha1", kind: "MachinePool", metadata: meta(cluster, name, { [LABEL_POOL]: worker.name, [LABEL_ROLE]: ROLE_WORKER }), spec } as MachinePoolObject),
       );
       await ctx.event(cluster, "Normal", "CreatingWorkerPool", `pool ${worker.name}: ${spec.replicas} × ${spec.machineType} in connection ${spec.connection}`);
-    } else if (JSON.stringify(existing.spec) !== JSON.stringify({ ...existing.spec, ...spec })) {
-      await pools.patch(existing.metadata.namespace, name, "merge", { spec });
-      if (existing.spec.replicas !== spec.replicas) {
-        await ctx.event(cluster, "Normal", "ScalingWorkerPool", `pool ${worker.name}: ${existing.spec.replicas} → ${spec.replicas} machines`);
-      }
+      continue;
+    }
+    const ops = poolSpecPatch(existing.spec, spec);
+    if (ops.length === 0) continue;
+    await pools.patch(existing.metadata.namespace, name, "json", ops);
+    scope.changedChildren.add(name);
+    if (existing.spec.replicas !== spec.replicas) {
+      await ctx.event(cluster, "Normal", "ScalingWorkerPool", `pool ${worker.name}: ${existing.spec.replicas} → ${spec.replicas} machines`);
+    }
+    const before = poolTemplate(existing.spec);
+    const after = poolTemplate(spec);
+    if (before.hash !== after.hash) {
+      const changed = (["machineType", "image", "labels", "taints"] as const).filter((f) => !isDeepStrictEqual(before[f], after[f]));
+      await ctx.event(cluster, "Normal", "RollingWorkerPool", `pool ${worker.name}: ${changed.join(", ")} changed; rolling its machines to template ${after.hash}`);
     }
   }
   for (const pool of scope.pools) {
@@ -433,18 +470,22 @@ export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
   }
 };
 
+/** Secrets and infrastructure are independent: made side by side. */
+export const ensureSecretsAndInfrastructures: Phase<ClusterScope> = async (ctx, scope) => {
+  await Promise.all([ensureSecrets(ctx, scope), ensureInfrastructures(ctx, scope)]);
+};
+
+/** Not Ready yet: the children's changes requeue the cluster; this late, idle check catches the rest. */
+export const recheckUntilReady: Phase<ClusterScope> = (_ctx, scope) => (isTrue(scope.object.status?.conditions, "Ready") ? {} : { requeueAfterMs: scope.timing.recheckMs, idle: true });
+
 export const clusterPhases: readonly Phase<ClusterScope>[] = [
   validate,
-  async (ctx, scope) => {
-    // Secrets and infrastructure are independent: make them side by side.
-    await Promise.all([ensureSecrets(ctx, scope), ensureInfrastructures(ctx, scope)]);
-  },
+  ensureSecretsAndInfrastructures,
   publishEndpoint,
   ensureControlPlane,
   ensureNetworkPlugin,
   ensureWorkerPools,
-  // Not Ready yet: the children's changes requeue the cluster; this late, idle check catches the rest.
-  (_ctx, scope) => (isTrue(scope.object.status?.conditions, "Ready") ? {} : { requeueAfterMs: scope.timing.recheckMs, idle: true }),
+  recheckUntilReady,
 ];
 
 // ---- deletion ----

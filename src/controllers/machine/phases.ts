@@ -7,14 +7,15 @@ import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObje
 import { secretKind } from "../../api/core.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
-import { AlreadyExistsError } from "../../apiserver/errors.ts";
+import { AlreadyExistsError, NotFoundError } from "../../apiserver/errors.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { KubeApiError, type KubeClient } from "../../kubeclient/index.ts";
 import { ProviderError, type CloudProvider, type InstanceInfo } from "../../providers/provider.ts";
 import { getCondition, removeCondition, setCondition, type ConditionInput } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, PhaseResult, Scope } from "../../runtime/reconciler.ts";
-import { cloudTags, CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, controllerRef, idempotencyToken, LABEL_CLUSTER, names, TAG_OWNER_UID } from "../contract.ts";
+import { cloudTags, CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, controllerRef, idempotencyToken, LABEL_CLUSTER, LABEL_TEMPLATE_HASH, names, TAG_OWNER_UID } from "../contract.ts";
+import { poolTemplate } from "../machinepool/template.ts";
 import { readBootstrapToken, readClusterPki } from "../pki.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
@@ -187,14 +188,33 @@ function decode(secret: SecretObject | undefined): string | undefined {
   return value === undefined ? undefined : Buffer.from(value, "base64").toString("utf8");
 }
 
-/** Writes the machine's user data into its bootstrap Secret, once. */
+/**
+ * Writes the machine's user data into its bootstrap Secret, once. A pool machine's node labels and
+ * taints come from its pool: only from the template the machine was made from (a cache that has not
+ * seen the pool's change yet is waited for; a pool that moved on rolls the machine away).
+ */
 export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
   if (scope.object.status?.instanceId) return;
   const machine = scope.object;
   const namespace = machine.metadata.namespace;
   const name = names.bootstrapSecret(machine.metadata.name!);
   const secrets = ctx.client.of<SecretObject>(secretKind);
-  let userData = decode(await secrets.tryGet(namespace, name));
+  let existing = await secrets.tryGet(namespace, name);
+  if (existing?.metadata.ownerReferences?.some((r) => r.kind === machine.kind && r.uid !== machine.metadata.uid)) {
+    // Left by an earlier machine of the same name, not yet collected: its user data is not this machine's.
+    try {
+      await secrets.delete(namespace, name, { preconditions: { uid: existing.metadata.uid! } });
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+    }
+    existing = undefined;
+  }
+  let userData = decode(existing);
+  const madeFrom = machine.metadata.labels?.[LABEL_TEMPLATE_HASH];
+  if (userData === undefined && scope.pool && madeFrom !== undefined && poolTemplate(scope.pool.spec).hash !== madeFrom) {
+    const message = `pool ${scope.pool.metadata.name} has template ${poolTemplate(scope.pool.spec).hash}, the machine was made from ${madeFrom}`;
+    return wait(ctx, scope, { type: BOOTSTRAP_READY, status: "False", reason: REASONS.waitingForPoolTemplate, message });
+  }
   if (userData === undefined) {
     const lb = scope.controlPlaneInfrastructure!.status!.loadBalancer!;
     userData = renderBootstrapData({

@@ -26,6 +26,7 @@ export const REASONS = {
   waitingForControlPlaneEndpoint: "WaitingForControlPlaneEndpoint",
   waitingForClusterSecrets: "WaitingForClusterSecrets",
   waitingForJoinToken: "WaitingForJoinToken",
+  waitingForPoolTemplate: "WaitingForPoolTemplate",
   bootstrapDataReady: "BootstrapDataReady",
   instanceProvisioning: "InstanceProvisioning",
   instanceRunning: "InstanceRunning",

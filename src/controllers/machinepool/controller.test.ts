@@ -127,6 +127,35 @@ describe("machine pool controller, with machines driven by hand", () => {
     assert.deepEqual((await h.machinesOfPool()).map((m) => m.metadata.name), ["demo-w-2"]);
   });
 
+  it("rolls to a new machine type: a new machine first, the old one deleted once the new one is Running", async () => {
+    for (;;) {
+      const current = await h.pools().get(NAMESPACE, POOL);
+      current.spec.machineType = "s1.large";
+      try {
+        await h.pools().update(current);
+        break;
+      } catch (error) {
+        if (!(error instanceof ConflictError)) throw error;
+      }
+    }
+    const fresh = await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m !== undefined);
+    assert.equal(fresh?.spec.machineType, "s1.large");
+    const rolling = await h.waitPool((p) => p.status?.observedGeneration === p.metadata.generation && p.status?.replicas === 2);
+    assert.equal(rolling.status?.phase, "ScalingUp");
+    assert.equal(rolling.status?.conditions?.find((c) => c.type === "MachinesUpToDate")?.reason, "Rolling");
+    const old = await h.machines().get(NAMESPACE, "demo-w-2");
+    assert.equal(old.metadata.deletionTimestamp, undefined, "the old machine serves until the new one does");
+
+    await setMachine("demo-w-0", running);
+    await env.waitFor(machineKind, NAMESPACE, "demo-w-2", (m) => m === undefined);
+    const done = await h.waitPool((p) => p.status?.phase === "Running");
+    assert.deepEqual([done.status?.replicas, done.status?.readyReplicas, done.status?.updatedReplicas], [1, 1, 1]);
+    assert.deepEqual((await h.machinesOfPool()).map((m) => [m.metadata.name, m.spec.machineType]), [["demo-w-0", "s1.large"]]);
+    const rolled = (await poolEvents(env)).filter((e) => e.reason === "RollingMachines").map((e) => e.message);
+    assert.ok(rolled.some((m) => /creating demo-w-0$/.test(m ?? "")), rolled.join("\n"));
+    assert.ok(rolled.some((m) => /deleting demo-w-2$/.test(m ?? "")), rolled.join("\n"));
+  });
+
   it("deletes its machines when deleted, then goes", async () => {
     await h.pools().delete(NAMESPACE, POOL);
     await env.waitFor(machinePoolKind, NAMESPACE, POOL, (p) => p === undefined);
@@ -211,6 +240,63 @@ describe("machine pool controller, with real machines and nodes", () => {
     const replacing = (await poolEvents(env)).find((e) => e.reason === "ReplacingMachine");
     assert.match(replacing?.message ?? "", new RegExp(`${victim!.metadata.name}: InstanceFailure`));
     assert.equal((await workloadNodes(fixture)).filter((n) => n.ready).length, 3);
+  });
+});
+
+describe("machine pool controller, rolling real machines", () => {
+  let env: ControllerTestEnv;
+  let fixture: ClusterFixture;
+  const h = helpers(() => env);
+
+  before(async () => {
+    env = await controllerTestEnv({ emulateWorkloads: true });
+    const deps = { providers: env.providers, workloads: env.workloads };
+    registerMachineController(env.manager, deps, { pollMs: 20, healthCheckMs: 50 });
+    registerControlPlaneInitialized(env.manager);
+    registerMachinePoolController(env.manager, deps, { pollMs: 20 });
+    await env.start();
+    fixture = await clusterFixture(env);
+    await h.machines().create({
+      apiVersion: "slipway.dev/v1alpha1",
+      kind: "Machine",
+      metadata: { name: "demo-cp-0", namespace: NAMESPACE, annotations: { [ANNOTATION_BOOTSTRAP]: "init" }, ownerReferences: [controllerRef(fixture.cluster)] },
+      spec: { clusterName: CLUSTER, role: "control-plane", connection: CONNECTION, machineType: "s1.medium" },
+    });
+    await env.waitFor(machineKind, NAMESPACE, "demo-cp-0", (m) => m?.status?.bootstrapped === true, 20_000);
+    await applyNetworkPlugin(env, fixture);
+    await env.waitFor(machineKind, NAMESPACE, "demo-cp-0", (m) => m?.status?.phase === "Running", 20_000);
+  });
+
+  after(async () => {
+    fixture?.kube.close();
+    await env.close();
+  });
+
+  it("rolls a change of node labels and taints: new nodes register with them, the old ones are drained and removed", async () => {
+    await h.pools().create(pool(2, fixture.cluster));
+    await h.waitPool((p) => p.status?.phase === "Running" && p.status.readyReplicas === 2);
+    const before = await h.machinesOfPool();
+    const current = await h.pools().get(NAMESPACE, POOL);
+    current.spec.labels = { tier: "api" };
+    current.spec.taints = [{ key: "dedicated", value: "api", effect: "NoSchedule" }];
+    const changed = await h.pools().update(current);
+    const done = await h.waitPool(
+      (p) => p.status?.observedGeneration === changed.metadata.generation && p.status?.phase === "Running" && p.status.updatedReplicas === 2 && p.status.replicas === 2,
+      40_000,
+    );
+    assert.equal(done.status?.readyReplicas, 2);
+    const after = await h.machinesOfPool();
+    const kept = after.filter((m) => before.some((b) => b.metadata.uid === m.metadata.uid));
+    assert.deepEqual(kept, [], "every machine was replaced");
+    const nodes = (await workloadNodes(fixture)).filter((n) => n.name !== "demo-cp-0");
+    assert.deepEqual(nodes.map((n) => n.name), after.map((m) => m.metadata.name), "a node per machine, the old ones removed from the cluster");
+    for (const node of nodes) {
+      assert.equal(node.ready, true);
+      assert.equal(node.labels.tier, "api", `node ${node.name} registered with the new label`);
+    }
+    const events = await env.client.of<EventObject>(eventKind).list(NAMESPACE);
+    const drained = events.items.filter((e) => e.reason === "NodeDrained" && before.some((b) => b.metadata.uid === e.involvedObject.uid));
+    assert.equal(drained.length, 2, "each old node was drained before its machine went");
   });
 });
 
