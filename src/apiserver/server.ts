@@ -7,6 +7,7 @@ import { InternalError, isApiError, UnauthorizedError, type Status } from "./err
 import type { ApiMetrics } from "./metrics.ts";
 import { handleApiRequest, type ApiContext, type RequestInfo } from "./routes.ts";
 import { SERVER_VERSION } from "./discovery.ts";
+import { PING, runHealthChecks, type HealthCheck } from "./health.ts";
 
 export interface Identity {
   user: string;
@@ -35,6 +36,10 @@ export interface ApiServerOptions {
    * a path it does not serve. Asked before the API, for every path but the health endpoints.
    */
   site?: (request: FastifyRequest, reply: FastifyReply, path: string) => Promise<unknown> | undefined;
+  /** What /readyz checks besides answering at all (e.g. the store, the controllers). */
+  readiness?: readonly HealthCheck[];
+  /** What /version answers (default: the emulated Kubernetes API's constant). */
+  version?: object;
 }
 
 const PUBLIC_PATHS = new Set(["/healthz", "/livez", "/readyz", "/version"]);
@@ -117,13 +122,22 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     const path = request.url.split("?")[0]!;
     const info: RequestInfo & { user?: string; start: bigint } = { verb: request.method.toLowerCase(), resource: "", start: process.hrtime.bigint() };
     infos.set(request, info);
-    if (path === "/healthz" || path === "/livez" || path === "/readyz") {
+    if (path === "/healthz" || path === "/livez") {
       info.resource = path.slice(1);
       return reply.type("text/plain").send("ok");
     }
+    if (path === "/readyz" || path.startsWith("/readyz/")) {
+      info.resource = "readyz";
+      const query = request.query as Record<string, string | undefined>;
+      const only = path.length > "/readyz/".length ? decodeURIComponent(path.slice("/readyz/".length)) : undefined;
+      const report = await runHealthChecks("readyz", [PING, ...(options.readiness ?? [])], { verbose: query.verbose !== undefined, exclude: query.exclude?.split(","), only });
+      if (!report) return reply.code(404).type("text/plain").send(`no readyz check named ${only}\n`);
+      for (const { name, reason } of report.failed) logger.warn({ check: name, reason }, "readyz check failed");
+      return reply.code(report.code).type("text/plain").send(report.body);
+    }
     if (path === "/version") {
       info.resource = "version";
-      return SERVER_VERSION;
+      return options.version ?? SERVER_VERSION;
     }
     const page = options.site?.(request, reply, path);
     if (page !== undefined) {

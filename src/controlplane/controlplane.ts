@@ -12,6 +12,7 @@ import { ApiMetrics } from "../apiserver/metrics.ts";
 import { ObjectService } from "../apiserver/objects.ts";
 import { createApiContext, type ApiContext } from "../apiserver/routes.ts";
 import { createApiServer, type Identity } from "../apiserver/server.ts";
+import { withTimeout, type HealthCheck } from "../apiserver/health.ts";
 import { serverTlsOptions } from "../bootstrap/pki.ts";
 import { renderKubeconfig } from "../bootstrap/kubeconfig.ts";
 import type { Store } from "../store/store.ts";
@@ -29,6 +30,7 @@ import { clusterPlanAction } from "../controllers/plan/action.ts";
 import { ProviderResolver } from "../controllers/providers.ts";
 import { Client } from "../runtime/client.ts";
 import { LoginCodes, loginLink, SessionTokens } from "./login.ts";
+import { slipwayVersion } from "./version.ts";
 
 export interface ControlPlaneOptions {
   dataDir: string;
@@ -73,6 +75,11 @@ export interface ControlPlane {
   close(): Promise<void>;
 }
 
+/** The controllers cannot work now: /readyz says so. */
+class ControllersUnreadyError extends Error {
+  override readonly name = "ControllersUnreadyError";
+}
+
 function bearerToken(header: string | undefined): string | undefined {
   return header?.startsWith("Bearer ") ? header.slice(7).trim() : undefined;
 }
@@ -87,6 +94,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const log = options.logger;
   const host = options.host ?? "127.0.0.1";
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  // Asks git (in a checkout) while the store opens.
+  const version = slipwayVersion();
   const registry = options.registry ?? defaultRegistry();
   const store = await openStore({ kind: options.store, dataDir: options.dataDir, etcdEndpoints: options.etcdEndpoints });
   const closers: (() => Promise<void>)[] = [() => store.close()];
@@ -118,10 +127,25 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       return tokenMatches(token, credentials.adminToken) ? admin : sessions.verify(token);
     };
     let url = "";
+    /** The controllers, once they run (the server answers before). */
+    const running: { controllers?: Awaited<ReturnType<typeof startControllers>> } = {};
+    const readiness: HealthCheck[] = [
+      // A read that goes to the store itself (etcd: a round trip to the cluster).
+      withTimeout({ name: "store", check: async () => void (await store.revision()) }, 2000),
+      {
+        name: "controllers",
+        check: () => {
+          const why = running.controllers ? running.controllers.manager.unready() : "the controllers have not started";
+          if (why) throw new ControllersUnreadyError(why);
+        },
+      },
+    ];
     const app = createApiServer({
       tls: serverTlsOptions(serving),
       logger: log,
       metrics,
+      readiness,
+      version: await version,
       route: (_request, path) => ({ ctx: api, path, authenticate }),
       site: consoleSite({ codes, sessions, authenticate, url: () => `${url}/` }),
     });
@@ -153,6 +177,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     });
     // Stopped first: in-flight reconciles finish while the store is still open, and the shards are
     // handed over before this replica goes away.
+    running.controllers = controllers;
     closers.unshift(() => controllers.stop());
     const kubeconfigPath = join(options.dataDir, "kubeconfig");
     writeFileSync(

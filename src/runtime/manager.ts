@@ -56,6 +56,8 @@ export class ControllerManager {
   private readonly controllers: Controller<KubeObject>[] = [];
   private readonly recorders = new Map<string, EventRecorder>();
   private state: "new" | "running" | "stopped" = "new";
+  /** start() has finished: informers synced, workers running, shards taken. */
+  private started = false;
 
   constructor(options: ControllerManagerOptions) {
     this.replica = options.replica;
@@ -112,7 +114,16 @@ export class ControllerManager {
     this.pacer?.start();
     for (const controller of this.controllers) controller.start();
     await this.coordinator.start();
+    this.started = true;
     this.log.info({ controllers: this.controllers.map((c) => c.name), shards: this.shards.activeShards().length }, "controllers running");
+  }
+
+  /** Why the controllers cannot work now (not started, stopped, no shards), or undefined when they can. */
+  unready(): string | undefined {
+    if (this.state === "new") return "the controllers have not started";
+    if (this.state === "stopped") return "the controllers are stopped";
+    if (!this.started) return "the controllers are starting";
+    return this.coordinator.unready();
   }
 
   /** Graceful: takes no new work, lets work in flight finish (bounded), hands the shards back. */

@@ -108,6 +108,13 @@ export class ShardLeases implements ShardCoordinator {
     this.prefix = options.prefix ?? COORDINATION_PREFIX;
   }
 
+  unready(): string | undefined {
+    if (this.stopping) return "stopping: the shards are being handed over";
+    if (!this.lease) return "no shard lease: registering with the store";
+    if (this.suspended) return "the shard lease was not renewed in time: work on every shard is stopped";
+    return undefined;
+  }
+
   async start(): Promise<void> {
     await this.register();
     await this.loadAndWatch();
