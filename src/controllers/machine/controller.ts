@@ -82,7 +82,7 @@ export function registerMachineController(
         pool: pool ? pools.cache.get(keyFor(namespace, pool)) : undefined,
       };
     },
-    summarize: (ctx, scope) => summarizeMachine(scope.object, nowTimestamp(new Date(ctx.clock.now()))),
+    summarize: (ctx, scope, error) => summarizeMachine(scope.object, nowTimestamp(new Date(ctx.clock.now())), error),
   });
 
   const controller = manager.add<MachineObject>({

@@ -72,8 +72,8 @@ export function registerMachinePoolController(
         deleted: new Set<string>(),
       };
     },
-    summarize: (ctx, scope) =>
-      summarizePool(scope.object, { machines: scope.machines, deleted: scope.deleted }, nowTimestamp(new Date(ctx.clock.now()))),
+    summarize: (ctx, scope, error) =>
+      summarizePool(scope.object, { machines: scope.machines, deleted: scope.deleted }, nowTimestamp(new Date(ctx.clock.now())), error),
   });
 
   const controller = manager.add<MachinePoolObject>({

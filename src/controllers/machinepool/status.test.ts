@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import type { MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import type { MachinePoolPhase } from "../../api/slipway/machinepool.ts";
 import { getCondition } from "../../runtime/conditions.ts";
+import { InternalReconcileError } from "../../runtime/failures.ts";
 import { countMachines, poolPhase, summarizePool } from "./status.ts";
 
 const NOW = "2025-01-01T00:00:00Z";
@@ -137,6 +138,14 @@ describe("machine pool status", () => {
     summarizePool(p, { machines: [machine(0, "refused"), { ...machine(1, "refused"), spec: { ...machine(1, "refused").spec, machineType: "s1.large" } }], deleted: none }, NOW);
     assert.equal(p.status?.phase, "Failed");
     assert.match(p.status?.message ?? "", /^Machine demo-w-1:/, "the current template's failure comes first");
+  });
+
+  it("fails with InternalError once a step failed with an unexpected error", () => {
+    const p = pool(2, { phase: "Running" });
+    summarizePool(p, { machines: [machine(0, "running"), machine(1, "running")], deleted: none }, NOW, new InternalReconcileError("rollOut", 5, new TypeError("plan.delete is undefined")));
+    assert.deepEqual([p.status?.phase, p.status?.reason], ["Failed", "InternalError"]);
+    assert.match(p.status?.message ?? "", /^step rollOut failed 5 times in a row with an unexpected error: TypeError: plan\.delete is undefined\. This is a defect in Slipway: please report it/);
+    assert.equal(getCondition(p.status?.conditions, "Ready")?.status, "False");
   });
 
   it("is Deleting once deleted", () => {

@@ -5,6 +5,7 @@
 import type { MachineObject, MachinePoolObject, MachinePoolStatus } from "../../api/kinds.ts";
 import type { MachinePoolPhase } from "../../api/slipway/machinepool.ts";
 import { READY, setCondition, summarize } from "../../runtime/conditions.ts";
+import { InternalReconcileError } from "../../runtime/failures.ts";
 import { createFailure, isFailedForGood } from "../machine/status.ts";
 import { isCurrent, poolTemplate, type PoolTemplate } from "./template.ts";
 
@@ -110,8 +111,11 @@ export function poolFailure(machines: readonly MachineObject[], template?: PoolT
   return undefined;
 }
 
-/** Writes counts, conditions, reason/message and phase into the pool's status. */
-export function summarizePool(pool: MachinePoolObject, state: PoolMachines, now: string): void {
+/**
+ * Writes counts, conditions, reason/message and phase into the pool's status; a step that failed with an
+ * unexpected error (`error`) fails the pool with reason InternalError.
+ */
+export function summarizePool(pool: MachinePoolObject, state: PoolMachines, now: string, error?: unknown): void {
   const previous = pool.status?.phase;
   const status: MachinePoolStatus = (pool.status ??= {});
   const template = poolTemplate(pool.spec);
@@ -128,7 +132,7 @@ export function summarizePool(pool: MachinePoolObject, state: PoolMachines, now:
   } else {
     setCondition(status, { type: MACHINES_UP_TO_DATE, status: "True", reason: "UpToDate", message: `every machine is made from template ${template.hash}` }, now);
   }
-  const failure = poolFailure(state.machines, template);
+  const failure = error instanceof InternalReconcileError ? { reason: error.reason, message: error.message } : poolFailure(state.machines, template);
   if (failure) {
     setCondition(status, { type: MACHINES_HEALTHY, status: "False", reason: failure.reason, message: failure.message }, now);
     status.reason = failure.reason;
@@ -148,5 +152,5 @@ export function summarizePool(pool: MachinePoolObject, state: PoolMachines, now:
     setCondition(status, { type: REPLICAS_READY, status: "False", reason, message: replicasMessage }, now);
   }
   setCondition(status, summarize(status.conditions, [MACHINES_HEALTHY, REPLICAS_READY, MACHINES_UP_TO_DATE], READY), now);
-  status.phase = phase;
+  status.phase = error instanceof InternalReconcileError && !pool.metadata.deletionTimestamp ? "Failed" : phase;
 }
