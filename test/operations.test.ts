@@ -8,7 +8,7 @@ import { request } from "node:https";
 import { join } from "node:path";
 import { parseKubeconfig } from "../src/bootstrap/kubeconfig.ts";
 import type { CloudResource } from "../src/simcloud/types.ts";
-import { eventually, kubectl, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { StopWaiting, eventually, kubectl, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
 
 interface Condition {
@@ -63,7 +63,7 @@ describe("operation records", () => {
     eventually(async () => {
       const op = await call("GET", location);
       const now = op.body.status?.phase;
-      if (now && now !== "InProgress" && now !== phase) throw new Error(`${location} ended ${now}: ${JSON.stringify(op.body.status)}`);
+      if (now && now !== "InProgress" && now !== phase) throw new StopWaiting(`${location} ended ${now}: ${JSON.stringify(op.body.status)}`);
       return now === phase ? op.body : undefined;
     }, { timeoutMs, what: `${location} to be ${phase}` });
 

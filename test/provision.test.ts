@@ -4,7 +4,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { eventually, kubectl, removeDir, REPO, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { StopWaiting, eventually, kubectl, removeDir, REPO, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
 import type { CloudResource } from "../src/simcloud/types.ts";
 
@@ -42,7 +42,7 @@ describe("provisioning clusters on the sim cloud", () => {
   const waitPhase = (name: string, phase: string, timeoutMs = 60_000) =>
     eventually(() => {
       const c = cluster(name);
-      if (c.status?.phase === "Failed" && phase !== "Failed") throw new Error(`cluster ${name} failed: ${c.status.reason}: ${c.status.message}`);
+      if (c.status?.phase === "Failed" && phase !== "Failed") throw new StopWaiting(`cluster ${name} failed: ${c.status.reason}: ${c.status.message}`);
       return c.status?.phase === phase ? c : undefined;
     }, { timeoutMs, intervalMs: 250, what: `cluster ${name} to be ${phase}` });
   const workloadKubeconfig = (name: string) => {
@@ -119,6 +119,8 @@ describe("provisioning clusters on the sim cloud", () => {
     assert.deepEqual(await sim.resourcesOf("default/big"), [], "nothing was created");
     assert.match(ok("get", "events", "--field-selector", "involvedObject.name=big"), /QuotaExceeded/);
     await sim.admin.setQuota("default", "sim-central-1", { vcpus: 64 });
+    // Validated again (every 30 s after a failure), it goes on: from then on a failure ends the wait.
+    await eventually(() => cluster("big").status?.phase !== "Failed", { timeoutMs: 60_000, intervalMs: 250, what: "cluster big to be validated again" });
     await waitPhase("big", "Running", 90_000);
     await deleteAndCheckNothingLeft("big");
   });

@@ -170,13 +170,26 @@ describe("replicas sharing an etcd cluster", { timeout: 300_000 }, () => {
   }
 
   async function allInPhase(names: string[], phase: string, timeoutMs = 20_000, intervalMs = 20): Promise<Map<string, Operation>> {
-    return eventually(
+    const ops = await eventually(
       async () => {
         const ops = await operations();
         return names.every((n) => ops.get(n)?.status?.phase === phase) && ops;
       },
       { timeoutMs, intervalMs, what: `${names.length} operations to be ${phase}` },
     );
+    if (phase === "Succeeded") await builtAsClaimed(names.map((n) => ops.get(n)!.spec.target.name));
+    return ops;
+  }
+
+  /** What a Succeeded create claims: the cluster is Running and Ready, its control-plane machine's node Ready. */
+  async function builtAsClaimed(clusters: string[]): Promise<void> {
+    const list = (await ok("GET", CLUSTERS)) as { items: { metadata: { name: string }; status?: { phase?: string; controlPlane?: { ready: number; desired: number }; conditions?: { type: string; status: string }[] } }[] };
+    for (const name of clusters) {
+      const status = list.items.find((c) => c.metadata.name === name)?.status;
+      assert.equal(status?.phase, "Running", `cluster ${name}`);
+      assert.deepEqual([status?.controlPlane?.ready, status?.controlPlane?.desired], [1, 1], `cluster ${name}: its control-plane node is Ready`);
+      assert.equal(status?.conditions?.find((c) => c.type === "Ready")?.status, "True", `cluster ${name}`);
+    }
   }
 
   /**

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CloudResource, Instance } from "../src/simcloud/types.ts";
-import { eventually, kubectl, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { StopWaiting, eventually, kubectl, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
 
 interface ClusterView {
@@ -52,7 +52,7 @@ describe("rolling worker pools", () => {
     eventually(() => {
       const op = operation(name);
       const now = op.status?.phase;
-      if (now && now !== "InProgress" && now !== phase) throw new Error(`operation ${name} ended ${now}: ${JSON.stringify(op.status)}`);
+      if (now && now !== "InProgress" && now !== phase) throw new StopWaiting(`operation ${name} ended ${now}: ${JSON.stringify(op.status)}`);
       return now === phase && op;
     }, { timeoutMs, intervalMs: 250, what: `operation ${name} to be ${phase}` });
   const readyWorkerNodes = (name: string): string[] => {

@@ -111,7 +111,19 @@ export function kubectlAsync(kubeconfig: string, args: string[]): { child: Child
   return { child, output: () => out, done };
 }
 
-/** Polls until `check` returns a value (not undefined/false), or fails after the timeout. */
+/**
+ * Thrown by a check of `eventually` when waiting longer cannot help (the cluster Failed, the operation
+ * ended otherwise): `eventually` rejects with it at once, instead of polling on until its timeout.
+ */
+export class StopWaiting extends Error {
+  override readonly name = "StopWaiting";
+}
+
+/**
+ * Polls until `check` returns a value (not undefined/false), or fails after the timeout. Errors a check
+ * throws are retried (the API may be briefly away) and the last is reported at the timeout — except
+ * StopWaiting, which ends the wait at once.
+ */
 export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, options: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 20_000);
   let last: unknown;
@@ -120,6 +132,7 @@ export async function eventually<T>(check: () => T | undefined | false | Promise
       const v = await check();
       if (v !== undefined && v !== false) return v;
     } catch (e) {
+      if (e instanceof StopWaiting) throw e;
       last = e;
     }
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 100));
