@@ -78,14 +78,17 @@ describe("operation records", () => {
   };
   const pool = async (name: string) => (await call("GET", `${api}/machinepools/${name}`)).body;
   const workers = (replicas: number) => ({ spec: { workers: [{ name: "w", connection: "east", machineType: "s1.small", replicas }] } });
-
-  it("gives creates, spec changes and deletes an operation to poll, ending only once the change is there", async () => {
-    const created = await call("POST", clusters, {
+  /** Creates a cluster of one control-plane machine and a pool of one worker: the answer to the POST. */
+  const createCluster = (name: string) =>
+    call("POST", clusters, {
       apiVersion: "slipway.dev/v1alpha1",
       kind: "Cluster",
-      metadata: { name: "ops" },
+      metadata: { name },
       spec: { controlPlane: { connection: "east", machineType: "s1.medium" }, ...workers(1).spec },
     });
+
+  it("gives creates, spec changes and deletes an operation to poll, ending only once the change is there", async () => {
+    const created = await createCluster("ops");
     assert.equal(created.status, 201);
     const createOp = created.headers["operation-location"] as string;
     assert.equal(createOp, "/apis/slipway.dev/v1alpha1/namespaces/default/operations/ops-create-1");
@@ -114,12 +117,7 @@ describe("operation records", () => {
   });
 
   it("keeps a scale InProgress through cloud errors, and says Succeeded only once the pool has grown", async () => {
-    const created = await call("POST", clusters, {
-      apiVersion: "slipway.dev/v1alpha1",
-      kind: "Cluster",
-      metadata: { name: "rough" },
-      spec: { controlPlane: { connection: "east", machineType: "s1.medium" }, ...workers(1).spec },
-    });
+    const created = await createCluster("rough");
     await finished(created.headers["operation-location"] as string, "Succeeded");
     assert.equal((await readyNodes("rough")).length, 2);
 

@@ -4,7 +4,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { StopWaiting, eventually, kubectl, removeDir, REPO, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { StopWaiting, eventually, kubectl, kubectlOk, removeDir, REPO, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
 import type { CloudResource } from "../src/simcloud/types.ts";
 
@@ -28,15 +28,8 @@ describe("provisioning clusters on the sim cloud", () => {
   let sim: RunningSimCloud;
   let plane: RunningSlipway;
   let kc: string;
-  const ok = (...args: string[]) => {
-    const r = kubectl(kc, args);
-    assert.equal(r.status, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
-    return r.stdout;
-  };
-  const apply = (text: string) => {
-    const r = kubectl(kc, ["apply", "-f", "-"], text);
-    assert.equal(r.status, 0, r.stderr);
-  };
+  const ok = (...args: string[]) => kubectlOk(kc, args);
+  const apply = (text: string) => void kubectlOk(kc, ["apply", "-f", "-"], text);
   const cluster = (name: string): ClusterView => JSON.parse(ok("get", "cluster", name, "-o", "json")) as ClusterView;
   const upArgs = () => ["--sim-endpoint", sim.url, "--sim-token", SIM_TOKEN, "--poll-interval", "200ms"];
   const waitPhase = (name: string, phase: string, timeoutMs = 60_000) =>

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CloudResource, Instance } from "../src/simcloud/types.ts";
-import { StopWaiting, eventually, kubectl, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { StopWaiting, eventually, kubectl, kubectlOk, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
 
 interface ClusterView {
@@ -37,15 +37,8 @@ describe("rolling worker pools", () => {
   let sim: RunningSimCloud;
   let plane: RunningSlipway;
   let kc: string;
-  const ok = (...args: string[]) => {
-    const r = kubectl(kc, args);
-    assert.equal(r.status, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
-    return r.stdout;
-  };
-  const apply = (text: string) => {
-    const r = kubectl(kc, ["apply", "-f", "-"], text);
-    assert.equal(r.status, 0, r.stderr);
-  };
+  const ok = (...args: string[]) => kubectlOk(kc, args);
+  const apply = (text: string) => void kubectlOk(kc, ["apply", "-f", "-"], text);
   const cluster = (name: string) => JSON.parse(ok("get", "cluster", name, "-o", "json")) as ClusterView;
   const operation = (name: string) => JSON.parse(ok("get", "operation", name, "-o", "json")) as OperationView;
   const waitOperation = (name: string, phase: string, timeoutMs = 60_000) =>

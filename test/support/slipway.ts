@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createServer } from "node:net";
+import assert from "node:assert/strict";
 
 export const REPO = resolve(import.meta.dirname, "../..");
 export const SLIPWAY_BIN = join(REPO, "bin/slipway.mjs");
@@ -98,6 +99,13 @@ export interface KubectlResult {
 export function kubectl(kubeconfig: string, args: string[], input?: string): KubectlResult {
   const r = spawnSync(KUBECTL, ["--kubeconfig", kubeconfig, ...args], { input, encoding: "utf8", timeout: 60_000 });
   return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Runs kubectl, which must succeed: its output, else an assertion error with the command and kubectl's message. */
+export function kubectlOk(kubeconfig: string, args: string[], input?: string): string {
+  const r = kubectl(kubeconfig, args, input);
+  assert.equal(r.status, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
+  return r.stdout;
 }
 
 /** Runs kubectl asynchronously (for commands that wait or watch). */

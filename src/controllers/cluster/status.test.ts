@@ -1,29 +1,16 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { ClusterObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
-import type { ObjectService } from "../../apiserver/objects.ts";
-import { Client } from "../../runtime/client.ts";
 import { getCondition } from "../../runtime/conditions.ts";
-import type { ReconcileContext } from "../../runtime/controller.ts";
 import { InternalReconcileError } from "../../runtime/failures.ts";
-import { ManualClock, silentLogger } from "../../runtime/testing.ts";
+import { reconcileContext } from "../../runtime/testing.ts";
 import type { ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
 import { poolMachine } from "../machinepool/phases.ts";
 import type { ClusterScope } from "./phases.ts";
 import { summarizeCluster } from "./status.ts";
 
-const ctx: ReconcileContext = {
-  key: "default/demo",
-  namespace: "default",
-  name: "demo",
-  signal: new AbortController().signal,
-  client: new Client(undefined as unknown as ObjectService),
-  log: silentLogger,
-  clock: new ManualClock(),
-  failures: 0,
-  event: async () => {},
-};
+const ctx = reconcileContext();
 const T = "2025-01-01T00:00:00Z";
 
 function cluster(workers = 2, machineType = "s1.small"): ClusterObject {

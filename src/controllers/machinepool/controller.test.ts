@@ -34,18 +34,20 @@ function helpers(env: () => ControllerTestEnv) {
   return {
     pools,
     machines,
-    /** As `slipway scale`: read, change, write — again on a conflict with the controller's status writes. */
-    async scale(replicas: number) {
+    /** As `slipway scale` or an edit: read, change, write — again on a conflict with the controller's status writes. */
+    async change(mutate: (spec: MachinePoolObject["spec"]) => void): Promise<MachinePoolObject> {
       for (;;) {
         const current = await pools().get(NAMESPACE, POOL);
-        current.spec.replicas = replicas;
+        mutate(current.spec);
         try {
-          await pools().update(current);
-          return;
+          return await pools().update(current);
         } catch (error) {
           if (!(error instanceof ConflictError)) throw error;
         }
       }
+    },
+    async scale(replicas: number) {
+      await this.change((spec) => (spec.replicas = replicas));
     },
     async machinesOfPool(): Promise<MachineObject[]> {
       const list = await machines().list(NAMESPACE, { labelSelector: `slipway.dev/pool=${POOL}` });
@@ -128,16 +130,7 @@ describe("machine pool controller, with machines driven by hand", () => {
   });
 
   it("rolls to a new machine type: a new machine first, the old one deleted once the new one is Running", async () => {
-    for (;;) {
-      const current = await h.pools().get(NAMESPACE, POOL);
-      current.spec.machineType = "s1.large";
-      try {
-        await h.pools().update(current);
-        break;
-      } catch (error) {
-        if (!(error instanceof ConflictError)) throw error;
-      }
-    }
+    await h.change((spec) => (spec.machineType = "s1.large"));
     const fresh = await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m !== undefined);
     assert.equal(fresh?.spec.machineType, "s1.large");
     const rolling = await h.waitPool((p) => p.status?.observedGeneration === p.metadata.generation && p.status?.replicas === 2);
@@ -241,45 +234,14 @@ describe("machine pool controller, with real machines and nodes", () => {
     assert.match(replacing?.message ?? "", new RegExp(`${victim!.metadata.name}: InstanceFailure`));
     assert.equal((await workloadNodes(fixture)).filter((n) => n.ready).length, 3);
   });
-});
-
-describe("machine pool controller, rolling real machines", () => {
-  let env: ControllerTestEnv;
-  let fixture: ClusterFixture;
-  const h = helpers(() => env);
-
-  before(async () => {
-    env = await controllerTestEnv({ emulateWorkloads: true });
-    const deps = { providers: env.providers, workloads: env.workloads };
-    registerMachineController(env.manager, deps, { pollMs: 20, healthCheckMs: 50 });
-    registerControlPlaneInitialized(env.manager);
-    registerMachinePoolController(env.manager, deps, { pollMs: 20 });
-    await env.start();
-    fixture = await clusterFixture(env);
-    await h.machines().create({
-      apiVersion: "slipway.dev/v1alpha1",
-      kind: "Machine",
-      metadata: { name: "demo-cp-0", namespace: NAMESPACE, annotations: { [ANNOTATION_BOOTSTRAP]: "init" }, ownerReferences: [controllerRef(fixture.cluster)] },
-      spec: { clusterName: CLUSTER, role: "control-plane", connection: CONNECTION, machineType: "s1.medium" },
-    });
-    await env.waitFor(machineKind, NAMESPACE, "demo-cp-0", (m) => m?.status?.bootstrapped === true, 20_000);
-    await applyNetworkPlugin(env, fixture);
-    await env.waitFor(machineKind, NAMESPACE, "demo-cp-0", (m) => m?.status?.phase === "Running", 20_000);
-  });
-
-  after(async () => {
-    fixture?.kube.close();
-    await env.close();
-  });
 
   it("rolls a change of node labels and taints: new nodes register with them, the old ones are drained and removed", async () => {
-    await h.pools().create(pool(2, fixture.cluster));
     await h.waitPool((p) => p.status?.phase === "Running" && p.status.readyReplicas === 2);
     const before = await h.machinesOfPool();
-    const current = await h.pools().get(NAMESPACE, POOL);
-    current.spec.labels = { tier: "api" };
-    current.spec.taints = [{ key: "dedicated", value: "api", effect: "NoSchedule" }];
-    const changed = await h.pools().update(current);
+    const changed = await h.change((spec) => {
+      spec.labels = { tier: "api" };
+      spec.taints = [{ key: "dedicated", value: "api", effect: "NoSchedule" }];
+    });
     const done = await h.waitPool(
       (p) => p.status?.observedGeneration === changed.metadata.generation && p.status?.phase === "Running" && p.status.updatedReplicas === 2 && p.status.replicas === 2,
       40_000,
