@@ -123,8 +123,10 @@ describe("provisioning clusters on the sim cloud", () => {
     try {
       apply(manifest("rough", { region: "sim-west-1", pools: [{ name: "work", replicas: 2 }] }));
       await eventually(() => (cluster("rough").status?.workers?.ready ?? 0) >= 1, { timeoutMs: 60_000, what: "a first worker" });
-      const victim = live(await sim.resourcesOf("default/rough")).find((r) => r.kind === "instance" && r.tags["slipway.dev/role"] !== undefined && /work/.test(r.tags["slipway.dev/owner"] ?? ""));
-      assert.ok(victim, "a worker instance to kill");
+      // The test's own look at the cloud meets the injected faults too: it is retried like any other call.
+      const victim = await eventually(async () => live(await sim.resourcesOf("default/rough")).find((r) => r.kind === "instance" && r.tags["slipway.dev/role"] !== undefined && /work/.test(r.tags["slipway.dev/owner"] ?? "")), {
+        what: "a worker instance to kill",
+      });
       await sim.admin.killInstance(victim.id);
       await eventually(async () => {
         const c = cluster("rough");

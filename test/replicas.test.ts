@@ -170,19 +170,18 @@ describe("replicas sharing an etcd cluster", { timeout: 300_000 }, () => {
   }
 
   async function allInPhase(names: string[], phase: string, timeoutMs = 20_000, intervalMs = 20): Promise<Map<string, Operation>> {
-    const ops = await eventually(
+    return eventually(
       async () => {
         const ops = await operations();
         return names.every((n) => ops.get(n)?.status?.phase === phase) && ops;
       },
       { timeoutMs, intervalMs, what: `${names.length} operations to be ${phase}` },
     );
-    if (phase === "Succeeded") await builtAsClaimed(names.map((n) => ops.get(n)!.spec.target.name));
-    return ops;
   }
 
   /** What a Succeeded create claims: the cluster is Running and Ready, its control-plane machine's node Ready. */
-  async function builtAsClaimed(clusters: string[]): Promise<void> {
+  async function builtAsClaimed(opNames: string[]): Promise<void> {
+    const clusters = opNames.map((n) => n.replace(/-create-1$/, ""));
     const list = (await ok("GET", CLUSTERS)) as { items: { metadata: { name: string }; status?: { phase?: string; controlPlane?: { ready: number; desired: number }; conditions?: { type: string; status: string }[] } }[] };
     for (const name of clusters) {
       const status = list.items.find((c) => c.metadata.name === name)?.status;
@@ -287,6 +286,7 @@ describe("replicas sharing an etcd cluster", { timeout: 300_000 }, () => {
     await Promise.all(names.map((n) => clusterRuns(n)));
     // Thirty clusters built by three replicas beside a 3-node etcd: give the build time on a busy machine.
     const ops = await allInPhase(opNames, "Succeeded", 90_000);
+    await builtAsClaimed(opNames);
 
     const all = await events([...ops.values()]);
     const byReplica = new Map<string, number>();
@@ -322,6 +322,7 @@ describe("replicas sharing an etcd cluster", { timeout: 300_000 }, () => {
     const resumed = msSince(start);
     await allInPhase(opNames, "Succeeded", 30_000);
     const moved = await shardsMoved;
+    await builtAsClaimed(opNames);
     assert.equal(await exited, 0, "a replica stops cleanly on SIGTERM");
     replicas.delete(victim);
     figures.push(`SIGTERM: lease released after ${released} ms, shards taken over after ${moved} ms, work resumed after ${resumed} ms`);
@@ -360,6 +361,7 @@ describe("replicas sharing an etcd cluster", { timeout: 300_000 }, () => {
     const resumed = msSince(start);
     await allInPhase(opNames, "Succeeded", 30_000);
     const moved = await shardsMoved;
+    await builtAsClaimed(opNames);
     await killed.stop("SIGKILL");
     replicas.delete(victim);
     removeDir(killed.dataDir);
@@ -389,6 +391,7 @@ describe("replicas sharing an etcd cluster", { timeout: 300_000 }, () => {
     await allInPhase(opNames, "Succeeded", 20_000, 5);
     const stall = msSince(start);
     figures.push(`etcd leader (${leader}) killed: work stalled for ${stall} ms`);
+    await builtAsClaimed(opNames);
 
     // Nothing lost: every operation is still there, and no replica lost its lease (no shard moved).
     const opsAfter = await operations();

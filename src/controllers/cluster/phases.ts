@@ -7,6 +7,7 @@ import type { QuotaResources } from "../../providers/provider.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
 import { machinePoolKind } from "../../api/slipway/machinepool.ts";
+import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
 import { secretKind } from "../../api/core.ts";
 import { formatCidr, parseCidr, cidrsOverlap } from "../../api/cidr.ts";
 import { AlreadyExistsError, NotFoundError } from "../../apiserver/errors.ts";
@@ -409,7 +410,7 @@ export function poolSpec(cluster: ClusterObject, pool: NonNullable<ClusterObject
     clusterName: cluster.metadata.name!,
     connection: pool.connection,
     machineType: pool.machineType,
-    image: pool.image,
+    image: pool.image ?? DEFAULT_IMAGE,
     replicas: pool.replicas ?? 1,
     ...(pool.labels ? { labels: pool.labels } : {}),
     ...(pool.taints ? { taints: pool.taints } : {}),

@@ -1,5 +1,6 @@
-// The MachinePool controller: keeps a set of identical worker machines at the wanted number, replacing
-// those that fail for good (see phases.ts), and reports counts and phase as Cluster API's MachinePool
+// The MachinePool controller: keeps a set of identical worker machines at the wanted number, made from
+// the pool's current template, replacing those that fail for good and rolling them when the template
+// changes (see phases.ts, through rollout/), and reports counts and phase as Cluster API's MachinePool
 // does (status.ts). A pool is reconciled when it changes, when one of its machines does, and when its
 // Cluster does; it lives in the shard of its cluster. While its cluster is paused a pool is left as it is.
 import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
