@@ -114,7 +114,16 @@ describe("provisioning clusters on the sim cloud", () => {
     await sim.admin.setQuota("default", "sim-central-1", { vcpus: 64 });
     // Validated again (every 30 s after a failure), it goes on: from then on a failure ends the wait.
     await eventually(() => cluster("big").status?.phase !== "Failed", { timeoutMs: 60_000, intervalMs: 250, what: "cluster big to be validated again" });
-    await waitPhase("big", "Running", 90_000);
+    const running = await waitPhase("big", "Running", 90_000);
+    assert.deepEqual([running.status?.workers?.ready, running.status?.controlPlane?.ready], [3, 1]);
+    // The create's record keeps saying it failed (a client that stopped polling was told the truth), and
+    // now also that the cluster recovered under the same generation.
+    const create = await eventually(() => {
+      const op = JSON.parse(ok("get", "operation", "big-create-1", "-o", "json")) as { status?: { phase?: string; recoveredTime?: string; error?: { code: string }; message?: string } };
+      return op.status?.recoveredTime !== undefined && op;
+    }, { timeoutMs: 30_000, intervalMs: 250, what: "the create operation to note the recovery" });
+    assert.deepEqual([create.status?.phase, create.status?.error?.code], ["Failed", "QuotaExceeded"]);
+    assert.equal(create.status?.message, "Cluster big failed (QuotaExceeded), then recovered: the change is applied and every node is Ready");
     await deleteAndCheckNothingLeft("big");
   });
 
