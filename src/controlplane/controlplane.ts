@@ -22,7 +22,7 @@ import { ensureDefaultNamespaces } from "./namespaces.ts";
 import { defaultReplicaName, startControllers } from "./controllers.ts";
 import { timingSafeEqual } from "node:crypto";
 import { clusterOperationsHook } from "../controllers/cluster/operations.ts";
-import { providerFactory } from "../providers/provider.ts";
+import { installedProviders } from "../providers/index.ts";
 import { openSimCloud, type SimCloudOptions } from "./simcloud.ts";
 import { consoleSite } from "./console.ts";
 import { clusterPlanAction } from "../controllers/plan/action.ts";
@@ -87,26 +87,28 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const log = options.logger;
   const host = options.host ?? "127.0.0.1";
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-  const registry = options.registry ?? defaultRegistry();
   const store = await openStore({ kind: options.store, dataDir: options.dataDir, etcdEndpoints: options.etcdEndpoints });
   const closers: (() => Promise<void>)[] = [() => store.close()];
   try {
+    // The providers are installed once the sim cloud they talk to is known; Connection admission and
+    // the controllers both read this one registry.
+    const sim = await openSimCloud(options.sim ?? {}, options.dataDir, log);
+    closers.unshift(() => sim.close());
+    const providers = installedProviders({ sim: sim.provider });
+    const registry = options.registry ?? defaultRegistry({ providers });
     const credentials = await ensureCredentials(store);
     const serving = await issueServingCertificate(credentials.ca, host === "127.0.0.1" ? [] : [host]);
     const objects = new ObjectService(registry, store);
     await ensureDefaultNamespaces(objects);
     const metrics = new ApiMetrics({ defaultMetrics: true });
-    const sim = await openSimCloud(options.sim ?? {}, options.dataDir, log);
-    closers.unshift(() => sim.close());
-    const factories = (name: string) => (name === "sim" ? sim.factory : providerFactory(name));
     const planClient = new Client(objects);
-    const planProviders = new ProviderResolver(planClient, factories);
+    const planProviders = new ProviderResolver(planClient, providers);
     const api = createApiContext({
       registry,
       objects,
       metrics,
       afterWrite: clusterOperationsHook(objects),
-      actions: [clusterPlanAction({ client: planClient, open: (connection) => planProviders.open(connection) })],
+      actions: [clusterPlanAction({ client: planClient, open: (connection) => planProviders.capability(connection, "catalogue") })],
     });
     const admin: Identity = { user: "admin", groups: ["system:masters"] };
     const sessions = new SessionTokens(credentials.adminToken);
@@ -148,7 +150,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       metrics: metrics.registry,
       shardLeaseTtlSeconds: options.shardLeaseTtlSeconds,
       shutdownGraceMs: options.shutdownGraceMs,
-      providers: factories,
+      providers,
       pollMs: options.pollMs,
     });
     // Stopped first: in-flight reconciles finish while the store is still open, and the shards are

@@ -2,7 +2,7 @@
 // infrastructure per connection, the control plane one machine at a time, the network plugin, the
 // worker pools — each phase idempotent, so a restart or another replica picks up where work stopped.
 import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObject, MachinePoolObject, SecretObject } from "../../api/kinds.ts";
-import type { QuotaResources } from "../../providers/provider.ts";
+import type { CapabilityName, QuotaResources } from "../../providers/provider.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
 import { machinePoolKind } from "../../api/slipway/machinepool.ts";
@@ -106,6 +106,9 @@ async function deleteIgnoringMissing(work: Promise<unknown>): Promise<void> {
 
 // ---- validation ----
 
+/** What a cluster needs of the provider of each connection it uses. */
+const CLUSTER_NEEDS: CapabilityName[] = ["catalogue", "clusterInfrastructure", "machines"];
+
 /** What the cluster already holds in a connection, so a re-validation does not count it twice. */
 function ownUsage(scope: ClusterScope, connection: string): QuotaResources {
   const machines = scope.machines.filter((m) => m.spec.connection === connection && m.status?.instanceId && m.status.phase !== "Failed");
@@ -140,9 +143,11 @@ export const validate: Phase<ClusterScope> = async (ctx, scope) => {
         return;
       }
       try {
-        const provider = await scope.deps.providers.open(connection);
-        await provider.zones();
-        const [machineTypes, images, quota] = await Promise.all([provider.machineTypes(), provider.images(), provider.quota()]);
+        // Every connection of a cluster gets its infrastructure and machines.
+        const provider = await scope.deps.providers.open(connection, CLUSTER_NEEDS);
+        const catalogue = provider.capabilities.catalogue!;
+        await catalogue.zones();
+        const [machineTypes, images, quota] = await Promise.all([catalogue.machineTypes(), catalogue.images(), catalogue.quota()]);
         facts.set(name, { machineTypes, images, quota, ownUsage: ownUsage(scope, name) });
       } catch (e) {
         if (e instanceof ConnectionUnusableError || (isProviderError(e) && !e.retryable)) {

@@ -12,7 +12,8 @@ import { renderCniManifest } from "../../bootstrap/cni.ts";
 import { renderKubeconfig } from "../../bootstrap/kubeconfig.ts";
 import { issueCertificate } from "../../bootstrap/pki.ts";
 import { KubeClient } from "../../kubeclient/index.ts";
-import type { CloudProvider, LoadBalancerInfo } from "../../providers/provider.ts";
+import type { LoadBalancerInfo } from "../../providers/provider.ts";
+import { SimProvider } from "../../providers/sim/index.ts";
 import { sshPublicKey, waitFor } from "../../simcloud/test-support.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
 import { ConflictError } from "../../apiserver/errors.ts";
@@ -34,7 +35,8 @@ export interface ClusterFixture {
   cluster: ClusterObject;
   connection: ConnectionObject;
   infrastructure: InfrastructureObject;
-  provider: CloudProvider;
+  /** The sim cloud, as the connection's provider sees it. */
+  provider: SimProvider;
   loadBalancer: LoadBalancerInfo;
   /** A client of the workload cluster's API (answers once the first control-plane node initialised it). */
   kube: KubeClient;
@@ -58,7 +60,7 @@ export async function clusterFixture(env: ControllerTestEnv): Promise<ClusterFix
     metadata: { name: CLUSTER, namespace: NAMESPACE },
     spec: { controlPlane: { connection: CONNECTION, machineType: "s1.medium" }, network: { podCIDR: POD_CIDR } },
   });
-  const provider = await env.providers.open(connection);
+  const provider = new SimProvider(env.cloud, REGION);
   const tags = { [LABEL_CLUSTER]: `${NAMESPACE}/${CLUSTER}` };
   const options = (purpose: string) => ({ token: `${cluster.metadata.uid}/${purpose}`, tags });
   const zone = (await provider.zones())[0]!;

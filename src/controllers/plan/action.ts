@@ -16,7 +16,7 @@ import { BadRequestError } from "../../apiserver/errors.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import type { SubresourceAction } from "../../apiserver/routes.ts";
 import type { Client } from "../../runtime/client.ts";
-import type { CloudProvider } from "../../providers/provider.ts";
+import type { Catalogue } from "../../providers/provider.ts";
 import { clusterConnections } from "../cluster/preflight.ts";
 import { LABEL_CLUSTER } from "../contract.ts";
 import { connectionFacts } from "./facts.ts";
@@ -25,8 +25,8 @@ import { makePlan, type ExistingCluster } from "./plan.ts";
 export interface PlanDeps {
   /** The in-process client: the same admission as the API's, without HTTP. */
   client: Client;
-  /** Opens a Connection's provider (the controllers' resolver). */
-  open: (connection: ConnectionObject) => Promise<CloudProvider>;
+  /** Opens a Connection's catalogue (the controllers' resolver). */
+  open: (connection: ConnectionObject) => Promise<Catalogue>;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
