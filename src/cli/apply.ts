@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { Command } from "commander";
 import { parseAllDocuments } from "yaml";
 import { KubeNotFoundError, KubeUnauthorizedError, KubeUnreachableError, type ApplyAction, type KubeObject } from "../kubeclient/index.ts";
-import { SLIPWAY_API_VERSION } from "./clusters.ts";
+import { SLIPWAY_API_VERSION } from "../api/slipway/group.ts";
 import { withSession, type Session } from "./connect.ts";
 import { CliError, ReportedFailure, errorLine } from "./errors.ts";
 import { followCluster } from "./follow.ts";

@@ -2,12 +2,12 @@
 // `slipway.dev/cluster` label), its conditions, and its machines counted by how far they got.
 import type { ClusterObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../api/kinds.ts";
 import type { ConditionT } from "../api/meta.ts";
-import { LABEL_CLUSTER } from "../controllers/contract.ts";
+import { LABEL_CLUSTER } from "../api/slipway/cluster.ts";
 import type { KubeClient } from "../kubeclient/index.ts";
 import type { Session } from "./connect.ts";
 import { orNotFound } from "./errors.ts";
 
-export const SLIPWAY_API_VERSION = "slipway.dev/v1alpha1";
+import { SLIPWAY_API_VERSION } from "../api/slipway/group.ts";
 const CLUSTER_RESOURCE = { singularName: "cluster", namespaced: true };
 
 export interface ClusterFamily {

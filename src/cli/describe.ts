@@ -3,7 +3,7 @@
 import type { Command } from "commander";
 import type { ClusterObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../api/kinds.ts";
 import type { ConditionT } from "../api/meta.ts";
-import { LABEL_POOL } from "../controllers/contract.ts";
+import { LABEL_POOL } from "../api/slipway/machinepool.ts";
 import { condition, getClusterFamily, type ClusterFamily } from "./clusters.ts";
 import { findResource, withSession } from "./connect.ts";
 import { formatAge, renderTable } from "./output.ts";

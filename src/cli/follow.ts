@@ -2,7 +2,7 @@
 // server ends a watch, relisted when it no longer has the version asked for, retried while it cannot be
 // reached), and a cluster followed until it is Ready, Failed or gone.
 import type { ClusterObject, MachineObject } from "../api/kinds.ts";
-import { LABEL_CLUSTER } from "../controllers/contract.ts";
+import { LABEL_CLUSTER } from "../api/slipway/cluster.ts";
 import { KubeGoneError, KubeUnreachableError, type KubeClient, type KubeObject, type KubeWatch, type WatchEvent } from "../kubeclient/index.ts";
 import { countMachines, isClusterFailed, isClusterReady, slipwayPath } from "./clusters.ts";
 import { errorLine } from "./errors.ts";

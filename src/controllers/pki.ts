@@ -8,7 +8,9 @@ import { createBootstrapToken } from "../bootstrap/pki.ts";
 import { inThreadPki, type CertificateMaker } from "../bootstrap/pki-workers.ts";
 import type { ClusterPki } from "../bootstrap/kubeadm.ts";
 import type { Client } from "../runtime/client.ts";
-import { controllerRef, LABEL_CLUSTER, names } from "./contract.ts";
+import { LABEL_CLUSTER } from "../api/slipway/cluster.ts";
+import { names } from "../api/slipway/names.ts";
+import { controllerRef } from "./contract.ts";
 
 const PKI_KEYS = {
   "ca.crt": (p: ClusterPki) => p.ca.certPem,

@@ -2,7 +2,7 @@
 // cluster changes and when any of its children (infrastructure, pools, machines) or connections do;
 // every object of a cluster lives in the cluster's shard.
 import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
-import { clusterKind } from "../../api/slipway/cluster.ts";
+import { clusterKind, FINALIZER_CLUSTER, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
@@ -12,7 +12,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { FINALIZER_CLUSTER, heldByPause, LABEL_CLUSTER } from "../contract.ts";
+import { heldByPause } from "../contract.ts";
 import { clusterPhases, deleteChildren, type ClusterDeps, type ClusterScope, type ClusterTiming } from "./phases.ts";
 import { clusterConnections } from "./preflight.ts";
 import { stepEvents, summarizeCluster } from "./status.ts";

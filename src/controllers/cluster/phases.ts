@@ -2,10 +2,10 @@
 // infrastructure per connection, the control plane one machine at a time, the network plugin, the
 // worker pools — each phase idempotent, so a restart or another replica picks up where work stopped.
 import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObject, MachinePoolObject, SecretObject } from "../../api/kinds.ts";
-import type { CapabilityName, QuotaResources } from "../../providers/provider.ts";
+import { type CapabilityName, type QuotaResources, isProviderError } from "../../providers/provider.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
-import { machineKind } from "../../api/slipway/machine.ts";
-import { machinePoolKind } from "../../api/slipway/machinepool.ts";
+import { machineKind, ANNOTATION_BOOTSTRAP, LABEL_ROLE, ROLE_CONTROL_PLANE, ROLE_WORKER } from "../../api/slipway/machine.ts";
+import { machinePoolKind, LABEL_POOL } from "../../api/slipway/machinepool.ts";
 import { secretKind } from "../../api/core.ts";
 import { formatCidr, parseCidr, cidrsOverlap } from "../../api/cidr.ts";
 import { AlreadyExistsError, NotFoundError } from "../../apiserver/errors.ts";
@@ -13,22 +13,13 @@ import { nowTimestamp } from "../../apiserver/objects.ts";
 import { inThreadPki, type CertificateMaker } from "../../bootstrap/pki-workers.ts";
 import { renderKubeconfig, parseKubeconfig } from "../../bootstrap/kubeconfig.ts";
 import { renderCniManifest } from "../../bootstrap/cni.ts";
-import { isProviderError } from "../../providers/provider.ts";
 import { isTrue, setCondition } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, Scope } from "../../runtime/reconciler.ts";
-import {
-  ANNOTATION_BOOTSTRAP,
-  CONDITION_NETWORK_PLUGIN_INSTALLED,
-  controllerRef,
-  LABEL_CLUSTER,
-  LABEL_CONNECTION,
-  LABEL_POOL,
-  LABEL_ROLE,
-  names,
-  ROLE_CONTROL_PLANE,
-  ROLE_WORKER,
-} from "../contract.ts";
+import { controllerRef } from "../contract.ts";
+import { CONDITION_NETWORK_PLUGIN_INSTALLED, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
+import { LABEL_CONNECTION } from "../../api/slipway/connection.ts";
+import { names } from "../../api/slipway/names.ts";
 import { ensureBootstrapToken, ensureClusterPki, readClusterPki } from "../pki.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";

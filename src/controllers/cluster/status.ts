@@ -1,18 +1,15 @@
 // The cluster's status, summed up from its children after every reconcile: replica counts, conditions,
 // the phase with a reason when something is wrong, and the step journal the CLI draws as a timeline.
-import type { ClusterObject, ClusterStep, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
+import type { ClusterObject, ClusterStep, InfrastructureObject } from "../../api/kinds.ts";
 import type { ConditionT } from "../../api/meta.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED } from "../../api/slipway/cluster.ts";
+import { isMachineReady } from "../../api/slipway/machine.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { getCondition, isTrue, setCondition, type ConditionInput } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { ClusterScope } from "./phases.ts";
-import { CONDITION_CONTROL_PLANE_INITIALIZED } from "../contract.ts";
 
 type Status = NonNullable<ClusterObject["status"]>;
-
-function machineReady(m: MachineObject): boolean {
-  return m.status?.phase === "Running" && m.status.nodeReady === true && !m.metadata.deletionTimestamp;
-}
 
 function failingChild(scope: ClusterScope): { reason: string; message: string } | undefined {
   for (const infra of scope.infrastructures) {
@@ -38,10 +35,10 @@ export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, err
   const deleting = cluster.metadata.deletionTimestamp !== undefined;
 
   const cpDesired = cluster.spec.controlPlane.replicas ?? 1;
-  const cpReady = scope.controlPlane.filter(machineReady).length;
+  const cpReady = scope.controlPlane.filter(isMachineReady).length;
   const workersDesired = (cluster.spec.workers ?? []).reduce((sum, w) => sum + (w.replicas ?? 1), 0);
   const workerMachines = scope.machines.filter((m) => m.spec.role === "worker");
-  const workersReady = workerMachines.filter(machineReady).length;
+  const workersReady = workerMachines.filter(isMachineReady).length;
   st.controlPlane = { desired: cpDesired, ready: cpReady };
   st.workers = { desired: workersDesired, ready: workersReady };
   st.version = scope.controlPlane.some((m) => m.status?.bootstrapped) ? cluster.spec.kubernetesVersion : st.version;

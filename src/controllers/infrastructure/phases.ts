@@ -20,7 +20,9 @@ import {
 import { getCondition, isTrue, setCondition } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, PhaseResult, Scope } from "../../runtime/reconciler.ts";
-import { cloudTags, controllerOf, FINALIZER_INFRASTRUCTURE, names, TAG_OWNER_UID, TAG_ROLE } from "../contract.ts";
+import { cloudTags, controllerOf, TAG_OWNER_UID, TAG_ROLE } from "../contract.ts";
+import { FINALIZER_INFRASTRUCTURE } from "../../api/slipway/infrastructure.ts";
+import { names } from "../../api/slipway/names.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import { DELETE_ORDER, deleteOwned, findOrCreate, RESOURCE_NAMES, TokenChainError } from "./resources.ts";
 import { ensureClusterSshKey, SshKeySecretError } from "./sshkey.ts";

@@ -8,7 +8,8 @@ import type { SecretObject } from "../../api/kinds.ts";
 import { secretKind } from "../../api/core.ts";
 import { AlreadyExistsError } from "../../apiserver/errors.ts";
 import type { Client } from "../../runtime/client.ts";
-import { LABEL_CLUSTER, names } from "../contract.ts";
+import { LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
+import { names } from "../../api/slipway/names.ts";
 
 export const SSH_PRIVATE_KEY = "ssh-privatekey";
 export const SSH_PUBLIC_KEY = "ssh-publickey";

@@ -14,7 +14,9 @@ import { ProviderError, type Capabilities, type CapabilityName, type InstanceInf
 import { getCondition, removeCondition, setCondition, type ConditionInput } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, PhaseResult, Scope } from "../../runtime/reconciler.ts";
-import { cloudTags, CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, controllerRef, idempotencyToken, LABEL_CLUSTER, names, TAG_OWNER_UID } from "../contract.ts";
+import { cloudTags, controllerRef, idempotencyToken, TAG_OWNER_UID } from "../contract.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
+import { names } from "../../api/slipway/names.ts";
 import { readBootstrapToken, readClusterPki } from "../pki.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";

@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { MachineObject } from "../../api/kinds.ts";
 import { getCondition } from "../../runtime/conditions.ts";
-import { ANNOTATION_BOOTSTRAP } from "../contract.ts";
+import { ANNOTATION_BOOTSTRAP } from "../../api/slipway/machine.ts";
 import {
   BOOTSTRAP_READY,
   INSTANCE_READY,

@@ -5,7 +5,7 @@
 // (applied, and the Cluster's NetworkPluginInstalled condition set).
 import type { ClusterObject, ConnectionObject, InfrastructureObject, SecretObject } from "../../api/kinds.ts";
 import { secretKind } from "../../api/core.ts";
-import { clusterKind } from "../../api/slipway/cluster.ts";
+import { clusterKind, CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { renderCniManifest } from "../../bootstrap/cni.ts";
@@ -15,13 +15,14 @@ import { KubeClient } from "../../kubeclient/index.ts";
 import type { LoadBalancerInfo } from "../../providers/provider.ts";
 import { SimProvider } from "../../providers/sim/index.ts";
 import { sshPublicKey, waitFor } from "../../simcloud/test-support.ts";
-import { machineKind } from "../../api/slipway/machine.ts";
+import { machineKind, ROLE_CONTROL_PLANE } from "../../api/slipway/machine.ts";
 import { ConflictError } from "../../apiserver/errors.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { setCondition } from "../../runtime/conditions.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
-import { CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, controllerRef, LABEL_CLUSTER, names, ROLE_CONTROL_PLANE } from "../contract.ts";
+import { controllerRef } from "../contract.ts";
+import { names } from "../../api/slipway/names.ts";
 import { ensureBootstrapToken, ensureClusterPki } from "../pki.ts";
 import type { ControllerTestEnv } from "../testing.ts";
 

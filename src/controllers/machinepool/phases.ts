@@ -5,14 +5,17 @@
 // and wait until they are gone (each drains its node and terminates its instance first).
 import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import { apiVersionOf } from "../../api/registry.ts";
-import { machineKind } from "../../api/slipway/machine.ts";
+import { isMachineReady, machineKind, LABEL_ROLE, ROLE_WORKER } from "../../api/slipway/machine.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
 import { AlreadyExistsError, NotFoundError } from "../../apiserver/errors.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, Scope } from "../../runtime/reconciler.ts";
-import { controllerOf, controllerRef, LABEL_CLUSTER, LABEL_POOL, LABEL_ROLE, names, ROLE_WORKER } from "../contract.ts";
+import { controllerOf, controllerRef } from "../contract.ts";
+import { LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
+import { LABEL_POOL } from "../../api/slipway/machinepool.ts";
+import { names } from "../../api/slipway/names.ts";
 import { isFailedForGood } from "../machine/status.ts";
-import { desiredReplicas, isDeleting, isReady } from "./status.ts";
+import { desiredReplicas, isDeleting } from "./status.ts";
 
 export interface MachinePoolTimings {
   /** Delay between checks while machines are being deleted. */
@@ -48,7 +51,7 @@ export function lowestFreeIndexes(taken: ReadonlySet<number>, count: number): nu
 
 /** Which machines go when there are `excess` too many: failed first, then those not Running, then the highest index. */
 export function scaleDownVictims(pool: string, machines: readonly MachineObject[], excess: number): MachineObject[] {
-  const rank = (m: MachineObject) => (m.status?.phase === "Failed" ? 0 : isReady(m) ? 2 : 1);
+  const rank = (m: MachineObject) => (m.status?.phase === "Failed" ? 0 : isMachineReady(m) ? 2 : 1);
   const index = (m: MachineObject) => machineIndex(pool, m.metadata.name ?? "") ?? Number.MAX_SAFE_INTEGER;
   return [...machines].sort((a, b) => rank(a) - rank(b) || index(b) - index(a)).slice(0, Math.max(0, excess));
 }

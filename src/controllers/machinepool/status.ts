@@ -2,6 +2,7 @@
 // MachinePool phases), whether its machines are healthy (a failing machine's reason is shown on the
 // pool), and Ready. Kept free of I/O so every rule can be read and tested in one place.
 import type { MachineObject, MachinePoolObject, MachinePoolStatus } from "../../api/kinds.ts";
+import { isMachineReady } from "../../api/slipway/machine.ts";
 import type { MachinePoolPhase } from "../../api/slipway/machinepool.ts";
 import { READY, setCondition, summarize } from "../../runtime/conditions.ts";
 import { createFailure, isFailedForGood } from "../machine/status.ts";
@@ -25,10 +26,6 @@ export function isDeleting(machine: MachineObject, deleted: ReadonlySet<string>)
   return machine.metadata.deletionTimestamp !== undefined || deleted.has(machine.metadata.name ?? "");
 }
 
-export function isReady(machine: MachineObject): boolean {
-  return machine.status?.phase === "Running" && machine.status.nodeReady === true;
-}
-
 export interface PoolCounts {
   desired: number;
   /** Machines that exist and are not being deleted. */
@@ -49,7 +46,7 @@ export function countMachines(pool: MachinePoolObject, { machines, deleted }: Po
   return {
     desired: desiredReplicas(pool),
     replicas: active.length,
-    ready: active.filter(isReady).length,
+    ready: active.filter(isMachineReady).length,
     provisioned: active.filter((m) => m.status?.instanceId !== undefined).length,
     joined: active.filter((m) => m.status?.bootstrapped === true).length,
     leaving: machines.filter((m) => isDeleting(m, deleted) && !isFailedForGood(m)).length,
