@@ -7,7 +7,7 @@ import { isMachineReady } from "../../api/slipway/machine.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { getCondition, isTrue, setCondition, type ConditionInput } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
-import type { ClusterScope } from "./phases.ts";
+import type { ClusterScope } from "./scope.ts";
 
 type Status = NonNullable<ClusterObject["status"]>;
 

@@ -7,7 +7,7 @@ import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObje
 import { secretKind } from "../../api/core.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
-import { AlreadyExistsError } from "../../apiserver/errors.ts";
+import { createIfAbsent } from "../../api/presence.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { KubeApiError, type KubeClient } from "../../kubeclient/index.ts";
 import { ProviderError, type Capabilities, type CapabilityName, type InstanceInfo } from "../../providers/provider.ts";
@@ -215,12 +215,8 @@ export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
       type: "Opaque",
       data: { value: Buffer.from(userData, "utf8").toString("base64") },
     } as SecretObject;
-    try {
-      await secrets.create(secret); // the InstanceCreated event names it
-    } catch (error) {
-      if (!(error instanceof AlreadyExistsError)) throw error;
-      userData = decode(await secrets.get(namespace, name));
-    }
+    // The InstanceCreated event names the Secret; one made by an earlier attempt holds what it rendered.
+    if (!(await createIfAbsent(() => secrets.create(secret)))) userData = decode(await secrets.get(namespace, name));
   }
   scope.userData = userData;
   condition(ctx, scope, { type: BOOTSTRAP_READY, status: "True", reason: REASONS.bootstrapDataReady, message: `Secret ${name}` });

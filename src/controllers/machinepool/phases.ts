@@ -7,7 +7,7 @@ import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/
 import { apiVersionOf } from "../../api/registry.ts";
 import { isMachineReady, machineKind, LABEL_ROLE, ROLE_WORKER } from "../../api/slipway/machine.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
-import { AlreadyExistsError, NotFoundError } from "../../apiserver/errors.ts";
+import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, Scope } from "../../runtime/reconciler.ts";
 import { controllerOf, controllerRef } from "../contract.ts";
@@ -95,11 +95,7 @@ async function deleteMachines(ctx: ReconcileContext, scope: MachinePoolScope, vi
   const machines = ctx.client.of(machineKind);
   const results = await Promise.allSettled(
     victims.map(async (m) => {
-      try {
-        await machines.delete(m.metadata.namespace, m.metadata.name!, { preconditions: { uid: m.metadata.uid! } });
-      } catch (error) {
-        if (!(error instanceof NotFoundError)) throw error;
-      }
+      await deleteIfPresent(() => machines.delete(m.metadata.namespace, m.metadata.name!, { preconditions: { uid: m.metadata.uid! } }));
       scope.deleted.add(m.metadata.name!);
     }),
   );
@@ -145,14 +141,7 @@ export const scaleUp: Phase<MachinePoolScope> = async (ctx, scope) => {
   const wanted = lowestFreeIndexes(taken, missing).map((i) => poolMachine(scope.object, i));
   const machines = ctx.client.of(machineKind);
   const results = await Promise.allSettled(
-    wanted.map(async (machine) => {
-      try {
-        return await machines.create(machine);
-      } catch (error) {
-        if (error instanceof AlreadyExistsError) return undefined;
-        throw error;
-      }
-    }),
+    wanted.map((machine) => createIfAbsent(() => machines.create(machine))),
   );
   const created = results.flatMap((r) => (r.status === "fulfilled" && r.value ? [r.value] : []));
   scope.machines.push(...created);
