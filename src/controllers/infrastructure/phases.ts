@@ -8,6 +8,7 @@ import type { ConnectionObject, InfrastructureObject } from "../../api/kinds.ts"
 import type { OwnerReferenceT } from "../../api/meta.ts";
 import { formatCidr, parseCidr } from "../../api/cidr.ts";
 import {
+  CapabilityMissingError,
   isProviderError,
   type Catalogue,
   type CapabilityName,
@@ -117,7 +118,7 @@ async function openProvider(scope: InfrastructureScope, needs: CapabilityName[])
     return undefined;
   } catch (error) {
     // A provider without what an infrastructure is made of says so under its own reason (CapabilityMissing).
-    if (error instanceof ConnectionUnusableError) return error.reason === "Unusable" ? unusable(error.message) : { reason: error.reason, message: error.message };
+    if (error instanceof ConnectionUnusableError) return { reason: error.cause instanceof CapabilityMissingError ? error.reason : REASON_VALIDATION_FAILED, message: error.message };
     throw error;
   }
 }
