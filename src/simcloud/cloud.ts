@@ -86,7 +86,7 @@ type Call = (region: string, ...args: never[]) => Promise<unknown>;
 
 /** The cloud as one account sees it. */
 class AccountCloudBase {
-  private readonly apis = new Map<AnyDescriptor, object>();
+  private readonly apis = new Map<AnyDescriptor, Record<string, Call>>();
 
   constructor(
     protected readonly core: CloudCore,
@@ -152,36 +152,34 @@ class AccountCloudBase {
   }
 
   private kindApi(descriptor: AnyDescriptor): Record<string, Call> {
-    const known = this.apis.get(descriptor) as Record<string, Call> | undefined;
+    const known = this.apis.get(descriptor);
     if (known) return known;
     const { core, account } = this;
     const service = this.services.of(descriptor);
     const names = operationNames(descriptor);
     const view = (record: StoredResource) => descriptor.view(core, record);
-    const api: Record<string, Call> = {};
+    const api: Record<string, Call> = {
+      create: (region: string, input: unknown) =>
+        this.call(names.create, region, () => {
+          checkRegion(region);
+          const checked = checkInput(descriptor.create.input, input, descriptor.kind);
+          descriptor.create.check?.(checked);
+          // Every create schema carries the optional `clientToken` (CreateCommon in schemas.ts).
+          const request = checked as { clientToken?: string };
+          return core.createOnce(account, descriptor.kind, region, request, view, () => descriptor.create.build(service, account, region, checked));
+        }),
+      get: (region: string, id: string) => this.call(names.get, region, () => view(findOwned(core, account, region, descriptor.kind, id))),
+      list: (region: string, filter?: ListFilter) =>
+        this.call(names.list, region, () => listOwned(core, account, region, descriptor.kind, filter).map(view)),
+    };
     for (const [name, action] of Object.entries(descriptor.actions)) {
       api[name] = (region: string, id: string, ...args: unknown[]) => this.call(name, region, () => action.run(service, account, region, id, ...args));
     }
-    api.create = (region: string, input: unknown) =>
-      this.call(names.create, region, () => {
-        checkRegion(region);
-        const checked = checkInput(descriptor.create.input, input, descriptor.kind);
-        descriptor.create.check?.(checked);
-        // Every create schema carries the optional clientToken (resource-kinds.ts).
-        const request = checked as { clientToken?: string };
-        return core.createOnce(account, descriptor.kind, region, request, view, () => descriptor.create.build(service, account, region, checked));
-      });
-    api.get = (region: string, id: string) => this.call(names.get, region, () => view(findOwned(core, account, region, descriptor.kind, id)));
-    api.list = (region: string, filter?: ListFilter) =>
-      this.call(names.list, region, () => listOwned(core, account, region, descriptor.kind, filter).map(view));
     const removal = descriptor.delete;
-    const byAction = "action" in removal ? api[removal.action] : undefined;
     api.delete =
-      byAction ??
-      ((region: string, id: string) =>
-        this.call(names.delete ?? `delete${descriptor.names.one}`, region, () => {
-          if (!("action" in removal)) removal.run(service, account, region, id);
-        }));
+      "action" in removal
+        ? api[removal.action]!
+        : (region: string, id: string) => this.call(names.delete, region, () => removal.run(service, account, region, id));
     this.apis.set(descriptor, api);
     return api;
   }

@@ -5,7 +5,7 @@ import type { Logger } from "pino";
 import type { Clock, TimerHandle } from "./clock.ts";
 import { InvalidParameterError } from "./errors.ts";
 import { FaultInjector, type FaultConfig } from "./faults.ts";
-import type { DelayName, LatencyProfile } from "./profiles.ts";
+import type { DelayName, DelayRange, LatencyProfile, ProfileName } from "./profiles.ts";
 import { QuotaBook } from "./quotas.ts";
 import { RecordIndex } from "./record-index.ts";
 import { TagIndex } from "./tag-index.ts";
@@ -162,6 +162,12 @@ export class CloudCore {
   /** Draws a duration of the profile (jittered, in real milliseconds). */
   sampleDelay(name: DelayName): number {
     const [min, max] = this.profile[name];
+    return this.scale(this.latency.between(min, max));
+  }
+
+  /** Draws a duration from a service's own ranges per profile, e.g. a new kind's provisioning time. */
+  sampleDelayIn(ranges: Readonly<Record<ProfileName, DelayRange>>): number {
+    const [min, max] = ranges[this.profile.name];
     return this.scale(this.latency.between(min, max));
   }
 

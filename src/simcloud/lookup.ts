@@ -4,7 +4,7 @@ import { checkRegion } from "./catalog.ts";
 import type { CloudCore } from "./core.ts";
 import { DependencyViolationError, NotFoundError } from "./errors.ts";
 import type { RecordFor } from "./records.ts";
-import type { StoredResource } from "./resource-kinds.ts";
+import type { AnyDescriptor, RecordOf, StoredResource } from "./resource-kinds.ts";
 import { ListFilterSchema, checkInput, type ListFilter, type Tags } from "./schemas.ts";
 
 export function findOwned<K extends string>(core: CloudCore, account: string, region: string, kind: K, id: string): RecordFor<K> {
@@ -14,6 +14,11 @@ export function findOwned<K extends string>(core: CloudCore, account: string, re
     throw new NotFoundError(`${core.registry.noun(kind)} ${id} not found in ${region}`, { details: { kind, id } });
   }
   return record;
+}
+
+/** findOwned for the kind of a descriptor, typed by it (also for kinds registered beside the built-in ones). */
+export function findOwnedOf<D extends AnyDescriptor>(core: CloudCore, account: string, region: string, descriptor: D, id: string): RecordOf<D> {
+  return findOwned(core, account, region, descriptor.kind, id) as RecordOf<D>;
 }
 
 export function hasTags(tags: Tags, wanted: Tags | undefined): boolean {

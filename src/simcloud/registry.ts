@@ -23,8 +23,12 @@ export class ResourceRegistry implements OperationCatalog {
       collections.add(descriptor.collection);
       prefixes.add(descriptor.idPrefix);
       const names = operationNames(descriptor);
-      const mutating = [names.create, ...(names.delete ? [names.delete] : []), ...names.actions];
-      for (const [name, kind] of [...mutating.map((n) => [n, "mutating"] as const), [names.get, "describe"] as const, [names.list, "describe"] as const]) {
+      if (names.deleteIsAction && !names.actions.includes(names.delete)) {
+        throw new Error(`resource kind "${descriptor.kind}": its delete names the action "${names.delete}", which it does not have`);
+      }
+      const mutating = [names.create, ...(names.deleteIsAction ? [] : [names.delete]), ...names.actions];
+      const operations: [string, OperationKind][] = [...mutating.map((n): [string, OperationKind] => [n, "mutating"]), [names.get, "describe"], [names.list, "describe"]];
+      for (const [name, kind] of operations) {
         if (this.operations.has(name)) throw clash(`the operation "${name}"`);
         this.operations.set(name, kind);
       }

@@ -164,29 +164,34 @@ type UnionToIntersection<U> = (U extends unknown ? (value: U) => void : never) e
 /** The operations of every kind of a list of descriptors, by name: createNetwork, listNetworks, stopInstance, … */
 export type ResourcesApi<Ds extends readonly AnyDescriptor[]> = UnionToIntersection<Ds[number] extends infer D ? (D extends AnyDescriptor ? FlatResourceApi<D> : never) : never>;
 
-/** The names of a kind's operations (create, get, list, delete unless an action stands for it, then its actions). */
+/** The names of a kind's operations: create, get, list, delete (or the action that stands for it), actions. */
 export interface OperationNames {
   create: string;
   get: string;
   list: string;
-  delete: string | undefined;
+  /** The operation of DELETE …/{id}: delete<One>, or the action that stands for deleting. */
+  delete: string;
+  /** True when `delete` is one of the actions rather than an operation of its own. */
+  deleteIsAction: boolean;
   actions: string[];
 }
 
 export function operationNames(descriptor: AnyDescriptor): OperationNames {
   const { one, many } = descriptor.names;
+  const byAction = "action" in descriptor.delete ? descriptor.delete.action : undefined;
   return {
     create: `create${one}`,
     get: `get${one}`,
     list: `list${many}`,
-    delete: "action" in descriptor.delete ? undefined : `delete${one}`,
+    delete: byAction ?? `delete${one}`,
+    deleteIsAction: byAction !== undefined,
     actions: Object.keys(descriptor.actions),
   };
 }
 
 /**
- * The flat methods (createNetwork, stopInstance, …) of every kind, each bound to that kind's ResourceApi,
- * for the in-process cloud and the HTTP client alike.
+ * The flat methods (createNetwork, stopInstance, …) of every kind, each one of that kind's ResourceApi, for
+ * the in-process cloud and the HTTP client alike.
  */
 export function flatMethods(descriptors: readonly AnyDescriptor[], apiOf: (descriptor: AnyDescriptor) => Record<string, unknown>): Record<string, unknown> {
   const methods: Record<string, unknown> = {};
@@ -196,7 +201,7 @@ export function flatMethods(descriptors: readonly AnyDescriptor[], apiOf: (descr
     methods[names.create] = api.create;
     methods[names.get] = api.get;
     methods[names.list] = api.list;
-    if (names.delete) methods[names.delete] = api.delete;
+    if (!names.deleteIsAction) methods[names.delete] = api.delete;
     for (const name of names.actions) methods[name] = api[name];
   }
   return methods;
