@@ -114,7 +114,6 @@ export function action<Svc, Args extends unknown[], R>(spec: ActionSpec<Svc, Arg
   return spec;
 }
 
-export type KindOf<D extends AnyDescriptor> = D["kind"];
 export type RecordOf<D extends AnyDescriptor> = Parameters<D["view"]>[1];
 export type ViewOf<D extends AnyDescriptor> = ReturnType<D["view"]>;
 export type InputOf<D extends AnyDescriptor> = Static<D["create"]["input"]>;
