@@ -8,18 +8,6 @@ import type { Transition } from "./records.ts";
 import type { ListFilter, Tags } from "./schemas.ts";
 import type { QuotaLimits } from "./types.ts";
 
-/** What every stored resource has: its view's common fields and, while one is due, its next transition. */
-export interface StoredResource<K extends string = string> {
-  id: string;
-  kind: K;
-  account: string;
-  region: string;
-  tags: Tags;
-  createdAt: string;
-  state: string;
-  transition?: Transition;
-}
-
 /** The common fields of every resource's view. */
 export interface ResourceView<K extends string = string> {
   id: string;
@@ -29,6 +17,11 @@ export interface ResourceView<K extends string = string> {
   tags: Tags;
   createdAt: string;
   state: string;
+}
+
+/** What every stored resource has: its view's common fields and, while one is due, its next transition. */
+export interface StoredResource<K extends string = string> extends ResourceView<K> {
+  transition?: Transition;
 }
 
 /** A service object: the code of one or more kinds, built once per cloud from its factory. */
