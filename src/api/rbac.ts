@@ -1,13 +1,15 @@
-// rbac.authorization.k8s.io/v1 Role, RoleBinding, ClusterRole and ClusterRoleBinding of an emulated
-// workload cluster. They are stored and served; the emulator authorises every authenticated client.
+// rbac.authorization.k8s.io/v1 Role, RoleBinding, ClusterRole and ClusterRoleBinding, for any registry
+// that serves them (the emulated workload clusters' today). They are stored and served; nothing
+// enforces them yet: the API server's authorizer allows every authenticated request.
 import { Type, type Static } from "@sinclair/typebox";
-import { ageColumn } from "../../api/columns.ts";
-import { immutable } from "../../api/field-errors.ts";
-import { FreeForm, Struct, objectSchema, type KubeObject, type ObjectOf } from "../../api/meta.ts";
-import type { KindDefinition, PrinterColumn } from "../../api/registry.ts";
+import { ageColumn } from "./columns.ts";
+import { immutable } from "./field-errors.ts";
+import { FreeForm, Struct, objectSchema, type KubeObject, type ObjectOf } from "./meta.ts";
+import type { KindDefinition, PrinterColumn } from "./registry.ts";
 
-const RBAC = { group: "rbac.authorization.k8s.io", version: "v1" } as const;
-const API_VERSION = "rbac.authorization.k8s.io/v1";
+export const RBAC_GROUP = "rbac.authorization.k8s.io";
+const RBAC = { group: RBAC_GROUP, version: "v1" } as const;
+const API_VERSION = `${RBAC_GROUP}/v1`;
 
 const PolicyRuleSchema = Struct(
   {
@@ -29,7 +31,8 @@ const SubjectSchema = Struct(
   },
   { description: "Who a binding grants the role to." },
 );
-type Subject = Static<typeof SubjectSchema>;
+export type Subject = Static<typeof SubjectSchema>;
+export type PolicyRule = Static<typeof PolicyRuleSchema>;
 
 const RoleRefSchema = Struct(
   {
@@ -148,3 +151,8 @@ export const clusterRoleBindingKind: KindDefinition<ClusterRoleBindingObject> = 
   printerColumns: bindingColumns,
   validate: (binding, old) => (old ? immutable("roleRef", binding.roleRef, old.roleRef) : []),
 };
+
+/** The four RBAC kinds, as a registry holds them. */
+export const rbacKinds: readonly KindDefinition[] = [roleKind, roleBindingKind, clusterRoleKind, clusterRoleBindingKind].map(
+  (kind) => kind as unknown as KindDefinition,
+);
