@@ -88,6 +88,9 @@ export class StaticTokenAuthenticator implements Authenticator {
 }
 
 /** Identities of client certificates, by the CA that must have issued them (one per cluster in the sim cloud). */
+/** The extended key usage of client certificates (id-kp-clientAuth). */
+const CLIENT_AUTH = "1.3.6.1.5.5.7.3.2";
+
 interface Verified {
   identity: Identity | undefined;
   /** When the certificate expires (ms since the epoch); a refused one is never tried again. */
@@ -136,6 +139,8 @@ export class ClientCertificates {
     const now = Date.now();
     const until = Date.parse(cert.validTo);
     if (!(Date.parse(cert.validFrom) <= now && now <= until) || !cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return refused;
+    // A CA, or a certificate whose extended key usages leave out client authentication, is no client's.
+    if (cert.ca || (cert.keyUsage !== undefined && !cert.keyUsage.includes(CLIENT_AUTH))) return refused;
     const info = certificateInfo(derToPem(der));
     if (!info.commonName) return refused;
     return { identity: { user: info.commonName, groups: [...info.organizations] }, until };
