@@ -10,7 +10,19 @@ import { AdmissionChain, BUILTIN_ADMISSION, type AdmissionOperation, type Admiss
 import { allowAll, authorize, type Authorizer } from "./authorization.ts";
 import { SYSTEM_CONTEXT, type RequestContext, type ResourceRequest, type Verb } from "./request-context.ts";
 import { kindPrefix, objectKey } from "./storage-keys.ts";
-import { bumpGeneration, nameErrors, prepareForCreate, prepareForDelete, prepareForStatusUpdate, prepareForUpdate, retainedWhileDeleting } from "./strategy.ts";
+import { decodeContinue, encodeContinue } from "./continue-token.ts";
+import {
+  bumpGeneration,
+  checkFinalizers,
+  generatedName,
+  nameErrors,
+  objectOfBody,
+  prepareForCreate,
+  prepareForDelete,
+  prepareForStatusUpdate,
+  prepareForUpdate,
+  retainedWhileDeleting,
+} from "./strategy.ts";
 import {
   CompactedError,
   KeyExistsError,
@@ -103,7 +115,6 @@ export interface ObjectServiceOptions {
 
 export const FINALIZER_ORPHAN = "orphan";
 export const FINALIZER_FOREGROUND = "foregroundDeletion";
-const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
 const MAX_RETRIES = 16;
 
 export function nowTimestamp(date = new Date()): string {
@@ -252,39 +263,11 @@ export class ObjectService {
 
   // ---- writes ----
 
-  private checkIdentity(def: KindDefinition, body: unknown, namespace: string | undefined): KubeObject {
-    if (typeof body !== "object" || body === null || Array.isArray(body)) {
-      throw new BadRequestError(`the request body must be a ${def.kind} object`);
-    }
-    const object = dropNulls(body) as KubeObject;
-    if (object.apiVersion !== undefined && object.apiVersion !== apiVersionOf(def)) {
-      throw new BadRequestError(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersionOf(def)})`);
-    }
-    if (object.kind !== undefined && object.kind !== def.kind) {
-      throw new BadRequestError(`the kind in the data (${String(object.kind)}) does not match the expected kind (${def.kind})`);
-    }
-    if (object.metadata !== undefined && (typeof object.metadata !== "object" || object.metadata === null || Array.isArray(object.metadata))) {
-      throw new InvalidError(refOf(def), [{ field: "metadata", reason: "FieldValueInvalid", message: "must be an object" }]);
-    }
-    object.apiVersion = apiVersionOf(def);
-    object.kind = def.kind;
-    object.metadata = object.metadata ?? {};
-    if (def.namespaced) {
-      if (object.metadata.namespace && namespace && object.metadata.namespace !== namespace) {
-        throw new BadRequestError("the namespace of the provided object does not match the namespace sent on the request");
-      }
-      object.metadata.namespace = namespace ?? object.metadata.namespace;
-    } else {
-      delete object.metadata.namespace;
-    }
-    return object;
-  }
-
   async create(def: KindDefinition, namespace: string | undefined, body: unknown, options: WriteOptions = {}): Promise<WriteResult> {
     const context = options.context ?? SYSTEM_CONTEXT;
     let request = this.describe(def, "create", namespace, undefined, context);
     if (this.authorizes) await authorize(this.authorizer, request);
-    const object = this.checkIdentity(def, body, namespace);
+    const object = objectOfBody(def, body, namespace);
     const meta = object.metadata;
     if (meta.resourceVersion) throw new BadRequestError("resourceVersion should not be set on objects to be created");
     const generate = !meta.name && meta.generateName;
@@ -327,7 +310,7 @@ export class ObjectService {
 
   /** PUT: replaces the object (its status is kept when the kind has a status subresource). */
   async update(def: KindDefinition, namespace: string | undefined, name: string, body: unknown, options: WriteOptions = {}): Promise<WriteResult> {
-    const object = this.checkIdentity(def, body, namespace);
+    const object = objectOfBody(def, body, namespace);
     if (object.metadata.name && object.metadata.name !== name) {
       throw new BadRequestError(`the name of the object (${object.metadata.name}) does not match the name on the URL (${name})`);
     }
@@ -338,7 +321,7 @@ export class ObjectService {
   /** PUT on /status: only the status of the object changes. */
   async updateStatus(def: KindDefinition, namespace: string | undefined, name: string, body: unknown, options: WriteOptions = {}): Promise<WriteResult> {
     this.requireStatus(def);
-    const object = this.checkIdentity(def, body, namespace);
+    const object = objectOfBody(def, body, namespace);
     return this.write(def, namespace, name, () => structuredClone(object), "update", "status", options);
   }
 
@@ -357,7 +340,7 @@ export class ObjectService {
       name,
       (current) => {
         const patched = applyPatch(type, current, body);
-        return this.checkIdentity(def, patched, namespace);
+        return objectOfBody(def, patched, namespace);
       },
       "patch",
       options.subresource,
@@ -418,7 +401,7 @@ export class ObjectService {
       await this.admission.mutate(admission);
       if (subresource === undefined) bumpGeneration(def, merged, current);
       await this.admission.validate(admission);
-      this.checkFinalizers(def, current, merged);
+      checkFinalizers(def, current, merged);
       const warnings = admission.warnings;
       if (context.dryRun) return { object: merged, warnings, previous: current };
       if (sameJson(merged, current)) return this.written("UPDATE", def, merged, current, request, warnings);
@@ -442,17 +425,6 @@ export class ObjectService {
       return this.written("UPDATE", def, stored, current, request, warnings);
     }
     throw new ConflictError(refOf(def, name), "too many concurrent changes; try again");
-  }
-
-  private checkFinalizers(def: KindDefinition, current: KubeObject, merged: KubeObject): void {
-    if (!current.metadata.deletionTimestamp) return;
-    const before = new Set(current.metadata.finalizers ?? []);
-    const added = (merged.metadata.finalizers ?? []).filter((f) => !before.has(f));
-    if (added.length > 0) {
-      throw new InvalidError(refOf(def, current.metadata.name), [
-        { field: "metadata.finalizers", reason: "FieldValueForbidden", message: "Forbidden: no new finalizers can be added if the object is being deleted" },
-      ]);
-    }
   }
 
   /**
@@ -583,39 +555,3 @@ export class ObjectService {
 
 /** The matcher of a request without label or field selectors. */
 const matchAll = (_object: KubeObject): boolean => true;
-
-/** JSON nulls mean "not set", as Kubernetes decodes them (kubectl sends `creationTimestamp: null`). */
-function dropNulls(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(dropNulls);
-  if (typeof value !== "object" || value === null) return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = dropNulls(v);
-  return out;
-}
-
-function generatedName(prefix: string): string {
-  let suffix = "";
-  const bytes = new Uint8Array(5);
-  crypto.getRandomValues(bytes);
-  for (const b of bytes) suffix += GENERATE_ALPHABET[b % GENERATE_ALPHABET.length];
-  return prefix + suffix;
-}
-
-interface ContinueToken {
-  key: string;
-  rev: number;
-}
-
-function encodeContinue(token: ContinueToken): string {
-  return Buffer.from(JSON.stringify({ k: token.key, r: token.rev })).toString("base64url");
-}
-
-function decodeContinue(text: string): ContinueToken {
-  try {
-    const parsed = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as { k?: unknown; r?: unknown };
-    if (typeof parsed.k === "string" && typeof parsed.r === "number") return { key: parsed.k, rev: parsed.r };
-  } catch {
-    // fall through
-  }
-  throw new BadRequestError("invalid continue token");
-}

@@ -1,10 +1,16 @@
 // The generic part of how objects are created, updated and deleted, followed by each kind's own
 // strategy hooks (KindStrategy in api/registry.ts): what a client may not set, when the generation
-// rises, and what a delete does.
+// rises, and what a delete does; and the checks of a request's body and metadata that come before
+// admission.
 import type { KindDefinition, FieldError } from "../api/registry.ts";
+import { apiVersionOf } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { objectNameErrors } from "../api/field-errors.ts";
+import { BadRequestError, InvalidError, refOf } from "./errors.ts";
 
+const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
+
+/** Errors of the name of an object to be created. */
 export function nameErrors(def: KindDefinition, name: string | undefined): FieldError[] {
   return def.strategy?.validateName ? def.strategy.validateName(name) : objectNameErrors(name);
 }
@@ -78,4 +84,66 @@ export function prepareForDelete(def: KindDefinition, object: KubeObject): boole
 /** Whether an object being deleted, with no finalizers left, still stays. */
 export function retainedWhileDeleting(def: KindDefinition, object: KubeObject): boolean {
   return def.strategy?.retainedWhileDeleting?.(object) ?? false;
+}
+
+/**
+ * The object a request body describes, checked against the kind and namespace it was sent to; its
+ * apiVersion, kind and namespace are made the request's.
+ */
+export function objectOfBody(def: KindDefinition, body: unknown, namespace: string | undefined): KubeObject {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new BadRequestError(`the request body must be a ${def.kind} object`);
+  }
+  const object = dropNulls(body) as KubeObject;
+  if (object.apiVersion !== undefined && object.apiVersion !== apiVersionOf(def)) {
+    throw new BadRequestError(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersionOf(def)})`);
+  }
+  if (object.kind !== undefined && object.kind !== def.kind) {
+    throw new BadRequestError(`the kind in the data (${String(object.kind)}) does not match the expected kind (${def.kind})`);
+  }
+  if (object.metadata !== undefined && (typeof object.metadata !== "object" || object.metadata === null || Array.isArray(object.metadata))) {
+    throw new InvalidError(refOf(def), [{ field: "metadata", reason: "FieldValueInvalid", message: "must be an object" }]);
+  }
+  object.apiVersion = apiVersionOf(def);
+  object.kind = def.kind;
+  object.metadata = object.metadata ?? {};
+  if (def.namespaced) {
+    if (object.metadata.namespace && namespace && object.metadata.namespace !== namespace) {
+      throw new BadRequestError("the namespace of the provided object does not match the namespace sent on the request");
+    }
+    object.metadata.namespace = namespace ?? object.metadata.namespace;
+  } else {
+    delete object.metadata.namespace;
+  }
+  return object;
+}
+
+/** A name from metadata.generateName: the prefix and five random characters. */
+export function generatedName(prefix: string): string {
+  let suffix = "";
+  const bytes = new Uint8Array(5);
+  crypto.getRandomValues(bytes);
+  for (const b of bytes) suffix += GENERATE_ALPHABET[b % GENERATE_ALPHABET.length];
+  return prefix + suffix;
+}
+
+/** JSON nulls mean "not set", as Kubernetes decodes them (kubectl sends `creationTimestamp: null`). */
+function dropNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(dropNulls);
+  if (typeof value !== "object" || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = dropNulls(v);
+  return out;
+}
+
+/** No finalizer may be added to an object being deleted. */
+export function checkFinalizers(def: KindDefinition, current: KubeObject, merged: KubeObject): void {
+  if (!current.metadata.deletionTimestamp) return;
+  const before = new Set(current.metadata.finalizers ?? []);
+  const added = (merged.metadata.finalizers ?? []).filter((f) => !before.has(f));
+  if (added.length > 0) {
+    throw new InvalidError(refOf(def, current.metadata.name), [
+      { field: "metadata.finalizers", reason: "FieldValueForbidden", message: "Forbidden: no new finalizers can be added if the object is being deleted" },
+    ]);
+  }
 }
