@@ -111,28 +111,37 @@ export class AdmissionChain {
     return { mutate: this.mutators.map((p) => p.name), validate: this.validators.map((p) => p.name), postWrite: this.hooks.map((h) => h.name) };
   }
 
-  async mutate(request: WriteAdmission): Promise<void> {
-    for (const plugin of this.mutators) {
-      const pending = plugin.mutate!(request);
-      if (pending) await pending;
-    }
+  /** Runs the mutate stages; synchronously while the plugins answer synchronously. */
+  mutate(request: WriteAdmission): void | Promise<void> {
+    return inOrder(this.mutators, (plugin) => plugin.mutate!(request));
   }
 
-  async validate(request: AdmissionRequest): Promise<void> {
-    for (const plugin of this.validators) {
-      const pending = plugin.validate!(request);
-      if (pending) await pending;
-    }
+  /** Runs the validate stages; synchronously while the plugins answer synchronously. */
+  validate(request: AdmissionRequest): void | Promise<void> {
+    return inOrder(this.validators, (plugin) => plugin.validate!(request));
   }
 
-  /** Runs every hook; the headers they ask for, merged in order. */
-  async afterWrite(event: WriteEvent): Promise<Record<string, string> | undefined> {
-    let headers: Record<string, string> | undefined;
-    for (const hook of this.hooks) {
-      const returned = hook.afterWrite(event);
-      const result = returned instanceof Promise ? await returned : returned;
-      if (result?.responseHeaders) headers = { ...headers, ...result.responseHeaders };
+  /** Runs every hook in order (synchronously while they answer so); the headers they ask for, merged. */
+  afterWrite(event: WriteEvent, from = 0, headers?: Record<string, string>): Headers | Promise<Headers> {
+    for (let i = from; i < this.hooks.length; i++) {
+      const returned = this.hooks[i]!.afterWrite(event);
+      if (returned instanceof Promise) return returned.then((result) => this.afterWrite(event, i + 1, merged(headers, result)));
+      headers = merged(headers, returned);
     }
     return headers;
+  }
+}
+
+type Headers = Record<string, string> | undefined;
+
+function merged(headers: Headers, result: void | PostWriteResult): Headers {
+  return result?.responseHeaders ? { ...headers, ...result.responseHeaders } : headers;
+}
+
+/** Calls `stage` for each plugin in turn, waiting for those that return a promise. */
+function inOrder(plugins: readonly AdmissionPlugin[], stage: (plugin: AdmissionPlugin) => void | Promise<void>, from = 0): void | Promise<void> {
+  for (let i = from; i < plugins.length; i++) {
+    const pending = stage(plugins[i]!);
+    if (pending) return pending.then(() => inOrder(plugins, stage, i + 1));
   }
 }

@@ -164,12 +164,19 @@ export class ObjectService {
   }
 
   /** Runs the post-write hooks of a write the store accepted (or that changed nothing). */
-  private async written(operation: AdmissionOperation, def: KindDefinition, object: KubeObject, previous: KubeObject | undefined, request: ResourceRequest, warnings: string[]): Promise<WriteResult> {
+  private written(
+    operation: AdmissionOperation,
+    def: KindDefinition,
+    object: KubeObject,
+    previous: KubeObject | undefined,
+    request: ResourceRequest,
+    warnings: string[],
+  ): WriteResult | Promise<WriteResult> {
     const result: WriteResult = previous ? { object, warnings, previous } : { object, warnings };
     if (this.admission.hooks.length === 0) return result;
-    const headers = await this.admission.afterWrite({ operation, def, object, previous, request, objects: this });
-    if (headers) result.responseHeaders = headers;
-    return result;
+    const withHeaders = (headers: Record<string, string> | undefined): WriteResult => (headers ? { ...result, responseHeaders: headers } : result);
+    const headers = this.admission.afterWrite({ operation, def, object, previous, request, objects: this });
+    return headers instanceof Promise ? headers.then(withHeaders) : withHeaders(headers);
   }
 
   // ---- encoding ----
@@ -289,11 +296,13 @@ export class ObjectService {
       fieldValidation: options.fieldValidation ?? "Strict",
       warnings: [],
     };
-    await this.admission.mutate(admission);
+    const mutating = this.admission.mutate(admission);
+    if (mutating) await mutating;
     meta.uid = randomUUID();
     meta.creationTimestamp = nowTimestamp();
     meta.generation = 1;
-    await this.admission.validate(admission);
+    const validating = this.admission.validate(admission);
+    if (validating) await validating;
     const warnings = admission.warnings;
     if (context.dryRun) return { object, warnings };
     for (let attempt = 0; ; attempt++) {
@@ -398,9 +407,11 @@ export class ObjectService {
         fieldValidation: options.fieldValidation ?? "Strict",
         warnings: [],
       };
-      await this.admission.mutate(admission);
+      const mutating = this.admission.mutate(admission);
+    if (mutating) await mutating;
       if (subresource === undefined) bumpGeneration(def, merged, current);
-      await this.admission.validate(admission);
+      const validating = this.admission.validate(admission);
+    if (validating) await validating;
       checkFinalizers(def, current, merged);
       const warnings = admission.warnings;
       if (context.dryRun) return { object: merged, warnings, previous: current };
@@ -457,7 +468,8 @@ export class ObjectService {
         if (options.propagationPolicy === "Foreground") finalizers.add(FINALIZER_FOREGROUND);
       }
       const graceful = prepareForDelete(def, next) || finalizers.size > 0;
-      await this.admission.validate({ operation: "DELETE", def, namespace, name, request, objects: this, object: undefined, oldObject: current });
+      const validating = this.admission.validate({ operation: "DELETE", def, namespace, name, request, objects: this, object: undefined, oldObject: current });
+      if (validating) await validating;
       if (context.dryRun) return { object: next, warnings: [], previous: current };
       let result: KubeObject;
       try {
