@@ -1,15 +1,14 @@
 // rbac.authorization.k8s.io/v1 Role, RoleBinding, ClusterRole and ClusterRoleBinding, for any registry
-// that serves them (the emulated workload clusters' today). They are stored and served; nothing
-// enforces them yet: the API server's authorizer allows every authenticated request.
+// that serves them (the emulated workload clusters' today). They are stored and served; what enforces
+// them is apiserver/authorization's RbacAuthorizer, once a server passes it to its object service.
 import { Type, type Static } from "@sinclair/typebox";
 import { ageColumn } from "./columns.ts";
 import { immutable } from "./field-errors.ts";
 import { FreeForm, Struct, objectSchema, type KubeObject, type ObjectOf } from "./meta.ts";
 import type { KindDefinition, PrinterColumn } from "./registry.ts";
 
-export const RBAC_GROUP = "rbac.authorization.k8s.io";
-const RBAC = { group: RBAC_GROUP, version: "v1" } as const;
-const API_VERSION = `${RBAC_GROUP}/v1`;
+const RBAC = { group: "rbac.authorization.k8s.io", version: "v1" } as const;
+const API_VERSION = "rbac.authorization.k8s.io/v1";
 
 const PolicyRuleSchema = Struct(
   {
@@ -31,8 +30,7 @@ const SubjectSchema = Struct(
   },
   { description: "Who a binding grants the role to." },
 );
-export type Subject = Static<typeof SubjectSchema>;
-export type PolicyRule = Static<typeof PolicyRuleSchema>;
+type Subject = Static<typeof SubjectSchema>;
 
 const RoleRefSchema = Struct(
   {

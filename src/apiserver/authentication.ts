@@ -7,7 +7,8 @@ import type { TLSSocket } from "node:tls";
 import type { FastifyRequest } from "fastify";
 import { certificateInfo, derToPem } from "../bootstrap/pki.ts";
 import { BoundedCache } from "./bounded-cache.ts";
-import { GROUP_AUTHENTICATED, type Identity } from "./request-context.ts";
+import { GROUP_AUTHENTICATED } from "./authorization/types.ts";
+import type { Identity } from "./request-context.ts";
 
 /** A client's TLS certificate. */
 export interface ClientCertificate {

@@ -7,7 +7,7 @@ import type { KindDefinition, Registry } from "../api/registry.ts";
 import { apiVersionOf } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { AdmissionChain, BUILTIN_ADMISSION, type AdmissionOperation, type AdmissionPlugin, type PostWriteHook, type WriteAdmission } from "./admission.ts";
-import { allowAll, authorize, type Authorizer } from "./authorization.ts";
+import { allowAll, authorize, type Authorizer } from "./authorization/authorizer.ts";
 import { SYSTEM_CONTEXT, type RequestContext, type ResourceRequest, type Verb } from "./request-context.ts";
 import { kindPrefix, objectKey } from "./storage-keys.ts";
 import { decodeContinue, encodeContinue } from "./continue-token.ts";

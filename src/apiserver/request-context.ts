@@ -2,10 +2,10 @@
 // from an HTTP request (the authenticated identity, ?fieldManager, ?dryRun) or from a caller in the
 // process (a controller's own service-account identity, its name as field manager). The authorizer and
 // the admission plugins see it.
+import { GROUP_AUTHENTICATED, GROUP_MASTERS, SERVICE_ACCOUNT_USER_PREFIX, type ResourceAttributes, type UserInfo } from "./authorization/types.ts";
 
 /** An authenticated user, as kube-apiserver's user.Info. */
-export interface Identity {
-  user: string;
+export interface Identity extends UserInfo {
   groups: string[];
   uid?: string;
   extra?: Record<string, string[]>;
@@ -13,15 +13,9 @@ export interface Identity {
 
 export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete";
 
-/** The resource a request addresses. */
-export interface ResourceAttributes {
-  group: string;
+/** The resource a request addresses, with the version it was addressed by. */
+export interface RequestResource extends ResourceAttributes {
   version: string;
-  /** The plural, e.g. clusters. */
-  resource: string;
-  subresource?: string;
-  namespace?: string;
-  name?: string;
 }
 
 export interface RequestContext {
@@ -32,17 +26,14 @@ export interface RequestContext {
   readonly dryRun?: boolean;
   /** What is being done: the object service fills these in for the call it serves. */
   readonly verb?: Verb;
-  readonly resource?: ResourceAttributes;
+  readonly resource?: RequestResource;
 }
 
 /** A request context completed with what it does, as the authorizer and admission plugins see it. */
 export interface ResourceRequest extends RequestContext {
   readonly verb: Verb;
-  readonly resource: ResourceAttributes;
+  readonly resource: RequestResource;
 }
-
-export const GROUP_AUTHENTICATED = "system:authenticated";
-export const GROUP_MASTERS = "system:masters";
 
 /** The API server acting on its own behalf (defaults, garbage collection, bookkeeping), as kube-apiserver's loopback client. */
 export const SYSTEM_IDENTITY: Identity = { user: "system:apiserver", groups: [GROUP_MASTERS, GROUP_AUTHENTICATED] };
@@ -53,7 +44,7 @@ export const SYSTEM_CONTEXT: RequestContext = { identity: SYSTEM_IDENTITY };
 /** A service account's identity, named as Kubernetes names it. */
 export function serviceAccountIdentity(namespace: string, name: string): Identity {
   return {
-    user: `system:serviceaccount:${namespace}:${name}`,
+    user: `${SERVICE_ACCOUNT_USER_PREFIX}${namespace}:${name}`,
     groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`, GROUP_AUTHENTICATED],
   };
 }

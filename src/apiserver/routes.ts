@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { parse as parseYaml } from "yaml";
 import type { KindDefinition, Registry } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
-import { authorize } from "./authorization.ts";
+import { authorize } from "./authorization/authorizer.ts";
 import { apiVersions, group, groupList, resourceList, SERVER_VERSION } from "./discovery.ts";
 import { BadRequestError, InternalError, MethodNotAllowedError, NotFoundError, UnsupportedMediaTypeError, type ApiError } from "./errors.ts";
 import type { ApiMetrics } from "./metrics.ts";

@@ -8,7 +8,7 @@ import { defaultRegistry } from "../api/kinds.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { AdmissionPlugin, PostWriteHook } from "./admission.ts";
 import { AuthenticatorChain, StaticTokenAuthenticator } from "./authentication.ts";
-import type { AuthorizationRequest } from "./authorization.ts";
+import type { RequestAttributes } from "./authorization/types.ts";
 import { ApiMetrics } from "./metrics.ts";
 import { ObjectService } from "./objects.ts";
 import { createApiContext } from "./routes.ts";
@@ -23,7 +23,7 @@ function cluster(name: string): unknown {
 
 describe("the HTTP request path", () => {
   const store = SqliteStore.open(":memory:");
-  const asked: AuthorizationRequest[] = [];
+  const asked: RequestAttributes[] = [];
   const admitted: { user: string; fieldManager?: string; dryRun?: boolean }[] = [];
   const recordAdmission: AdmissionPlugin = {
     name: "Record",
@@ -110,7 +110,7 @@ describe("the HTTP request path", () => {
     assert.equal(refused.statusCode, 403);
     const status = refused.json<{ reason: string; message: string }>();
     assert.equal(status.reason, "Forbidden");
-    assert.equal(status.message, 'clusters.slipway.dev "" is forbidden: User "bob" cannot create resource "clusters" in API group "slipway.dev" in the namespace "default": bob only reads');
+    assert.equal(status.message, 'clusters.slipway.dev is forbidden: User "bob" cannot create resource "clusters" in API group "slipway.dev" in the namespace "default": bob only reads');
     assert.equal((await call("GET", `${CLUSTERS}/c`, "alice-token")).statusCode, 404, "nothing was created");
     assert.equal((await call("GET", `${CLUSTERS}/a`, "bob-token")).statusCode, 200);
     const discovery = await call("POST", "/apis", "bob-token");

@@ -9,7 +9,7 @@ import type { ApiMetrics } from "./metrics.ts";
 import { handleApiRequest, type ApiContext, type RequestInfo } from "./routes.ts";
 import { SERVER_VERSION } from "./discovery.ts";
 import { credentialsOf, type Authenticator } from "./authentication.ts";
-import { authorize } from "./authorization.ts";
+import { authorize } from "./authorization/authorizer.ts";
 
 export interface Mounted {
   ctx: ApiContext;
