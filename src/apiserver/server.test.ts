@@ -11,7 +11,7 @@ import { AuthenticatorChain, StaticTokenAuthenticator } from "./authentication.t
 import type { RequestAttributes } from "./authorization/types.ts";
 import { ApiMetrics } from "./metrics.ts";
 import { ObjectService } from "./objects.ts";
-import { createApiContext } from "./routes.ts";
+import { createApiContext, type SubresourceAction } from "./routes.ts";
 import { createApiServer } from "./server.ts";
 
 const registry = defaultRegistry();
@@ -44,7 +44,8 @@ describe("the HTTP request path", () => {
 
   before(async () => {
     await objects.create(registry.byKind("v1", "Namespace")!, undefined, { metadata: { name: "default" } });
-    const ctx = createApiContext({ registry, objects, metrics: new ApiMetrics() });
+    const plan: SubresourceAction = { path: "slipway.dev/clusters/plan", handle: async ({ name, context }) => ({ planned: name, by: context.identity.user }) };
+    const ctx = createApiContext({ registry, objects, metrics: new ApiMetrics(), actions: [plan] });
     const authenticator = new AuthenticatorChain([
       new StaticTokenAuthenticator([
         ["alice-token", { user: "alice", groups: ["team-a"] }],
@@ -116,6 +117,18 @@ describe("the HTTP request path", () => {
     const discovery = await call("POST", "/apis", "bob-token");
     assert.equal(discovery.statusCode, 403);
     assert.equal(discovery.json<{ message: string }>().message, 'forbidden: User "bob" cannot post path "/apis": bob only reads');
+  });
+
+  it("authorizes a subresource action as a create of the subresource, and hands it the caller's context", async () => {
+    const planned = await call("POST", `${CLUSTERS}/a/plan`, "alice-token", { kind: "ClusterPlan" });
+    assert.equal(planned.statusCode, 200, planned.body);
+    assert.deepEqual(planned.json(), { planned: "a", by: "alice" });
+    const refused = await call("POST", `${CLUSTERS}/a/plan`, "bob-token", { kind: "ClusterPlan" });
+    assert.equal(refused.statusCode, 403);
+    assert.equal(
+      refused.json<{ message: string }>().message,
+      'clusters.slipway.dev "a" is forbidden: User "bob" cannot create resource "clusters/plan" in API group "slipway.dev" in the namespace "default": bob only reads',
+    );
   });
 
   it("refuses a field manager Kubernetes would refuse", async () => {
