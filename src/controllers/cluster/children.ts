@@ -14,6 +14,7 @@ import { LABEL_POOL, machinePoolKind } from "../../api/slipway/machinepool.ts";
 import { names } from "../../api/slipway/names.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
 import { renderCniManifest } from "../../bootstrap/cni.ts";
+import { Applier } from "../../kubeclient/index.ts";
 import { isTrue, setCondition } from "../../runtime/conditions.ts";
 import type { Phase } from "../../runtime/reconciler.ts";
 import { ensureBootstrapToken, ensureClusterPki } from "../pki.ts";
@@ -149,7 +150,7 @@ export const ensureNetworkPlugin: Phase<ClusterScope> = async (ctx, scope) => {
   const api = await scope.deps.workloads.forCluster(cluster.metadata.namespace!, cluster.metadata.name!);
   if (!api) return;
   const cni = cluster.spec.network?.cni ?? "calico";
-  for (const object of renderCniManifest(cni, { podCIDR: cluster.spec.network?.podCIDR ?? "10.244.0.0/16" })) await api.apply(object);
+  await new Applier(api, { fieldManager: "slipway-cluster-controller" }).applyAll(renderCniManifest(cni, { podCIDR: cluster.spec.network?.podCIDR ?? "10.244.0.0/16" }), { failFast: true });
   setCondition(st, { type: CONDITION_NETWORK_PLUGIN_INSTALLED, status: "True", reason: "Applied", message: `${cni} applied` }, now(ctx));
   await ctx.event(cluster, "Normal", "NetworkPluginInstalled", `${cni} manifest applied to the cluster`);
 };
