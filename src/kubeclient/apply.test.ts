@@ -41,7 +41,7 @@ describe("Applier.apply", () => {
     assert.deepEqual(JSON.parse(stored.metadata.annotations![LAST_APPLIED_ANNOTATION]!), {
       apiVersion: "v1",
       kind: "ConfigMap",
-      metadata: { labels: { app: "demo" }, name: "settings", namespace: "default" },
+      metadata: { annotations: {}, labels: { app: "demo" }, name: "settings", namespace: "default" },
       data: { colour: "blue" },
     });
   });

@@ -18,8 +18,8 @@ describe("the last-applied record", () => {
     const modified = withLastApplied(object);
     assert.equal(modified.metadata.annotations?.note, "hi");
     assert.deepEqual(lastApplied(modified), { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", namespace: "default", annotations: { note: "hi" } }, data: { a: "1" } });
-    // With no other annotation, the record's object has none.
-    assert.deepEqual((lastApplied(withLastApplied({ ...object, metadata: { name: "c" } })) as { metadata: unknown }).metadata, { name: "c" });
+    // With no other annotation, the record's object has an empty map of them, as kubectl's has.
+    assert.deepEqual((lastApplied(withLastApplied({ ...object, metadata: { name: "c" } })) as { metadata: unknown }).metadata, { name: "c", annotations: {} });
   });
 
   it("reads nothing from a missing or unreadable record", () => {

@@ -33,13 +33,15 @@ export function lastApplied(live: KubeObject): JsonObject | undefined {
   }
 }
 
-/** The desired object with its own configuration recorded in the annotation (as kubectl's GetModifiedConfiguration). */
+/**
+ * The desired object with its own configuration recorded in the annotation, as kubectl's
+ * GetModifiedConfiguration records it: the object without the record, its annotations present even
+ * when empty (`"annotations":{}`), so that kubectl and Slipway write the same record for one manifest.
+ */
 export function withLastApplied(desired: KubeObject): KubeObject {
   const annotations = { ...desired.metadata.annotations };
   delete annotations[LAST_APPLIED_ANNOTATION];
-  const metadata: KubeObject["metadata"] = { ...desired.metadata };
-  if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
-  else delete metadata.annotations;
+  const metadata: KubeObject["metadata"] = { ...desired.metadata, annotations };
   const recorded = goJson({ ...desired, metadata });
   return { ...desired, metadata: { ...metadata, annotations: { ...annotations, [LAST_APPLIED_ANNOTATION]: recorded } } };
 }
