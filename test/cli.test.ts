@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import type { ClusterObject, EventObject } from "../src/api/kinds.ts";
 import { renderKubeconfig } from "../src/bootstrap/kubeconfig.ts";
-import { sortEvents } from "../src/cli/events.ts";
+import { sortEvents } from "../src/views/events.ts";
 import { KubeClient, type KubeObject } from "../src/kubeclient/index.ts";
 import { KUBECTL, REPO, SLIPWAY_BIN, eventually, freePort, kubectl, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 

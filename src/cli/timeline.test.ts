@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { ClusterObject, ClusterStep } from "../api/kinds.ts";
-import { bar, criticalPath, renderTimeline } from "./timeline.ts";
+import { bar, renderTimeline } from "./timeline.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -29,24 +29,6 @@ describe("bar", () => {
     assert.equal(bar(2, 2, 6, "█"), "  ▏   ");
     assert.equal(bar(1, 3, 6, "░"), " ░░   ");
     assert.equal([...bar(0, 9, 6, "█")].length, 6, "never wider than the field");
-  });
-});
-
-describe("criticalPath", () => {
-  it("follows back from the last step through the step that ended last before each began", () => {
-    const steps = [step("Validate", 0, 1), step("Network", 1, 3), step("KeyPair", 1, 2), step("Subnet", 3, 4), step("Worker", 4, 8), step("ControlPlane", 4, 10), step("Ready", 10, 10)];
-    assert.deepEqual(
-      criticalPath(steps, T0).map((s) => s.name),
-      ["Validate", "Network", "Subnet", "ControlPlane", "Ready"],
-    );
-  });
-
-  it("counts a running step up to now", () => {
-    const steps = [step("Validate", 0, 1), step("Network", 1), step("KeyPair", 1, 2)];
-    assert.deepEqual(
-      criticalPath(steps, T0 + 5000).map((s) => s.name),
-      ["Validate", "Network"],
-    );
   });
 });
 

@@ -33,6 +33,7 @@ export {
 } from "./apply.ts";
 export { LAST_APPLIED_ANNOTATION, clientSideApply } from "./client-side-apply.ts";
 export type { ApiResource } from "./discovery.ts";
+export { LiveCollection, type Selector } from "./live-collection.ts";
 export { DEFAULT_TIMEOUT_MS, type Transport, type TransportRequest, type TransportResponse, type TransportStream } from "./transport.ts";
 export { HttpsTransport, type HttpsTransportOptions } from "./https-transport.ts";
 export { FetchTransport, type FetchTransportOptions } from "./fetch-transport.ts";
