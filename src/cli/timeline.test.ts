@@ -1,26 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { ClusterObject, ClusterStep } from "../api/kinds.ts";
+import { T0, journalled as cluster, step } from "../views/testing.ts";
 import { bar, renderTimeline } from "./timeline.ts";
-
-const T0 = Date.parse("2026-01-01T00:00:00Z");
-const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
-const step = (name: string, start: number, end?: number, outcome: ClusterStep["outcome"] = end === undefined ? "Running" : "Succeeded"): ClusterStep => ({
-  name,
-  startedAt: at(start),
-  ...(end === undefined ? {} : { finishedAt: at(end) }),
-  outcome,
-});
-
-function cluster(steps: ClusterStep[], phase = "Provisioning"): ClusterObject {
-  return {
-    apiVersion: "slipway.dev/v1alpha1",
-    kind: "Cluster",
-    metadata: { name: "q", creationTimestamp: at(0) },
-    spec: { controlPlane: { connection: "east", machineType: "s1.medium" } },
-    status: { phase: phase as "Provisioning", steps },
-  } as ClusterObject;
-}
 
 describe("bar", () => {
   it("starts on a whole cell, ends on an eighth, and marks an instant with a thin line", () => {

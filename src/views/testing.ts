@@ -1,6 +1,7 @@
 // Objects for the views' tests (and the CLI's, which draw the views): a cluster being made, with its
-// infrastructure, control plane, and a worker pool with one machine Ready and one failed.
-import type { ClusterObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../api/kinds.ts";
+// infrastructure, control plane, and a worker pool with one machine Ready and one failed; clusters
+// with a journal of steps.
+import type { ClusterObject, ClusterStep, InfrastructureObject, MachineObject, MachinePoolObject } from "../api/kinds.ts";
 import type { ClusterFamily } from "./describe.ts";
 
 export const NOW = Date.parse("2026-01-01T00:10:00Z");
@@ -41,3 +42,25 @@ export function family(): ClusterFamily {
   };
 }
 
+/** The journal's clock for timeline tests: `at(s)` is s seconds after T0, in whole-second RFC 3339. */
+export const T0 = Date.parse("2026-01-01T00:00:00Z");
+export const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+/** A journal step from `start` to `end` seconds (running without an end). */
+export const step = (name: string, start: number, end?: number, outcome: ClusterStep["outcome"] = end === undefined ? "Running" : "Succeeded"): ClusterStep => ({
+  name,
+  startedAt: at(start),
+  ...(end === undefined ? {} : { finishedAt: at(end) }),
+  outcome,
+});
+
+/** A cluster created at T0 whose journal holds these steps. */
+export function journalled(steps: ClusterStep[], phase = "Provisioning"): ClusterObject {
+  return {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Cluster",
+    metadata: { name: "q", creationTimestamp: at(0) },
+    spec: { controlPlane: { connection: "east", machineType: "s1.medium" } },
+    status: { phase: phase as "Provisioning", steps },
+  } as ClusterObject;
+}
