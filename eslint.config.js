@@ -58,7 +58,7 @@ function layering() {
   const configs = [];
   for (const [layer, allowed] of Object.entries(LAYERS)) {
     for (let depth = 0; depth <= MAX_DEPTH; depth++) {
-      configs.push({ files: [`src/${layer}/${"*/".repeat(depth)}*.{ts,mjs}`], rules: { "no-restricted-imports": layerRule(layer, allowed, depth) } });
+      configs.push({ files: [`src/${layer}/${"*/".repeat(depth)}*.{ts,tsx,mjs}`], rules: { "no-restricted-imports": layerRule(layer, allowed, depth) } });
     }
   }
   for (const extra of EXTRA) {

@@ -45,6 +45,8 @@ describe("the layering is enforced by lint", () => {
     ["src/cli/zz-layering.ts", "../apiserver/errors.ts"],
     ["src/cli/zz-layering.ts", "../store/sqlite.ts"],
     ["src/cli/zz-layering.ts", "../simcloud/profiles.ts"],
+    ["src/console/src/zz-layering.ts", "../../cli/output.ts"],
+    ["src/console/src/pages/zz-layering.tsx", "../../../controllers/contract.ts"],
   ];
   for (const [file, imported] of wrong) {
     it(`reports ${imported} imported from ${file}`, async () => {
@@ -80,6 +82,8 @@ describe("the layering is enforced by lint", () => {
     ["src/cli/zz-layering.ts", "./output.ts"],
     ["src/cli/up.ts", "../controlplane/controlplane.ts"],
     ["src/controlplane/zz-layering.ts", "../controllers/index.ts"],
+    ["src/console/src/pages/zz-layering.tsx", "../../../views/describe.ts"],
+    ["src/console/src/api/zz-layering.ts", "../../../kubeclient/errors.ts"],
   ];
   for (const [file, imported] of right) {
     it(`lets ${file} import ${imported}`, async () => {

@@ -11,7 +11,8 @@ import { SLIPWAY_API_VERSION } from "../api/slipway/group.ts";
 import { slipwayPath } from "./clusters.ts";
 import { withSession, type Session } from "./connect.ts";
 import { ReportedFailure } from "./errors.ts";
-import { formatDuration, renderTable } from "./output.ts";
+import { formatDuration } from "../views/duration.ts";
+import { renderTable } from "./output.ts";
 import { UsageError } from "./usage.ts";
 
 interface PlanFlags {

@@ -3,7 +3,8 @@
 // in CI, one plain line per change, without carriage returns or escape codes.
 import type { ClusterStep } from "../api/kinds.ts";
 import { ProgressTracker, stepDurationMs, type ClusterProgress, type ProgressChange, type ProgressOutcome } from "../views/progress.ts";
-import { fitWidth, formatDuration, type Output } from "./output.ts";
+import { formatDuration } from "../views/duration.ts";
+import { fitWidth, type Output } from "./output.ts";
 
 export interface ProgressReporter {
   update(progress: ClusterProgress): void;

@@ -6,7 +6,8 @@ import type { ClusterObject } from "../api/kinds.ts";
 import { clusterTimeline } from "../views/timeline.ts";
 import { getCluster } from "./clusters.ts";
 import { withSession } from "./connect.ts";
-import { fitWidth, formatDuration } from "./output.ts";
+import { formatDuration } from "../views/duration.ts";
+import { fitWidth } from "./output.ts";
 
 const EIGHTHS = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
 const MAX_LABEL = 32;

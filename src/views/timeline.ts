@@ -13,6 +13,8 @@ export interface TimelineStep {
   /** False while it runs. */
   finished: boolean;
   message?: string;
+  /** The object the step concerns. */
+  target?: { kind: string; name: string };
   /** On the critical path. */
   critical: boolean;
 }
@@ -89,6 +91,7 @@ export function clusterTimeline(cluster: ClusterObject, now: number): ClusterTim
     end: endOf(s, now),
     finished: s.finishedAt !== undefined,
     ...(s.message === undefined ? {} : { message: s.message }),
+    ...(s.target === undefined ? {} : { target: s.target }),
     critical: onPath.has(s),
   }));
   const created = cluster.metadata.creationTimestamp ?? journal[0]?.startedAt;

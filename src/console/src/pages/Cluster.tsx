@@ -17,7 +17,7 @@ import { Tree } from "../components/Tree.tsx";
 import { Machines } from "../components/Machines.tsx";
 import { formatDuration, humanAge } from "../format.ts";
 import { href } from "../router.ts";
-import { clusterTree } from "../views.ts";
+import { clusterTree } from "../../../views/describe.ts";
 
 function eventTime(e: EventObject): string {
   return e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata.creationTimestamp ?? "";
