@@ -114,8 +114,8 @@ function groupNode(label: string, cluster: ClusterObject, conditionType: string,
   return { label, ready: c?.status ?? "", reason: c?.reason ?? "", since: c?.lastTransitionTime, message: c?.message ?? "", children };
 }
 
-/** Which pool a machine belongs to: its spec, its controller, or the pool label. */
-function belongsTo(machine: MachineObject, pool: MachinePoolObject): boolean {
+/** Whether a machine belongs to a pool: by its controller, its spec, or the pool label. */
+export function belongsTo(machine: MachineObject, pool: MachinePoolObject): boolean {
   const poolName = pool.metadata.name;
   const declared = pool.metadata.labels?.[LABEL_POOL];
   const owner = machine.metadata.ownerReferences?.find((ref) => ref.controller);
