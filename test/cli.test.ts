@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { parse } from "yaml";
 import type { ClusterObject, EventObject } from "../src/api/kinds.ts";
 import { renderKubeconfig } from "../src/bootstrap/kubeconfig.ts";
-import { sortEvents } from "../src/cli/events.ts";
+import { sortEvents } from "../src/views/events.ts";
 import { KubeClient, type KubeObject } from "../src/kubeclient/index.ts";
-import { KUBECTL, REPO, SLIPWAY_BIN, eventually, freePort, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { KUBECTL, REPO, SLIPWAY_BIN, eventually, freePort, kubectl, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 
 const API = "slipway.dev/v1alpha1";
 const PEM = "-----BEGIN CERTIFICATE-----\nMIIBdGVzdA==\n-----END CERTIFICATE-----\n";
@@ -119,6 +119,36 @@ describe("slipway client commands", () => {
     manifest(home, "alpha", { labels: "\n    tier: gold" });
     assert.equal(await ok("apply", "-f", file), "connection.slipway.dev/east unchanged\ncluster.slipway.dev/alpha configured\n");
     assert.equal((await getCluster("alpha")).metadata.labels?.tier, "gold");
+    manifest(home, "alpha");
+    assert.equal(await ok("apply", "-f", file), "connection.slipway.dev/east unchanged\ncluster.slipway.dev/alpha configured\n");
+    assert.deepEqual((await getCluster("alpha")).metadata.labels, { team: "platform" }, "the label dropped from the manifest is gone");
+  });
+
+  it("applies as kubectl does: each reads the other's record of what was applied, and fields dropped are removed", async () => {
+    const file = join(home, "interop.yaml");
+    const write = (labels: Record<string, string>, endpoint?: string) =>
+      writeFileSync(
+        file,
+        `apiVersion: ${API}\nkind: Connection\nmetadata:\n  name: interop\n${Object.keys(labels).length > 0 ? `  labels: ${JSON.stringify(labels)}\n` : ""}` +
+          `spec:\n  provider: sim\n  region: sim-east-1\n${endpoint ? `  endpoint: ${endpoint}\n` : ""}`,
+      );
+    const kubectlApply = () => {
+      const r = kubectl(kc, ["apply", "-f", file]);
+      assert.equal(r.status, 0, r.stderr);
+      return r.stdout;
+    };
+    write({ a: "1", b: "2" }, "https://cloud.example:8443");
+    assert.equal(await ok("apply", "-f", file), "connection.slipway.dev/interop created\n");
+    assert.equal(kubectlApply(), "connection.slipway.dev/interop unchanged\n", "kubectl reads Slipway's record as its own");
+    write({ a: "1" }, "https://cloud.example:8443");
+    assert.equal(kubectlApply(), "connection.slipway.dev/interop configured\n");
+    assert.equal(await ok("apply", "-f", file), "connection.slipway.dev/interop unchanged\n", "Slipway reads kubectl's record as its own");
+    write({});
+    assert.equal(await ok("apply", "-f", file), "connection.slipway.dev/interop configured\n");
+    const applied = await client.get<KubeObject & { spec: { endpoint?: string } }>(await path(API, "Connection", "interop"));
+    assert.equal(applied.metadata.labels?.a, undefined, "the label kubectl applied and the manifest dropped is gone");
+    assert.equal(applied.spec.endpoint, undefined, "the field dropped from the manifest is gone");
+    assert.equal(kubectlApply(), "connection.slipway.dev/interop unchanged\n");
   });
 
   it("apply --wait prints one plain line per change in a pipe until the cluster is Ready, then exits 0", async () => {

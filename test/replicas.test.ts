@@ -11,7 +11,8 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Agent, request } from "node:https";
 import { parseKubeconfig } from "../src/bootstrap/kubeconfig.ts";
-import { COORDINATION_PREFIX, memberKey, type LeaseHolder } from "../src/runtime/shard-leases.ts";
+import { COORDINATION_ROOT } from "../src/apiserver/storage-keys.ts";
+import { memberKey, type LeaseHolder } from "../src/runtime/shard-leases.ts";
 import { SHARD_COUNT, shardOf, shardOwner } from "../src/runtime/shards.ts";
 import { EtcdStore } from "../src/store/etcd.ts";
 import { startEtcd, type EtcdCluster } from "./support/etcd.ts";
@@ -105,9 +106,9 @@ describe("replicas sharing an etcd cluster", { timeout: 300_000 }, () => {
 
   /** Which replica holds each shard, as the lock keys in etcd say. */
   async function holders(): Promise<Map<number, LeaseHolder>> {
-    const listed = await coordination.list(`${COORDINATION_PREFIX}shards/`);
+    const listed = await coordination.list(`${COORDINATION_ROOT}shards/`);
     const map = new Map<number, LeaseHolder>();
-    for (const kv of listed.items) map.set(Number(kv.key.slice(`${COORDINATION_PREFIX}shards/`.length)), JSON.parse(kv.value) as LeaseHolder);
+    for (const kv of listed.items) map.set(Number(kv.key.slice(`${COORDINATION_ROOT}shards/`.length)), JSON.parse(kv.value) as LeaseHolder);
     return map;
   }
 

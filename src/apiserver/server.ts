@@ -1,5 +1,6 @@
-// The HTTP(S) server: authentication, one log line and metrics per request, Status bodies for every
-// error, health endpoints, and routing of each request to the API it addresses.
+// The HTTP(S) server: authentication (the authenticator chain of the API a request addresses), one log
+// line and metrics per request, Status bodies for every error, health endpoints, and routing of each
+// request to the API it addresses.
 import type { ServerOptions as HttpsOptions } from "node:https";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
@@ -8,19 +9,15 @@ import type { ApiMetrics } from "./metrics.ts";
 import { handleApiRequest, type ApiContext, type RequestInfo } from "./routes.ts";
 import { SERVER_VERSION } from "./discovery.ts";
 import { PING, runHealthChecks, type HealthCheck } from "./health.ts";
-
-export interface Identity {
-  user: string;
-  groups: string[];
-}
-
-export type Authenticator = (request: FastifyRequest) => Identity | undefined;
+import { credentialsOf, type Authenticator } from "./authentication.ts";
+import { authorize } from "./authorization/authorizer.ts";
 
 export interface Mounted {
   ctx: ApiContext;
   /** The path inside the mounted API (e.g. /apis/slipway.dev/v1alpha1/clusters). */
   path: string;
-  authenticate: Authenticator;
+  /** Who may call the mounted API. */
+  authenticator: Authenticator;
 }
 
 export interface ApiServerOptions {
@@ -146,15 +143,16 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     }
     const mounted = options.route(request, path);
     if (!mounted) throw new UnauthorizedError();
-    const identity = mounted.authenticate(request);
+    const identity = await mounted.authenticator.authenticate(credentialsOf(request));
     if (!identity) throw new UnauthorizedError();
     info.user = identity.user;
     if (mounted.path === "/metrics") {
       info.resource = "metrics";
+      await authorize(mounted.ctx.objects.authorizer, { identity, verb: info.verb, path: mounted.path });
       return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
     }
     if (PUBLIC_PATHS.has(mounted.path)) return mounted.path === "/version" ? SERVER_VERSION : reply.type("text/plain").send("ok");
-    const body = await handleApiRequest(mounted.ctx, request, reply, mounted.path, info);
+    const body = await handleApiRequest(mounted.ctx, request, reply, mounted.path, info, identity);
     if (body === reply) {
       // A watch: the stream has started and is answered by itself; it is counted now.
       record(request, 200);

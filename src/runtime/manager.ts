@@ -7,7 +7,7 @@ import type { Registry as MetricsRegistry } from "prom-client";
 import type { KindDefinition } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import type { ObjectService } from "../apiserver/objects.ts";
-import { Client } from "./client.ts";
+import { Client, controllerContext } from "./client.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import { Controller, type ControllerOptions } from "./controller.ts";
 import { EventRecorder } from "./events.ts";
@@ -63,7 +63,7 @@ export class ControllerManager {
     this.replica = options.replica;
     this.log = options.log.child({ component: "controllers", replica: options.replica });
     this.clock = options.clock ?? systemClock;
-    this.client = new Client(options.objects);
+    this.client = new Client(options.objects, undefined, controllerContext("manager"));
     this.informers = new Informers(options.objects, { log: this.log, clock: this.clock, resyncMs: options.resyncMs });
     this.shards = new ShardSet(options.shardCount);
     this.coordinator = options.coordinator ? options.coordinator(this.shards) : new ProcessShards(this.shards);
@@ -81,23 +81,27 @@ export class ControllerManager {
     return this.informers.for(kind);
   }
 
-  /** The event recorder of a component (e.g. slipway.dev/operation-controller). */
-  recorder(component: string): EventRecorder {
+  /** The event recorder of a component (e.g. slipway.dev/operation-controller), writing as `client`. */
+  recorder(component: string, client = this.client): EventRecorder {
     let recorder = this.recorders.get(component);
     if (!recorder) {
-      recorder = new EventRecorder({ client: this.client, component, instance: this.replica, log: this.log, clock: this.clock });
+      recorder = new EventRecorder({ client, component, instance: this.replica, log: this.log, clock: this.clock });
       this.recorders.set(component, recorder);
     }
     return recorder;
   }
 
-  /** Adds a controller; its events are recorded as `component`. Add every controller before start(). */
+  /**
+   * Adds a controller; it acts as its own identity (controllerContext of its name) and its events are
+   * recorded as `component`. Add every controller before start().
+   */
   add<T extends KubeObject>(options: ControllerOptions<T> & { component: string }): Controller<T> {
     if (this.state !== "new") throw new ManagerStartedError();
+    const client = this.client.as(controllerContext(options.name));
     const controller = new Controller<T>(options, {
       shards: this.shards,
-      client: this.client,
-      recorder: this.recorder(options.component),
+      client,
+      recorder: this.recorder(options.component, client),
       log: this.log,
       clock: this.clock,
       metrics: this.metrics,

@@ -8,7 +8,7 @@
 // off with an error is retried, and the generation it was given is not yet applied.
 import type { KindDefinition } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
-import { NotFoundError } from "../apiserver/errors.ts";
+import { isNotFound } from "../api/presence.ts";
 import { deepFreeze, type ObjectCache } from "./cache.ts";
 import type { Reconcile, ReconcileContext, Result } from "./controller.ts";
 import { InternalReconcileError, judgeFailure } from "./failures.ts";
@@ -147,7 +147,7 @@ async function ownWrite<R>(write: () => Promise<R>): Promise<R> {
   try {
     return await write();
   } catch (error) {
-    if (error instanceof NotFoundError) throw new ObjectGone(error.message, { cause: error });
+    if (isNotFound(error)) throw new ObjectGone((error as Error).message, { cause: error });
     throw error;
   }
 }

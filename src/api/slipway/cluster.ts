@@ -31,6 +31,14 @@ export const CLUSTER_CONDITIONS = [
   "Ready",
 ] as const;
 export type ClusterConditionType = (typeof CLUSTER_CONDITIONS)[number];
+/** True once `kubeadm init` has completed: joining machines wait for it. */
+export const CONDITION_CONTROL_PLANE_INITIALIZED = "ControlPlaneInitialized";
+/** True once the network plugin is applied: no node is Ready before. */
+export const CONDITION_NETWORK_PLUGIN_INSTALLED = "NetworkPluginInstalled";
+
+/** Every object made for a cluster (Infrastructures, MachinePools, Machines, Secrets) carries its name under this label. */
+export const LABEL_CLUSTER = "slipway.dev/cluster";
+export const FINALIZER_CLUSTER = "slipway.dev/cluster";
 
 export const CNI_PLUGINS = ["calico", "flannel", "cilium"] as const;
 

@@ -22,6 +22,12 @@ export const MACHINE_POOL_PHASES = [
 ] as const;
 export type MachinePoolPhase = (typeof MACHINE_POOL_PHASES)[number];
 
+/** A pool's machines (and the pool made from a Cluster's worker pool) carry the worker pool's name under this label. */
+export const LABEL_POOL = "slipway.dev/pool";
+/** On a pool's machines: the hash of the pool template (controllers/rollout/hash.ts) the machine was made from. */
+export const LABEL_TEMPLATE_HASH = "slipway.dev/template-hash";
+export const FINALIZER_MACHINE_POOL = "slipway.dev/machinepool";
+
 export const MachinePoolSpecSchema = Struct(
   {
     clusterName: Type.String({ minLength: 1, description: "Cluster (in this namespace) the pool belongs to." }),

@@ -2,7 +2,7 @@
 // cluster changes and when any of its children (infrastructure, pools, machines) or connections do;
 // every object of a cluster lives in the cluster's shard.
 import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
-import { clusterKind } from "../../api/slipway/cluster.ts";
+import { clusterKind, FINALIZER_CLUSTER, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
@@ -12,8 +12,11 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { FINALIZER_CLUSTER, heldByPause, LABEL_CLUSTER } from "../contract.ts";
-import { clusterPhases, deleteChildren, type ClusterDeps, type ClusterScope, type ClusterTiming } from "./phases.ts";
+import { heldByPause } from "../contract.ts";
+import { KubeconfigTargets } from "./kubeconfig.ts";
+import { clusterDeletePhases, clusterPhases } from "./phases.ts";
+import { RecentChecks } from "./recent-checks.ts";
+import type { ClusterDeps, ClusterMemory, ClusterScope, ClusterTiming } from "./scope.ts";
 import { clusterConnections } from "./preflight.ts";
 import { stepEvents, summarizeCluster } from "./status.ts";
 
@@ -48,6 +51,7 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
   const machines = manager.informer(machineKind);
   const pollMs = options.pollMs ?? 1000;
   const timing: ClusterTiming = { pollMs, recheckMs: options.recheckMs ?? 120 * pollMs, revalidateMs: options.revalidateMs ?? 30_000 };
+  const memory: ClusterMemory = { checks: new RecentChecks(), kubeconfigs: new KubeconfigTargets() };
 
   const reconcile = objectReconciler<ClusterObject, ClusterScope>({
     kind: clusterKind,
@@ -65,6 +69,7 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
         ...base,
         deps,
         timing,
+        memory,
         connections: conns,
         infrastructures: ofCluster(infrastructures.cache.withLabel(LABEL_CLUSTER, name), ns) as InfrastructureObject[],
         pools: ofCluster(pools.cache.withLabel(LABEL_CLUSTER, name), ns) as MachinePoolObject[],
@@ -74,7 +79,7 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
       };
     },
     phases: clusterPhases,
-    deletePhases: [deleteChildren],
+    deletePhases: clusterDeletePhases,
     summarize: summarizeCluster,
     afterStatusWrite: async (ctx, _scope, previous, written) => {
       for (const e of stepEvents(previous.status?.steps, written.status?.steps)) await ctx.event(written, e.type, e.reason, e.message);

@@ -7,7 +7,9 @@ import { reconcileContext } from "../../runtime/testing.ts";
 import type { ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
 import { poolMachine } from "../machinepool/phases.ts";
-import type { ClusterScope } from "./phases.ts";
+import { KubeconfigTargets } from "./kubeconfig.ts";
+import { RecentChecks } from "./recent-checks.ts";
+import type { ClusterScope } from "./scope.ts";
 import { summarizeCluster } from "./status.ts";
 
 const ctx = reconcileContext();
@@ -68,6 +70,7 @@ function scope(object: ClusterObject, machines: MachineObject[], pools: MachineP
     object,
     deps: { providers: undefined as unknown as ProviderResolver, workloads: undefined as unknown as WorkloadClients },
     timing: { pollMs: 1000, recheckMs: 120_000, revalidateMs: 30_000 },
+    memory: { checks: new RecentChecks(), kubeconfigs: new KubeconfigTargets() },
     connections: new Map(),
     infrastructures: [infra],
     pools,

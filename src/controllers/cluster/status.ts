@@ -2,19 +2,18 @@
 // the phase with a reason when something is wrong, and the step journal the CLI draws as a timeline.
 import type { ClusterObject, ClusterStep, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
 import type { ConditionT } from "../../api/meta.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED } from "../../api/slipway/cluster.ts";
+import { isMachineReady } from "../../api/slipway/machine.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { getCondition, isTrue, setCondition, type ConditionInput } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import { INTERNAL_ERROR, InternalReconcileError, describeError } from "../../runtime/failures.ts";
-import { poolSpec, type ClusterScope } from "./phases.ts";
-import { CONDITION_CONTROL_PLANE_INITIALIZED, names } from "../contract.ts";
+import { names } from "../../api/slipway/names.ts";
+import { poolSpec } from "./children.ts";
+import type { ClusterScope } from "./scope.ts";
 import { isCurrent, poolTemplate, type PoolTemplate } from "../machinepool/template.ts";
 
 type Status = NonNullable<ClusterObject["status"]>;
-
-function machineReady(m: MachineObject): boolean {
-  return m.status?.phase === "Running" && m.status.nodeReady === true && !m.metadata.deletionTimestamp;
-}
 
 /**
  * Whether a child's status speaks of the spec it has now, and that spec is the one the cluster wants:
@@ -54,7 +53,7 @@ function workerTemplates(cluster: ClusterObject): Map<string, PoolTemplate> {
 /** A worker machine Ready and made from its pool's current template (a pool no longer declared has none). */
 function workerUpToDate(machine: MachineObject, templates: Map<string, PoolTemplate>): boolean {
   const template = templates.get(machine.spec.pool ?? "");
-  return machineReady(machine) && template !== undefined && isCurrent(machine, template);
+  return isMachineReady(machine) && template !== undefined && isCurrent(machine, template);
 }
 
 export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, error: unknown): void {
@@ -64,10 +63,10 @@ export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, err
   const deleting = cluster.metadata.deletionTimestamp !== undefined;
 
   const cpDesired = cluster.spec.controlPlane.replicas ?? 1;
-  const cpReady = scope.controlPlane.filter(machineReady).length;
+  const cpReady = scope.controlPlane.filter(isMachineReady).length;
   const workersDesired = (cluster.spec.workers ?? []).reduce((sum, w) => sum + (w.replicas ?? 1), 0);
   const workerMachines = scope.machines.filter((m) => m.spec.role === "worker");
-  const workersReady = workerMachines.filter(machineReady).length;
+  const workersReady = workerMachines.filter(isMachineReady).length;
   const templates = workerTemplates(cluster);
   const workersUpdated = workerMachines.filter((m) => workerUpToDate(m, templates)).length;
   // The control plane is not rolled (its template cannot change): a Ready machine is up to date.

@@ -8,7 +8,8 @@ import { getCondition, READY, setCondition, summarize } from "../../runtime/cond
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { EventType } from "../../runtime/events.ts";
 import type { Scope } from "../../runtime/reconciler.ts";
-import { RESOURCE_NAMES, type InfrastructureResourceKind } from "./resources.ts";
+import type { InfrastructureResourceKind } from "../../providers/provider.ts";
+import { RESOURCE_NAMES } from "./resources.ts";
 import { InternalReconcileError } from "../../runtime/failures.ts";
 
 export const CATALOG_RESOLVED = "CatalogResolved";

@@ -5,7 +5,7 @@ import { readKubeadmBootstrap } from "../../bootstrap/cloudinit.ts";
 import type { ClusterPki } from "../../bootstrap/kubeadm.ts";
 import { caCertHash } from "../../bootstrap/pki.ts";
 import { clusterPki } from "../../simcloud/workload/test-support.ts";
-import { ANNOTATION_BOOTSTRAP } from "../contract.ts";
+import { ANNOTATION_BOOTSTRAP } from "../../api/slipway/machine.ts";
 import { renderBootstrapData } from "./bootstrap.ts";
 
 const TOKEN = "abcdef.0123456789abcdef";

@@ -1,6 +1,7 @@
 // A machine's Node in its workload cluster, through that cluster's own API: reading it, cordoning and
 // draining it before the machine goes, and deleting it afterwards.
-import { KubeNotFoundError, KubeUnreachableError, type KubeClient, type KubeObject } from "../../kubeclient/index.ts";
+import { deleteIfPresent, ifPresent } from "../../api/presence.ts";
+import { KubeUnreachableError, type KubeClient, type KubeObject } from "../../kubeclient/index.ts";
 
 export interface WorkloadNode extends KubeObject {
   spec?: { providerID?: string; unschedulable?: boolean };
@@ -24,13 +25,8 @@ function nodePath(name: string): string {
 }
 
 /** The Node, or undefined when it does not exist. */
-export async function readNode(kube: KubeClient, name: string): Promise<WorkloadNode | undefined> {
-  try {
-    return await kube.get<WorkloadNode>(nodePath(name));
-  } catch (error) {
-    if (error instanceof KubeNotFoundError) return undefined;
-    throw error;
-  }
+export function readNode(kube: KubeClient, name: string): Promise<WorkloadNode | undefined> {
+  return ifPresent(() => kube.get<WorkloadNode>(nodePath(name)));
 }
 
 export function nodeIsReady(node: WorkloadNode): boolean {
@@ -46,13 +42,7 @@ export function nodeNotReadyMessage(node: WorkloadNode): string {
 
 /** Marks the node unschedulable; false when it does not exist. */
 export async function cordonNode(kube: KubeClient, name: string): Promise<boolean> {
-  try {
-    await kube.patch(nodePath(name), { spec: { unschedulable: true } }, "merge");
-    return true;
-  } catch (error) {
-    if (error instanceof KubeNotFoundError) return false;
-    throw error;
-  }
+  return (await ifPresent(() => kube.patch(nodePath(name), { spec: { unschedulable: true } }, "merge").then(() => true))) ?? false;
 }
 
 /** Pods a drain evicts: all bound to the node except DaemonSet pods and mirror pods of static pods. */
@@ -68,11 +58,7 @@ export async function drainNode(kube: KubeClient, name: string): Promise<number>
   await Promise.all(
     evicted.map(async (pod) => {
       const path = `/api/v1/namespaces/${encodeURIComponent(pod.metadata.namespace ?? "default")}/pods/${encodeURIComponent(pod.metadata.name ?? "")}`;
-      try {
-        await kube.delete(path);
-      } catch (error) {
-        if (!(error instanceof KubeNotFoundError)) throw error;
-      }
+      await deleteIfPresent(() => kube.delete(path));
     }),
   );
   return evicted.length;
@@ -80,9 +66,5 @@ export async function drainNode(kube: KubeClient, name: string): Promise<number>
 
 /** Deletes the Node object; a node already gone is fine. */
 export async function deleteNode(kube: KubeClient, name: string): Promise<void> {
-  try {
-    await kube.delete(nodePath(name));
-  } catch (error) {
-    if (!(error instanceof KubeNotFoundError)) throw error;
-  }
+  await deleteIfPresent(() => kube.delete(nodePath(name)));
 }

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import type { MachineObject } from "../../api/kinds.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { InternalReconcileError } from "../../runtime/failures.ts";
-import { ANNOTATION_BOOTSTRAP } from "../contract.ts";
+import { ANNOTATION_BOOTSTRAP } from "../../api/slipway/machine.ts";
 import {
   BOOTSTRAP_READY,
   INSTANCE_READY,

@@ -2,10 +2,9 @@
 // balancer target, node joined, node Ready), the phase they add up to, and the failure that ends it.
 // Kept free of I/O so every rule can be read and tested in one place.
 import type { MachineObject, MachineStatus } from "../../api/kinds.ts";
-import type { MachinePhase } from "../../api/slipway/machine.ts";
+import { type MachinePhase, ANNOTATION_BOOTSTRAP, ROLE_CONTROL_PLANE } from "../../api/slipway/machine.ts";
 import { READY, getCondition, isTrue, setCondition, summarize, type ConditionInput } from "../../runtime/conditions.ts";
 import { InternalReconcileError } from "../../runtime/failures.ts";
-import { ANNOTATION_BOOTSTRAP, ROLE_CONTROL_PLANE } from "../contract.ts";
 
 /** The bootstrap data Secret exists (and what it needs did: infrastructure, endpoint, cluster secrets). */
 export const BOOTSTRAP_READY = "BootstrapReady";

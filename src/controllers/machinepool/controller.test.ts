@@ -4,9 +4,9 @@ import type { ClusterObject, EventObject, MachineObject, MachinePoolObject } fro
 import { eventKind } from "../../api/core.ts";
 import { ConflictError } from "../../apiserver/errors.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
-import { machineKind } from "../../api/slipway/machine.ts";
+import { machineKind, ANNOTATION_BOOTSTRAP } from "../../api/slipway/machine.ts";
 import { machinePoolKind } from "../../api/slipway/machinepool.ts";
-import { ANNOTATION_BOOTSTRAP, controllerRef } from "../contract.ts";
+import { controllerRef } from "../contract.ts";
 import { registerMachineController } from "../machine/controller.ts";
 import { applyNetworkPlugin, clusterFixture, registerControlPlaneInitialized, CLUSTER, CONNECTION, NAMESPACE, workloadNodes, type ClusterFixture } from "../machine/test-support.ts";
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";

@@ -8,14 +8,17 @@
 // terminates its instance first).
 import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import { apiVersionOf } from "../../api/registry.ts";
-import { machineKind } from "../../api/slipway/machine.ts";
-import { AlreadyExistsError, NotFoundError } from "../../apiserver/errors.ts";
+import { isMachineReady, machineKind, LABEL_ROLE, ROLE_WORKER } from "../../api/slipway/machine.ts";
+import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, Scope } from "../../runtime/reconciler.ts";
-import { controllerOf, controllerRef, LABEL_CLUSTER, LABEL_POOL, LABEL_ROLE, LABEL_TEMPLATE_HASH, names, ROLE_WORKER } from "../contract.ts";
+import { controllerOf, controllerRef } from "../contract.ts";
+import { LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
+import { LABEL_POOL, LABEL_TEMPLATE_HASH } from "../../api/slipway/machinepool.ts";
+import { names } from "../../api/slipway/names.ts";
 import { isFailedForGood } from "../machine/status.ts";
 import { planRollout, type RolloutPlan } from "../rollout/plan.ts";
-import { desiredReplicas, isDeleting, isReady } from "./status.ts";
+import { desiredReplicas, isDeleting } from "./status.ts";
 import { machineTemplateHash, poolTemplate, type PoolTemplate } from "./template.ts";
 
 export interface MachinePoolTimings {
@@ -66,7 +69,7 @@ export function scaleDownVictims(pool: string, machines: readonly MachineObject[
   const plan = planRollout({
     desired: machines.length - excess,
     templateHash: "current",
-    machines: ordered.map((m) => ({ name: m.metadata.name!, templateHash: "current", available: isReady(m), deleting: false, failed: isFailedForGood(m) })),
+    machines: ordered.map((m) => ({ name: m.metadata.name!, templateHash: "current", available: isMachineReady(m), deleting: false, failed: isFailedForGood(m) })),
   });
   return plan.delete.slice(0, excess).map((name) => ordered.find((m) => m.metadata.name === name)!);
 }
@@ -109,7 +112,7 @@ export function planPool(scope: MachinePoolScope): RolloutPlan {
     machines: deletionPreference(pool.metadata.name!, scope.machines).map((m) => ({
       name: m.metadata.name!,
       templateHash: machineTemplateHash(m, template),
-      available: isReady(m),
+      available: isMachineReady(m),
       deleting: isDeleting(m, scope.deleted),
       failed: isFailedForGood(m),
     })),
@@ -122,11 +125,7 @@ async function deleteMachines(ctx: ReconcileContext, scope: MachinePoolScope, vi
   const machines = ctx.client.of(machineKind);
   const results = await Promise.allSettled(
     victims.map(async (m) => {
-      try {
-        await machines.delete(m.metadata.namespace, m.metadata.name!, { preconditions: { uid: m.metadata.uid! } });
-      } catch (error) {
-        if (!(error instanceof NotFoundError)) throw error;
-      }
+      await deleteIfPresent(() => machines.delete(m.metadata.namespace, m.metadata.name!, { preconditions: { uid: m.metadata.uid! } }));
       scope.deleted.add(m.metadata.name!);
     }),
   );
@@ -176,14 +175,7 @@ export const rollOut: Phase<MachinePoolScope> = async (ctx, scope) => {
   const wanted = lowestFreeIndexes(taken, plan.create).map((i) => poolMachine(pool, i, template));
   const machines = ctx.client.of(machineKind);
   const results = await Promise.allSettled(
-    wanted.map(async (machine) => {
-      try {
-        return await machines.create(machine);
-      } catch (error) {
-        if (error instanceof AlreadyExistsError) return undefined;
-        throw error;
-      }
-    }),
+    wanted.map((machine) => createIfAbsent(() => machines.create(machine))),
   );
   const created = results.flatMap((r) => (r.status === "fulfilled" && r.value ? [r.value] : []));
   scope.machines.push(...created);

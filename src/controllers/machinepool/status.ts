@@ -3,6 +3,7 @@
 // pool), whether they are made from its current template, and Ready. Kept free of I/O so every rule can
 // be read and tested in one place.
 import type { MachineObject, MachinePoolObject, MachinePoolStatus } from "../../api/kinds.ts";
+import { isMachineReady } from "../../api/slipway/machine.ts";
 import type { MachinePoolPhase } from "../../api/slipway/machinepool.ts";
 import { READY, setCondition, summarize } from "../../runtime/conditions.ts";
 import { InternalReconcileError } from "../../runtime/failures.ts";
@@ -28,10 +29,6 @@ export interface PoolMachines {
 
 export function isDeleting(machine: MachineObject, deleted: ReadonlySet<string>): boolean {
   return machine.metadata.deletionTimestamp !== undefined || deleted.has(machine.metadata.name ?? "");
-}
-
-export function isReady(machine: MachineObject): boolean {
-  return machine.status?.phase === "Running" && machine.status.nodeReady === true;
 }
 
 export interface PoolCounts {
@@ -61,9 +58,9 @@ export function countMachines(pool: MachinePoolObject, { machines, deleted }: Po
   return {
     desired: desiredReplicas(pool),
     replicas: active.length,
-    ready: active.filter(isReady).length,
+    ready: active.filter(isMachineReady).length,
     updated: current.length,
-    updatedReady: current.filter(isReady).length,
+    updatedReady: current.filter(isMachineReady).length,
     outdated: active.length - current.length,
     provisioned: active.filter((m) => m.status?.instanceId !== undefined).length,
     joined: active.filter((m) => m.status?.bootstrapped === true).length,

@@ -4,7 +4,7 @@
 // how many of its workers are up to date.
 import type { MachineObject } from "../../api/kinds.ts";
 import { DEFAULT_IMAGE, type Taint } from "../../api/slipway/nodes.ts";
-import { LABEL_TEMPLATE_HASH } from "../contract.ts";
+import { LABEL_TEMPLATE_HASH } from "../../api/slipway/machinepool.ts";
 import { templateHash } from "../rollout/hash.ts";
 
 /** The fields of a pool's spec (a MachinePool's, or a Cluster's worker pool) that make its machines. */

@@ -4,8 +4,8 @@
 // machine's next step is persisted with when it is due, so a restart resumes it; work on one cluster
 // runs one step at a time, clusters run in parallel, and an idle cluster holds no timer.
 import type { Logger } from "pino";
-import type { KubeObject } from "../../api/meta.ts";
-import type { KindDefinition, Registry } from "../../api/registry.ts";
+import type { Registry } from "../../api/registry.ts";
+import type { PostWriteHook, WriteEvent } from "../../apiserver/admission.ts";
 import { cniOfDaemonSet } from "../../bootstrap/cni.ts";
 import { caCertHash, issueCertificate, type KeyPairPem } from "../../bootstrap/pki.ts";
 import { PrefixedStoreFamily } from "../../store/prefixed.ts";
@@ -80,8 +80,27 @@ export class WorkloadEmulator {
   cluster(id: string): WorkloadCluster | undefined {
     if (!this.records.cluster(id)) return undefined;
     let cluster = this.clusters.get(id);
-    if (!cluster) this.clusters.set(id, (cluster = new WorkloadCluster(id, this.options.registry, this.family.view(id))));
+    if (!cluster) {
+      cluster = new WorkloadCluster(id, this.options.registry, this.family.view(id), { postWrite: [this.reactions(id)] });
+      this.clusters.set(id, cluster);
+    }
     return cluster;
+  }
+
+  /**
+   * What the cluster's controllers do after a write to its API, whoever wrote (kubectl, Slipway's
+   * controllers, the emulator): a network plugin's DaemonSet readies the nodes; a ResourceQuota gets a
+   * status. Status writes are left alone (the quota's own status write among them).
+   */
+  private reactions(clusterId: string): PostWriteHook {
+    return {
+      name: "WorkloadControllers",
+      afterWrite: (event) => {
+        if (event.operation === "DELETE" || event.request.resource.subresource !== undefined) return;
+        const { group, kind } = event.def;
+        if ((group === "apps" && kind === "DaemonSet") || (group === "" && kind === "ResourceQuota")) return this.reactToWrite(clusterId, event);
+      },
+    };
   }
 
   /** The cluster CA's discovery hash (sha256:<SPKI digest>), as joins pin it. */
@@ -248,18 +267,17 @@ export class WorkloadEmulator {
     return machine.role !== "worker" && machine.state === "joined";
   }
 
-  /** After a client's write to a cluster: a network plugin's DaemonSet readies the nodes; quotas get a status. */
-  async clientWrote(clusterId: string, verb: string, def: KindDefinition, object: KubeObject): Promise<void> {
-    if (verb === "delete") return;
+  private async reactToWrite(clusterId: string, event: WriteEvent): Promise<void> {
     const cluster = this.records.cluster(clusterId);
     if (!cluster) return;
-    if (def.group === "apps" && def.kind === "DaemonSet") {
+    const { def, object, objects } = event;
+    if (def.kind === "DaemonSet") {
       const cni = cniOfDaemonSet(object.metadata.namespace, object.metadata.name);
       if (cni) await this.onCluster(cluster.endpoint, () => this.steps.networkPluginApplied(cluster, cni));
-    } else if (def.group === "" && def.kind === "ResourceQuota" && object.metadata.namespace) {
+    } else if (object.metadata.namespace) {
       const hard = (object.spec as { hard?: Record<string, string> } | undefined)?.hard ?? {};
       const used = Object.fromEntries(Object.keys(hard).map((name) => [name, "0"]));
-      await this.cluster(clusterId)?.objects.updateStatus(def, object.metadata.namespace, object.metadata.name!, { status: { hard, used } });
+      await objects.updateStatus(def, object.metadata.namespace, object.metadata.name!, { status: { hard, used } });
     }
   }
 

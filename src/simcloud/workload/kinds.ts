@@ -1,5 +1,5 @@
-// The kinds an emulated workload cluster serves: core v1 Node and Pod here, the other core, RBAC and apps
-// kinds beside this file, and Namespace, Secret and Event shared with Slipway's own API. Schemas are
+// The kinds an emulated workload cluster serves: core v1 Node and Pod here, the other core and apps kinds
+// beside this file, and Namespace, Secret, Event and the RBAC kinds shared with Slipway's own API. Schemas are
 // lighter than Kubernetes' own but structural: what controllers and kubectl read is typed, and pod and
 // workload specs are kept as sent.
 import { Type } from "@sinclair/typebox";
@@ -9,7 +9,7 @@ import { FreeForm, MapOf, StringEnum, Struct, objectSchema, type KubeObject, typ
 import { Registry, type KindDefinition } from "../../api/registry.ts";
 import { daemonSetKind, deploymentKind } from "./kinds-apps.ts";
 import { configMapKind, resourceQuotaKind, serviceAccountKind } from "./kinds-config.ts";
-import { clusterRoleBindingKind, clusterRoleKind, roleBindingKind, roleKind } from "./kinds-rbac.ts";
+import { rbacKinds } from "../../api/rbac.ts";
 
 const CORE = { group: "", version: "v1" } as const;
 
@@ -269,10 +269,7 @@ export const workloadKinds: readonly KindDefinition[] = [
   general(serviceAccountKind),
   general(resourceQuotaKind),
   general(eventKind),
-  general(roleKind),
-  general(roleBindingKind),
-  general(clusterRoleKind),
-  general(clusterRoleBindingKind),
+  ...rbacKinds,
   general(daemonSetKind),
   general(deploymentKind),
 ];

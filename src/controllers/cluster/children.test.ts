@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { MachinePoolObject } from "../../api/kinds.ts";
-import { poolSpecPatch } from "./phases.ts";
+import { poolSpecPatch } from "./children.ts";
 
 const spec = (extra: Partial<MachinePoolObject["spec"]> = {}): MachinePoolObject["spec"] => ({
   clusterName: "demo",
