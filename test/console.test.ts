@@ -1,8 +1,8 @@
 // The web console in a real browser (Debian's chromium driven by playwright-core) against a real
 // `slipway up`: sign in with the printed one-time link, watch a cluster go from Pending to Running with
 // its timeline filling in, scale a pool, read an admission error with its field, create a cluster from
-// the form after reading its plan, delete it. Screenshots of each page go to a temporary directory, or to
-// docs/console/screenshots when SLIPWAY_UPDATE_SCREENSHOTS=1 (so an ordinary run leaves the tree clean).
+// the form after reading its plan, delete it. Screenshots of each page go to test-results/console (not
+// tracked), or over the committed ones in docs/console/screenshots when SLIPWAY_UPDATE_SCREENSHOTS=1.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -13,7 +13,7 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { REPO, SLIPWAY_BIN, eventually, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
-const SCREENSHOTS = process.env.SLIPWAY_UPDATE_SCREENSHOTS === "1" ? join(REPO, "docs/console/screenshots") : mkdtempSync(join(tmpdir(), "slipway-console-shots-"));
+const SCREENSHOTS = join(REPO, process.env.SLIPWAY_UPDATE_SCREENSHOTS === "1" ? "docs/console/screenshots" : "test-results/console");
 const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
 const MANIFEST = `apiVersion: slipway.dev/v1alpha1
@@ -75,7 +75,6 @@ describe("web console in chromium", { timeout: 180_000 }, () => {
     await server?.stop();
     if (server) removeDir(server.dataDir);
     if (profile) removeDir(profile);
-    if (SCREENSHOTS.startsWith(tmpdir())) removeDir(SCREENSHOTS);
   });
 
   it("signs in, follows, scales, refuses, plans, creates and deletes", async () => {
