@@ -2,16 +2,16 @@
 // make the clusters), run as a user runs them: output, exit codes, progress in a pipe, and errors.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
 import type { ClusterObject, EventObject } from "../src/api/kinds.ts";
 import { renderKubeconfig } from "../src/bootstrap/kubeconfig.ts";
-import { sortEvents } from "../src/cli/events.ts";
+import { sortEvents } from "../src/views/events.ts";
 import { KubeClient, type KubeObject } from "../src/kubeclient/index.ts";
-import { KUBECTL, REPO, SLIPWAY_BIN, eventually, freePort, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { KUBECTL, REPO, SLIPWAY_BIN, eventually, freePort, kubectl, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 
 const API = "slipway.dev/v1alpha1";
 const PEM = "-----BEGIN CERTIFICATE-----\nMIIBdGVzdA==\n-----END CERTIFICATE-----\n";
@@ -85,6 +85,16 @@ describe("slipway client commands", () => {
   };
   const path = (apiVersion: string, kind: string, name?: string) => client.resourcePath({ apiVersion, kind, namespace: "default", ...(name ? { name } : {}) });
   const getCluster = async (name: string) => client.get<ClusterObject>(await path(API, "Cluster", name));
+  /** The nodes of a cluster as its own API lists them (kubectl with the cluster's kubeconfig). */
+  const workloadNodes = (name: string): { name: string; ready: boolean }[] => {
+    const config = join(home, `${name}.kubeconfig`);
+    const secret = spawnSync(KUBECTL, ["--kubeconfig", kc, "get", "secret", `${name}-kubeconfig`, "-o", "jsonpath={.data.value}"], { encoding: "utf8" });
+    assert.equal(secret.status, 0, secret.stderr);
+    writeFileSync(config, Buffer.from(secret.stdout, "base64"));
+    const listed = spawnSync(KUBECTL, ["--kubeconfig", config, "get", "nodes", "--no-headers"], { encoding: "utf8" });
+    assert.equal(listed.status, 0, listed.stderr);
+    return listed.stdout.trim().split("\n").map((line) => ({ name: line.split(/\s+/)[0]!, ready: line.split(/\s+/)[1] === "Ready" }));
+  };
 
   before(async () => {
     server = await startSlipway({ args: ["--sim-profile", "instant", "--sim-port", "0", "--poll-interval", "200ms"] });
@@ -109,6 +119,36 @@ describe("slipway client commands", () => {
     manifest(home, "alpha", { labels: "\n    tier: gold" });
     assert.equal(await ok("apply", "-f", file), "connection.slipway.dev/east unchanged\ncluster.slipway.dev/alpha configured\n");
     assert.equal((await getCluster("alpha")).metadata.labels?.tier, "gold");
+    manifest(home, "alpha");
+    assert.equal(await ok("apply", "-f", file), "connection.slipway.dev/east unchanged\ncluster.slipway.dev/alpha configured\n");
+    assert.deepEqual((await getCluster("alpha")).metadata.labels, { team: "platform" }, "the label dropped from the manifest is gone");
+  });
+
+  it("applies as kubectl does: each reads the other's record of what was applied, and fields dropped are removed", async () => {
+    const file = join(home, "interop.yaml");
+    const write = (labels: Record<string, string>, endpoint?: string) =>
+      writeFileSync(
+        file,
+        `apiVersion: ${API}\nkind: Connection\nmetadata:\n  name: interop\n${Object.keys(labels).length > 0 ? `  labels: ${JSON.stringify(labels)}\n` : ""}` +
+          `spec:\n  provider: sim\n  region: sim-east-1\n${endpoint ? `  endpoint: ${endpoint}\n` : ""}`,
+      );
+    const kubectlApply = () => {
+      const r = kubectl(kc, ["apply", "-f", file]);
+      assert.equal(r.status, 0, r.stderr);
+      return r.stdout;
+    };
+    write({ a: "1", b: "2" }, "https://cloud.example:8443");
+    assert.equal(await ok("apply", "-f", file), "connection.slipway.dev/interop created\n");
+    assert.equal(kubectlApply(), "connection.slipway.dev/interop unchanged\n", "kubectl reads Slipway's record as its own");
+    write({ a: "1" }, "https://cloud.example:8443");
+    assert.equal(kubectlApply(), "connection.slipway.dev/interop configured\n");
+    assert.equal(await ok("apply", "-f", file), "connection.slipway.dev/interop unchanged\n", "Slipway reads kubectl's record as its own");
+    write({});
+    assert.equal(await ok("apply", "-f", file), "connection.slipway.dev/interop configured\n");
+    const applied = await client.get<KubeObject & { spec: { endpoint?: string } }>(await path(API, "Connection", "interop"));
+    assert.equal(applied.metadata.labels?.a, undefined, "the label kubectl applied and the manifest dropped is gone");
+    assert.equal(applied.spec.endpoint, undefined, "the field dropped from the manifest is gone");
+    assert.equal(kubectlApply(), "connection.slipway.dev/interop unchanged\n");
   });
 
   it("apply --wait prints one plain line per change in a pipe until the cluster is Ready, then exits 0", async () => {
@@ -124,6 +164,7 @@ describe("slipway client commands", () => {
     assert.ok(lines.some((l) => /^machines \d\/3 created, \d booted, \d joined, \d ready$/.test(l)), "machine counts are reported");
     assert.match(lines.at(-1)!, /^✓ Ready after \d+\.\ds$/);
     assert.equal((await getCluster("beta")).status?.phase, "Running");
+    assert.deepEqual(workloadNodes("beta").map((n) => n.ready), [true, true, true], "Ready as claimed: three nodes, each Ready");
   });
 
   it("apply --wait ends with the reason and message, and exit code 1, when the cluster fails", async () => {
@@ -255,6 +296,10 @@ describe("slipway client commands", () => {
       assert.equal(row("    ├─Machine/beta-work-0")[0], "True");
       assert.equal(row("    └─Machine/beta-work-1")[0], "True");
       assert.match(text, /^Phase:\s+Running$/m);
+      // What the rows claim: the cluster's own API has its three nodes, each Ready.
+      const nodes = workloadNodes("beta");
+      assert.deepEqual(nodes.map((n) => n.name), ["beta-cp-0", "beta-work-0", "beta-work-1"]);
+      assert.ok(nodes.every((n) => n.ready), JSON.stringify(nodes));
       assert.match(text, /^Conditions:\n\s+TYPE\s+STATUS\s+REASON\s+SINCE\s+MESSAGE\n/m);
       assert.match(text, /^\s+Ready\s+True\s+Ready\s+\d+s\s+\S/m);
     });
@@ -354,11 +399,24 @@ describe("slipway client commands", () => {
     });
 
     it("delete --wait follows the cluster until it is gone", async () => {
-      const r = await run(["delete", "cluster", "beta", "--wait"]);
+      // A finalizer of the test's own holds the cluster once the controllers are done with it, so that
+      // the command sees it Deleting however fast the instant sim cloud takes everything down.
+      const hold = "test.slipway.dev/hold";
+      const clusterPath = await path(API, "Cluster", "beta");
+      const held = await getCluster("beta");
+      await client.patch(clusterPath, { metadata: { finalizers: [...(held.metadata.finalizers ?? []), hold], resourceVersion: held.metadata.resourceVersion } }, "merge");
+      const deleting = start(["delete", "cluster", "beta", "--wait"]);
+      await eventually(async () => {
+        const cluster = await getCluster("beta");
+        return cluster.metadata.finalizers?.join() === hold && /phase Deleting/.test(deleting.output());
+      }, { timeoutMs: 60_000, what: "the controllers to have deleted what the cluster was made of" });
+      assert.equal((await client.listAll<KubeObject>(await path(API, "Machine"))).filter((m) => m.metadata.labels?.["slipway.dev/cluster"] === "beta").length, 0, "its machines are gone");
+      await client.patch(clusterPath, { metadata: { finalizers: null } }, "merge");
+      const r = await deleting.done;
       assert.equal(r.code, 0, r.stderr);
       const lines = progressLines(r.stdout, "beta");
-      // The instant sim cloud may take everything down before the first look.
-      if (lines.length > 1) assert.ok(lines.some((l) => l.startsWith("phase Deleting")), r.stdout);
+      assert.ok(lines.length >= 2, `the Deleting phase, then the end:\n${r.stdout}`);
+      assert.ok(lines.some((l) => l.startsWith("phase Deleting")), r.stdout);
       assert.ok(!lines.some((l) => l.startsWith("✓ Worker") || l.startsWith("▸ Worker")), "the steps of its making are not repeated");
       assert.match(lines.at(-1)!, /^✓ deleted after \d+\.\ds$/);
       assert.match(r.stdout, /\ncluster\.slipway\.dev "beta" deleted\n$/);

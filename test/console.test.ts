@@ -1,7 +1,8 @@
 // The web console in a real browser (Debian's chromium driven by playwright-core) against a real
 // `slipway up`: sign in with the printed one-time link, watch a cluster go from Pending to Running with
 // its timeline filling in, scale a pool, read an admission error with its field, create a cluster from
-// the form after reading its plan, delete it. Screenshots of each page go to docs/console/screenshots.
+// the form after reading its plan, delete it. Screenshots of each page go to test-results/console (not
+// tracked), or over the committed ones in docs/console/screenshots when SLIPWAY_UPDATE_SCREENSHOTS=1.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -12,7 +13,7 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { REPO, SLIPWAY_BIN, eventually, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
-const SCREENSHOTS = join(REPO, "docs/console/screenshots");
+const SCREENSHOTS = join(REPO, process.env.SLIPWAY_UPDATE_SCREENSHOTS === "1" ? "docs/console/screenshots" : "test-results/console");
 const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
 const MANIFEST = `apiVersion: slipway.dev/v1alpha1

@@ -108,6 +108,14 @@ describe("kubectl against slipway up", () => {
     assert.match(r.stderr, /1, 3(,| or) 5/);
   });
 
+  it("refuses a connection whose provider is not installed, listing the installed ones", () => {
+    const manifest = MANIFEST(1).split("---")[0]!.replace("name: east", "name: west").replace("provider: sim", "provider: aws");
+    const r = kubectl(kc, ["apply", "-f", "-"], manifest);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /spec\.provider: Unsupported value: "aws": supported values: "sim"/);
+    assert.notEqual(k("get", "connection", "west").status, 0, "the connection was not created");
+  });
+
   it("patches with merge and json patches, labels and annotates", () => {
     ok("patch", "cluster", "demo", "--type", "merge", "-p", '{"spec":{"workers":[{"name":"pool-a","connection":"east","machineType":"s1.large","replicas":4}]}}');
     assert.equal(ok("get", "cluster", "demo", "-o", "jsonpath={.spec.workers[0].replicas}"), "4");

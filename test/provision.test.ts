@@ -4,7 +4,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { eventually, kubectl, removeDir, REPO, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { StopWaiting, eventually, kubectl, kubectlOk, removeDir, REPO, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
 import type { CloudResource, LoadBalancer } from "../src/simcloud/types.ts";
 
@@ -28,21 +28,14 @@ describe("provisioning clusters on the sim cloud", () => {
   let sim: RunningSimCloud;
   let plane: RunningSlipway;
   let kc: string;
-  const ok = (...args: string[]) => {
-    const r = kubectl(kc, args);
-    assert.equal(r.status, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
-    return r.stdout;
-  };
-  const apply = (text: string) => {
-    const r = kubectl(kc, ["apply", "-f", "-"], text);
-    assert.equal(r.status, 0, r.stderr);
-  };
+  const ok = (...args: string[]) => kubectlOk(kc, args);
+  const apply = (text: string) => void kubectlOk(kc, ["apply", "-f", "-"], text);
   const cluster = (name: string): ClusterView => JSON.parse(ok("get", "cluster", name, "-o", "json")) as ClusterView;
   const upArgs = () => ["--sim-endpoint", sim.url, "--sim-token", SIM_TOKEN, "--poll-interval", "200ms"];
   const waitPhase = (name: string, phase: string, timeoutMs = 60_000) =>
     eventually(() => {
       const c = cluster(name);
-      if (c.status?.phase === "Failed" && phase !== "Failed") throw new Error(`cluster ${name} failed: ${c.status.reason}: ${c.status.message}`);
+      if (c.status?.phase === "Failed" && phase !== "Failed") throw new StopWaiting(`cluster ${name} failed: ${c.status.reason}: ${c.status.message}`);
       return c.status?.phase === phase ? c : undefined;
     }, { timeoutMs, intervalMs: 250, what: `cluster ${name} to be ${phase}` });
   const workloadKubeconfig = (name: string) => {
@@ -131,7 +124,18 @@ describe("provisioning clusters on the sim cloud", () => {
     assert.deepEqual(await sim.resourcesOf("default/big"), [], "nothing was created");
     assert.match(ok("get", "events", "--field-selector", "involvedObject.name=big"), /QuotaExceeded/);
     await sim.admin.setQuota("default", "sim-central-1", { vcpus: 64 });
-    await waitPhase("big", "Running", 90_000);
+    // Validated again (every 30 s after a failure), it goes on: from then on a failure ends the wait.
+    await eventually(() => cluster("big").status?.phase !== "Failed", { timeoutMs: 60_000, intervalMs: 250, what: "cluster big to be validated again" });
+    const running = await waitPhase("big", "Running", 90_000);
+    assert.deepEqual([running.status?.workers?.ready, running.status?.controlPlane?.ready], [3, 1]);
+    // The create's record keeps saying it failed (a client that stopped polling was told the truth), and
+    // now also that the cluster recovered under the same generation.
+    const create = await eventually(() => {
+      const op = JSON.parse(ok("get", "operation", "big-create-1", "-o", "json")) as { status?: { phase?: string; recoveredTime?: string; error?: { code: string }; message?: string } };
+      return op.status?.recoveredTime !== undefined && op;
+    }, { timeoutMs: 30_000, intervalMs: 250, what: "the create operation to note the recovery" });
+    assert.deepEqual([create.status?.phase, create.status?.error?.code], ["Failed", "QuotaExceeded"]);
+    assert.equal(create.status?.message, "Cluster big failed (QuotaExceeded), then recovered: the change is applied and every node is Ready");
     await deleteAndCheckNothingLeft("big");
   });
 
@@ -140,8 +144,10 @@ describe("provisioning clusters on the sim cloud", () => {
     try {
       apply(manifest("rough", { region: "sim-west-1", pools: [{ name: "work", replicas: 2 }] }));
       await eventually(() => (cluster("rough").status?.workers?.ready ?? 0) >= 1, { timeoutMs: 60_000, what: "a first worker" });
-      const victim = live(await sim.resourcesOf("default/rough")).find((r) => r.kind === "instance" && r.tags["slipway.dev/role"] !== undefined && /work/.test(r.tags["slipway.dev/owner"] ?? ""));
-      assert.ok(victim, "a worker instance to kill");
+      // The test's own look at the cloud meets the injected faults too: it is retried like any other call.
+      const victim = await eventually(async () => live(await sim.resourcesOf("default/rough")).find((r) => r.kind === "instance" && r.tags["slipway.dev/role"] !== undefined && /work/.test(r.tags["slipway.dev/owner"] ?? "")), {
+        what: "a worker instance to kill",
+      });
       await sim.admin.killInstance(victim.id);
       await eventually(async () => {
         const c = cluster("rough");

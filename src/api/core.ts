@@ -2,9 +2,9 @@
 import { isDeepStrictEqual } from "node:util";
 import { Type, type Static } from "@sinclair/typebox";
 import { MapOf, StringEnum, Struct, objectSchema, type ObjectOf } from "./meta.ts";
-import type { FieldError, KindDefinition } from "./registry.ts";
+import type { FieldError, KindDefinition, KindStrategy } from "./registry.ts";
 import { ageColumn, fieldColumn } from "./columns.ts";
-import { dnsLabelErrors, immutable, invalid } from "./field-errors.ts";
+import { dnsLabelErrors, immutable, invalid, objectNameErrors } from "./field-errors.ts";
 
 const CORE = { group: "", version: "v1" } as const;
 
@@ -37,6 +37,26 @@ export const NamespaceSchema = objectSchema("v1", "Namespace", "A scope for name
 });
 export type NamespaceObject = ObjectOf<typeof NamespaceSchema>;
 
+/** The finalizer in a terminating namespace's spec.finalizers: removed once the namespace is empty. */
+export const NAMESPACE_FINALIZER = "kubernetes";
+
+/**
+ * A namespace's name is a DNS label; it is Active from its creation; a delete marks it Terminating and
+ * holds it with spec.finalizers (not metadata.finalizers) while the objects in it are deleted.
+ */
+const namespaceStrategy: KindStrategy<NamespaceObject> = {
+  validateName: (name) => objectNameErrors(name, "label"),
+  prepareForCreate(ns) {
+    ns.status = { phase: "Active" };
+  },
+  prepareForDelete(ns) {
+    ns.spec = { ...ns.spec, finalizers: [NAMESPACE_FINALIZER] };
+    ns.status = { ...ns.status, phase: "Terminating" };
+    return true;
+  },
+  retainedWhileDeleting: (ns) => (ns.spec?.finalizers ?? []).length > 0,
+};
+
 export const namespaceKind: KindDefinition<NamespaceObject> = {
   ...CORE,
   kind: "Namespace",
@@ -52,6 +72,7 @@ export const namespaceKind: KindDefinition<NamespaceObject> = {
     fieldColumn("STATUS", ".status.phase", "Active or Terminating."),
     ageColumn,
   ],
+  strategy: namespaceStrategy,
   defaults(ns) {
     if (!ns.status?.phase) ns.status = { ...ns.status, phase: "Active" };
   },

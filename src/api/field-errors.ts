@@ -29,9 +29,9 @@ export function notSupported(field: string, value: unknown, supported: readonly 
   };
 }
 
-/** An error if `value` differs from `old` (an update may not change the field). */
-export function immutable(field: string, value: unknown, old: unknown): FieldError[] {
-  return isDeepStrictEqual(value, old) ? [] : [invalid(field, value, "field is immutable")];
+/** An error if `value` differs from `old` (an update may not change the field), with why when given. */
+export function immutable(field: string, value: unknown, old: unknown, why?: string): FieldError[] {
+  return isDeepStrictEqual(value, old) ? [] : [invalid(field, value, why ? `field is immutable: ${why}` : "field is immutable")];
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -50,4 +50,23 @@ export function dnsLabelErrors(field: string, value: string, maxLength = 63): Fi
     );
   }
   return errors;
+}
+
+const SUBDOMAIN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/**
+ * Errors of an object's metadata.name: an RFC 1123 subdomain of at most 253 characters, or for kinds
+ * whose names become DNS labels (namespaces) a label of at most 63.
+ */
+export function objectNameErrors(name: string | undefined, format: "subdomain" | "label" = "subdomain"): FieldError[] {
+  if (!name) return [required("metadata.name", "Required value: name or generateName is required")];
+  const max = format === "label" ? 63 : 253;
+  if (name.length <= max && (format === "label" ? DNS_LABEL : SUBDOMAIN).test(name)) return [];
+  return [
+    {
+      field: "metadata.name",
+      reason: "FieldValueInvalid",
+      message: `Invalid value: "${name}": a lowercase RFC 1123 ${format} must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (at most ${max} characters)`,
+    },
+  ];
 }

@@ -2,7 +2,7 @@
 import { Registry, type KindDefinition } from "./registry.ts";
 import type { KubeObject } from "./meta.ts";
 import { eventKind, namespaceKind, secretKind } from "./core.ts";
-import { connectionKind } from "./slipway/connection.ts";
+import { connectionKind, connectionKindFor, type InstalledProviders } from "./slipway/connection.ts";
 import { clusterKind } from "./slipway/cluster.ts";
 import { infrastructureKind } from "./slipway/infrastructure.ts";
 import { machinePoolKind } from "./slipway/machinepool.ts";
@@ -33,6 +33,13 @@ export const slipwayKinds: readonly KindDefinition[] = [
   general(operationKind),
 ];
 
-export function defaultRegistry(): Registry {
-  return new Registry([...coreKinds, ...slipwayKinds]);
+export interface RegistryOptions {
+  /** The providers installed: Connection admission refuses any other (unchecked when not given). */
+  providers?: InstalledProviders;
+}
+
+export function defaultRegistry(options: RegistryOptions = {}): Registry {
+  const { providers } = options;
+  const kinds = providers ? slipwayKinds.map((k) => (k.kind === connectionKind.kind ? general(connectionKindFor(providers)) : k)) : slipwayKinds;
+  return new Registry([...coreKinds, ...kinds]);
 }

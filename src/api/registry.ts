@@ -25,6 +25,38 @@ export interface FieldError {
   message: string;
 }
 
+/**
+ * How the API server treats a kind's objects beyond its schema, as Kubernetes' REST strategies do. Every
+ * hook is optional; the server's generic behaviour (named on each) comes first, the hook after it.
+ */
+export interface KindStrategy<T extends KubeObject = KubeObject> {
+  /** Errors of metadata.name on create. Default: an RFC 1123 subdomain of at most 253 characters. */
+  validateName?(name: string | undefined): FieldError[];
+  /**
+   * Resets on create what a client may not set. Generic: uid, deletion fields and selfLink dropped, and
+   * status too when the kind has a status subresource.
+   */
+  prepareForCreate?(object: T): void;
+  /**
+   * Carries over on an update of the main resource what a client may not change. Generic: identity,
+   * creation and deletion fields kept, and status too when the kind has a status subresource.
+   */
+  prepareForUpdate?(object: T, old: T): void;
+  /**
+   * Whether an update of the main resource raises metadata.generation. Default: anything but metadata
+   * and status changed.
+   */
+  generationChanged?(object: T, old: T): boolean;
+  /**
+   * Called when a delete is asked for, on a copy of the object: changes it (e.g. a phase) and returns
+   * true when it must stay, with a deletionTimestamp, even without finalizers (graceful deletion).
+   * Default: objects without finalizers are removed at once.
+   */
+  prepareForDelete?(object: T): boolean;
+  /** An object being deleted stays in storage while this holds, even with no finalizers left. */
+  retainedWhileDeleting?(object: T): boolean;
+}
+
 export interface KindDefinition<T extends KubeObject = KubeObject> {
   /** "" for the core group. */
   group: string;
@@ -46,6 +78,8 @@ export interface KindDefinition<T extends KubeObject = KubeObject> {
   defaults?: (object: T) => void;
   /** Static validation beyond the schema; `old` is set on update (immutable fields). */
   validate?: (object: T, old?: T) => FieldError[];
+  /** How the API server creates, updates and deletes objects of this kind, where it differs from the generic way. */
+  strategy?: KindStrategy<T>;
   /** Extra field selectors this kind supports (besides metadata.name and metadata.namespace). */
   fieldSelectors?: Record<string, (object: T) => string | undefined>;
 }

@@ -8,6 +8,7 @@ import type { KubeObject } from "../api/meta.ts";
 import type { Watch, WatchEvent } from "../store/store.ts";
 import { isApiError, NotFoundError } from "./errors.ts";
 import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN, type ObjectService } from "./objects.ts";
+import { objectKey, REGISTRY_ROOT, StorageLayout } from "./storage-keys.ts";
 
 interface Indexed {
   def: KindDefinition;
@@ -35,15 +36,18 @@ export class Collectors {
   private watch?: Watch;
   private readonly timers = new Set<NodeJS.Timeout>();
   private idleWaiters: (() => void)[] = [];
+  private readonly layout: StorageLayout;
 
   constructor(
     private readonly objects: ObjectService,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.layout = new StorageLayout(objects.registry);
+  }
 
   async start(): Promise<void> {
     const revision = await this.loadIndex();
-    this.watch = this.objects.store.watch("/registry/", {
+    this.watch = this.objects.store.watch(REGISTRY_ROOT, {
       afterRevision: revision,
       onEvent: (e) => this.onEvent(e),
       onError: (error) => {
@@ -92,18 +96,12 @@ export class Collectors {
         revision = Math.max(revision, Number(list.metadata.resourceVersion));
         for (const o of list.items) {
           if (def.group === "" && def.kind === "Event" && !o.metadata.ownerReferences && !o.metadata.finalizers) continue;
-          this.index(this.objects.key(def, o.metadata.namespace, o.metadata.name!), def, o);
+          this.index(objectKey(def, o.metadata.namespace, o.metadata.name!), def, o);
         }
         token = list.metadata.continue;
       } while (token);
     }
     return Math.max(revision, await this.objects.store.revision());
-  }
-
-  private defOfKey(key: string): KindDefinition | undefined {
-    const [, , groupPart, plural] = key.split("/");
-    const group = groupPart === "core" ? "" : groupPart;
-    return this.objects.registry.all().find((d) => d.group === group && d.plural === plural);
   }
 
   private index(key: string, def: KindDefinition, object: KubeObject): Indexed {
@@ -146,7 +144,7 @@ export class Collectors {
 
   private onEvent(event: WatchEvent): void {
     const key = event.type === "put" ? event.kv.key : event.key;
-    const def = this.defOfKey(key);
+    const def = this.layout.parse(key)?.def;
     if (!def) return;
     if (event.type === "put") {
       if (!this.byKey.has(key) && unremarkable(def, event.kv.value)) return;

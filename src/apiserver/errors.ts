@@ -51,6 +51,11 @@ export interface ObjectRef {
   name?: string;
 }
 
+/** The reference of an object of a kind, for errors about it. */
+export function refOf(def: { group: string; kind: string; plural: string }, name?: string): ObjectRef {
+  return { group: def.group, kind: def.kind, plural: def.plural, name };
+}
+
 function qualified(ref: ObjectRef): string {
   return ref.group ? `${ref.plural}.${ref.group}` : ref.plural;
 }

@@ -96,7 +96,7 @@ describe("ObjectService", () => {
     const body = cluster("f");
     (body.metadata as { finalizers: string[] }).finalizers = ["test/hold"];
     await objects.create(clusters, "default", body);
-    const deleting = await objects.delete(clusters, "default", "f");
+    const { object: deleting } = await objects.delete(clusters, "default", "f");
     assert.ok(deleting.metadata.deletionTimestamp);
     await assert.rejects(objects.patch(clusters, "default", "f", "merge", { metadata: { finalizers: ["test/hold", "new"] } }), InvalidError);
     await objects.patch(clusters, "default", "f", "merge", { metadata: { finalizers: null } });

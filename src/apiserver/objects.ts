@@ -1,10 +1,28 @@
 // The object service: Kubernetes API semantics over a Store, independent of HTTP. The HTTP routes and
-// the in-process client of the controllers both go through it, so both get the same admission,
-// validation and concurrency checks.
+// the in-process client of the controllers both go through it, so every request takes the same path:
+// its context (who asks, field manager, dry run) → authorization → admission mutate → admission validate
+// → the store (with resourceVersion and finalizer checks) → post-write hooks.
 import { randomUUID } from "node:crypto";
 import type { KindDefinition, Registry } from "../api/registry.ts";
 import { apiVersionOf } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
+import { AdmissionChain, BUILTIN_ADMISSION, type AdmissionOperation, type AdmissionPlugin, type PostWriteHook, type WriteAdmission } from "./admission.ts";
+import { allowAll, authorize, type Authorizer } from "./authorization/authorizer.ts";
+import { SYSTEM_CONTEXT, type RequestContext, type ResourceRequest, type Verb } from "./request-context.ts";
+import { kindPrefix, objectKey } from "./storage-keys.ts";
+import { decodeContinue, encodeContinue } from "./continue-token.ts";
+import {
+  bumpGeneration,
+  checkFinalizers,
+  generatedName,
+  nameErrors,
+  objectOfBody,
+  prepareForCreate,
+  prepareForDelete,
+  prepareForStatusUpdate,
+  prepareForUpdate,
+  retainedWhileDeleting,
+} from "./strategy.ts";
 import {
   CompactedError,
   KeyExistsError,
@@ -15,26 +33,23 @@ import {
   type Watch,
   type WatchEvent,
 } from "../store/store.ts";
-import {
-  AlreadyExistsError,
-  BadRequestError,
-  ConflictError,
-  ForbiddenError,
-  GoneError,
-  InvalidError,
-  NotFoundError,
-  type ObjectRef,
-} from "./errors.ts";
+import { AlreadyExistsError, BadRequestError, ConflictError, GoneError, InvalidError, NotFoundError, refOf } from "./errors.ts";
 import { applyPatch, type PatchType } from "./patch.ts";
 import { matchFields, parseFieldSelector, parseLabelSelector, type FieldRequirement, type LabelSelector } from "./selectors.ts";
-import { admit, type FieldValidation } from "./validation.ts";
+import type { FieldValidation } from "./validation.ts";
 
-export interface WriteOptions {
-  fieldValidation?: FieldValidation;
-  dryRun?: boolean;
+export interface RequestOptions {
+  /** Who asks, their field manager, and whether it is a dry run. Default: the API server itself. */
+  context?: RequestContext;
 }
 
-export interface ListOptions {
+export type ReadOptions = RequestOptions;
+
+export interface WriteOptions extends RequestOptions {
+  fieldValidation?: FieldValidation;
+}
+
+export interface ListOptions extends RequestOptions {
   labelSelector?: string;
   fieldSelector?: string;
   limit?: number;
@@ -67,7 +82,7 @@ export interface ObjectEvent {
   object: KubeObject;
 }
 
-export interface WatchOptions {
+export interface WatchOptions extends RequestOptions {
   resourceVersion?: string;
   labelSelector?: string;
   fieldSelector?: string;
@@ -83,29 +98,27 @@ export interface ObjectWatch {
 export interface WriteResult {
   object: KubeObject;
   warnings: string[];
-  /** The object as it was before the write (updates and patches). */
+  /** The object as it was before the write (updates, patches and deletes). */
   previous?: KubeObject;
+  /** Headers the post-write hooks asked the HTTP response to carry. */
+  responseHeaders?: Record<string, string>;
+}
+
+export interface ObjectServiceOptions {
+  /** Admission plugins, run after the built-in ones (BUILTIN_ADMISSION) in this order. */
+  admission?: readonly AdmissionPlugin[];
+  /** Hooks run after every write, in this order. */
+  postWrite?: readonly PostWriteHook[];
+  /** Decides every request, read or write (default: everything is allowed). */
+  authorizer?: Authorizer;
 }
 
 export const FINALIZER_ORPHAN = "orphan";
 export const FINALIZER_FOREGROUND = "foregroundDeletion";
-const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-const LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
 const MAX_RETRIES = 16;
 
 export function nowTimestamp(date = new Date()): string {
   return date.toISOString().replace(/\.\d{3}Z$/, "Z");
-}
-
-function isNamespaceKind(def: KindDefinition): boolean {
-  return def.group === "" && def.kind === "Namespace";
-}
-
-/** The parts of an object that make up its desired state: all but metadata and status. */
-function desiredState(object: KubeObject): string {
-  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = object;
-  return JSON.stringify(rest);
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -113,21 +126,60 @@ function sameJson(a: unknown, b: unknown): boolean {
 }
 
 export class ObjectService {
+  readonly admission: AdmissionChain;
+  readonly authorizer: Authorizer;
+  /** False while everything is allowed: requests are then not described for the authorizer. */
+  private readonly authorizes: boolean;
+
   constructor(
     readonly registry: Registry,
     readonly store: Store,
-  ) {}
-
-  // ---- keys and encoding ----
-
-  prefix(def: KindDefinition, namespace?: string): string {
-    const base = `/registry/${def.group || "core"}/${def.plural}/`;
-    return def.namespaced && namespace ? `${base}${namespace}/` : base;
+    options: ObjectServiceOptions = {},
+  ) {
+    this.admission = new AdmissionChain([...BUILTIN_ADMISSION, ...(options.admission ?? [])], options.postWrite ?? []);
+    this.authorizer = options.authorizer ?? allowAll;
+    this.authorizes = this.authorizer !== allowAll;
   }
 
-  key(def: KindDefinition, namespace: string | undefined, name: string): string {
-    return def.namespaced ? `${this.prefix(def)}${namespace ?? ""}/${name}` : `${this.prefix(def)}${name}`;
+  // ---- requests ----
+
+  /** The context completed with the verb and the resource of the call it comes with. */
+  private describe(
+    def: KindDefinition,
+    verb: Verb,
+    namespace: string | undefined,
+    name: string | undefined,
+    context: RequestContext = SYSTEM_CONTEXT,
+    subresource?: string,
+  ): ResourceRequest {
+    return {
+      ...context,
+      verb,
+      resource: { group: def.group, version: def.version, resource: def.plural, subresource, namespace: def.namespaced ? namespace : undefined, name },
+    };
   }
+
+  private async authorizeRead(def: KindDefinition, verb: Verb, namespace: string | undefined, name: string | undefined, context: RequestContext | undefined): Promise<void> {
+    if (this.authorizes) await authorize(this.authorizer, this.describe(def, verb, namespace, name, context));
+  }
+
+  /** Runs the post-write hooks of a write the store accepted (or that changed nothing). */
+  private written(
+    operation: AdmissionOperation,
+    def: KindDefinition,
+    object: KubeObject,
+    previous: KubeObject | undefined,
+    request: ResourceRequest,
+    warnings: string[],
+  ): WriteResult | Promise<WriteResult> {
+    const result: WriteResult = previous ? { object, warnings, previous } : { object, warnings };
+    if (this.admission.hooks.length === 0) return result;
+    const withHeaders = (headers: Record<string, string> | undefined): WriteResult => (headers ? { ...result, responseHeaders: headers } : result);
+    const headers = this.admission.afterWrite({ operation, def, object, previous, request, objects: this });
+    return headers instanceof Promise ? headers.then(withHeaders) : withHeaders(headers);
+  }
+
+  // ---- encoding ----
 
   private decode(def: KindDefinition, kv: KeyValue, revision = kv.modRevision): KubeObject {
     const object = JSON.parse(kv.value) as KubeObject;
@@ -142,20 +194,18 @@ export class ObjectService {
     return JSON.stringify({ ...object, metadata });
   }
 
-  private ref(def: KindDefinition, name?: string): ObjectRef {
-    return { group: def.group, kind: def.kind, plural: def.plural, name };
-  }
-
   // ---- reads ----
 
-  async get(def: KindDefinition, namespace: string | undefined, name: string): Promise<KubeObject> {
-    const kv = await this.store.get(this.key(def, namespace, name));
-    if (!kv) throw new NotFoundError(this.ref(def, name));
+  async get(def: KindDefinition, namespace: string | undefined, name: string, options: ReadOptions = {}): Promise<KubeObject> {
+    await this.authorizeRead(def, "get", namespace, name, options.context);
+    const kv = await this.store.get(objectKey(def, namespace, name));
+    if (!kv) throw new NotFoundError(refOf(def, name));
     return this.decode(def, kv);
   }
 
-  async tryGet(def: KindDefinition, namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
-    const kv = await this.store.get(this.key(def, namespace, name));
+  async tryGet(def: KindDefinition, namespace: string | undefined, name: string, options: ReadOptions = {}): Promise<KubeObject | undefined> {
+    await this.authorizeRead(def, "get", namespace, name, options.context);
+    const kv = await this.store.get(objectKey(def, namespace, name));
     return kv ? this.decode(def, kv) : undefined;
   }
 
@@ -175,11 +225,16 @@ export class ObjectService {
   }
 
   async list(def: KindDefinition, namespace: string | undefined, options: ListOptions = {}): Promise<ObjectList> {
+    await this.authorizeRead(def, "list", namespace, undefined, options.context);
+    return this.read(def, namespace, options);
+  }
+
+  private async read(def: KindDefinition, namespace: string | undefined, options: ListOptions): Promise<ObjectList> {
     const selected = this.matcher(def, options.labelSelector, options.fieldSelector);
     const namePrefix = options.namePrefix ?? "";
     const ranged = !def.namespaced || namespace !== undefined;
     const matches = ranged || namePrefix === "" ? selected : (o: KubeObject) => (o.metadata.name ?? "").startsWith(namePrefix) && selected(o);
-    const prefix = this.prefix(def, namespace) + (ranged ? namePrefix : "");
+    const prefix = kindPrefix(def, namespace) + (ranged ? namePrefix : "");
     let continueAfter: string | undefined;
     let revision: number | undefined;
     if (options.continue) {
@@ -215,98 +270,48 @@ export class ObjectService {
 
   // ---- writes ----
 
-  private async checkNamespace(def: KindDefinition, namespace: string | undefined, name: string | undefined): Promise<void> {
-    if (!def.namespaced) return;
-    if (!namespace) throw new BadRequestError(`${def.plural} is namespaced: a namespace is required`);
-    const nsDef = this.registry.byKind("v1", "Namespace");
-    if (!nsDef) return;
-    const ns = await this.tryGet(nsDef, undefined, namespace);
-    if (!ns) throw new NotFoundError({ group: "", kind: "Namespace", plural: "namespaces", name: namespace });
-    if (ns.metadata.deletionTimestamp) {
-      throw new ForbiddenError(
-        `${def.plural}${def.group ? "." + def.group : ""} "${name ?? ""}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
-        this.ref(def, name),
-      );
-    }
-  }
-
-  private checkIdentity(def: KindDefinition, body: unknown, namespace: string | undefined): KubeObject {
-    if (typeof body !== "object" || body === null || Array.isArray(body)) {
-      throw new BadRequestError(`the request body must be a ${def.kind} object`);
-    }
-    const object = dropNulls(body) as KubeObject;
-    if (object.apiVersion !== undefined && object.apiVersion !== apiVersionOf(def)) {
-      throw new BadRequestError(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersionOf(def)})`);
-    }
-    if (object.kind !== undefined && object.kind !== def.kind) {
-      throw new BadRequestError(`the kind in the data (${String(object.kind)}) does not match the expected kind (${def.kind})`);
-    }
-    if (object.metadata !== undefined && (typeof object.metadata !== "object" || object.metadata === null || Array.isArray(object.metadata))) {
-      throw new InvalidError(this.ref(def), [{ field: "metadata", reason: "FieldValueInvalid", message: "must be an object" }]);
-    }
-    object.apiVersion = apiVersionOf(def);
-    object.kind = def.kind;
-    object.metadata = object.metadata ?? {};
-    if (def.namespaced) {
-      if (object.metadata.namespace && namespace && object.metadata.namespace !== namespace) {
-        throw new BadRequestError("the namespace of the provided object does not match the namespace sent on the request");
-      }
-      object.metadata.namespace = namespace ?? object.metadata.namespace;
-    } else {
-      delete object.metadata.namespace;
-    }
-    return object;
-  }
-
-  private nameErrors(def: KindDefinition, name: string | undefined): { field: string; reason: string; message: string }[] {
-    if (!name) return [{ field: "metadata.name", reason: "FieldValueRequired", message: "Required value: name or generateName is required" }];
-    const pattern = isNamespaceKind(def) ? LABEL : NAME;
-    const max = isNamespaceKind(def) ? 63 : 253;
-    if (name.length > max || !pattern.test(name)) {
-      return [
-        {
-          field: "metadata.name",
-          reason: "FieldValueInvalid",
-          message: `Invalid value: "${name}": a lowercase RFC 1123 ${isNamespaceKind(def) ? "label" : "subdomain"} must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (at most ${max} characters)`,
-        },
-      ];
-    }
-    return [];
-  }
-
-  private admitOrThrow(def: KindDefinition, object: KubeObject, old: KubeObject | undefined, options: WriteOptions): string[] {
-    const { warnings, errors } = admit(def, object, old, options.fieldValidation ?? "Strict");
-    if (errors.length > 0) throw new InvalidError(this.ref(def, object.metadata.name), errors);
-    return warnings;
-  }
-
   async create(def: KindDefinition, namespace: string | undefined, body: unknown, options: WriteOptions = {}): Promise<WriteResult> {
-    const object = this.checkIdentity(def, body, namespace);
+    const context = options.context ?? SYSTEM_CONTEXT;
+    let request = this.describe(def, "create", namespace, undefined, context);
+    if (this.authorizes) await authorize(this.authorizer, request);
+    const object = objectOfBody(def, body, namespace);
     const meta = object.metadata;
     if (meta.resourceVersion) throw new BadRequestError("resourceVersion should not be set on objects to be created");
     const generate = !meta.name && meta.generateName;
     if (generate) meta.name = generatedName(meta.generateName!);
-    const nameErrors = this.nameErrors(def, meta.name);
-    if (nameErrors.length > 0) throw new InvalidError(this.ref(def, meta.name), nameErrors);
-    await this.checkNamespace(def, meta.namespace, meta.name);
-    delete meta.uid;
-    delete meta.deletionTimestamp;
-    delete meta.deletionGracePeriodSeconds;
-    delete meta.selfLink;
-    if (def.subresources.status) delete object.status;
-    if (isNamespaceKind(def)) object.status = { phase: "Active" };
-    const warnings = this.admitOrThrow(def, object, undefined, options);
+    const invalidName = nameErrors(def, meta.name);
+    if (invalidName.length > 0) throw new InvalidError(refOf(def, meta.name), invalidName);
+    if (def.namespaced && !meta.namespace) throw new BadRequestError(`${def.plural} is namespaced: a namespace is required`);
+    prepareForCreate(def, object);
+    request = { ...request, resource: { ...request.resource, namespace: meta.namespace, name: meta.name } };
+    const admission: WriteAdmission = {
+      operation: "CREATE",
+      def,
+      namespace: meta.namespace,
+      name: meta.name!,
+      request,
+      objects: this,
+      object,
+      oldObject: undefined,
+      fieldValidation: options.fieldValidation ?? "Strict",
+      warnings: [],
+    };
+    const mutating = this.admission.mutate(admission);
+    if (mutating) await mutating;
     meta.uid = randomUUID();
     meta.creationTimestamp = nowTimestamp();
     meta.generation = 1;
-    if (options.dryRun) return { object, warnings };
+    const validating = this.admission.validate(admission);
+    if (validating) await validating;
+    const warnings = admission.warnings;
+    if (context.dryRun) return { object, warnings };
     for (let attempt = 0; ; attempt++) {
       try {
-        const kv = await this.store.create(this.key(def, meta.namespace, meta.name!), this.encode(object));
-        return { object: this.decode(def, kv), warnings };
+        const kv = await this.store.create(objectKey(def, meta.namespace, meta.name!), this.encode(object));
+        return await this.written("CREATE", def, this.decode(def, kv), undefined, request, warnings);
       } catch (e) {
         if (!(e instanceof KeyExistsError)) throw e;
-        if (!generate || attempt >= 8) throw new AlreadyExistsError(this.ref(def, meta.name));
+        if (!generate || attempt >= 8) throw new AlreadyExistsError(refOf(def, meta.name));
         meta.name = generatedName(meta.generateName!);
       }
     }
@@ -314,19 +319,19 @@ export class ObjectService {
 
   /** PUT: replaces the object (its status is kept when the kind has a status subresource). */
   async update(def: KindDefinition, namespace: string | undefined, name: string, body: unknown, options: WriteOptions = {}): Promise<WriteResult> {
-    const object = this.checkIdentity(def, body, namespace);
+    const object = objectOfBody(def, body, namespace);
     if (object.metadata.name && object.metadata.name !== name) {
       throw new BadRequestError(`the name of the object (${object.metadata.name}) does not match the name on the URL (${name})`);
     }
     object.metadata.name = name;
-    return this.write(def, namespace, name, () => structuredClone(object), "main", options);
+    return this.write(def, namespace, name, () => structuredClone(object), "update", undefined, options);
   }
 
   /** PUT on /status: only the status of the object changes. */
   async updateStatus(def: KindDefinition, namespace: string | undefined, name: string, body: unknown, options: WriteOptions = {}): Promise<WriteResult> {
     this.requireStatus(def);
-    const object = this.checkIdentity(def, body, namespace);
-    return this.write(def, namespace, name, () => structuredClone(object), "status", options);
+    const object = objectOfBody(def, body, namespace);
+    return this.write(def, namespace, name, () => structuredClone(object), "update", "status", options);
   }
 
   async patch(
@@ -344,135 +349,115 @@ export class ObjectService {
       name,
       (current) => {
         const patched = applyPatch(type, current, body);
-        return this.checkIdentity(def, patched, namespace);
+        return objectOfBody(def, patched, namespace);
       },
-      options.subresource === "status" ? "status" : "main",
+      "patch",
+      options.subresource,
       options,
     );
   }
 
   private requireStatus(def: KindDefinition): void {
-    if (!def.subresources.status) throw new NotFoundError(this.ref(def), `${def.plural} has no status subresource`);
+    if (!def.subresources.status) throw new NotFoundError(refOf(def), `${def.plural} has no status subresource`);
   }
 
   /**
    * The read-modify-write loop shared by update, status update and patch. `next` builds the requested
    * object from the current one; a resourceVersion it carries is a precondition, otherwise a concurrent
-   * change is retried transparently.
+   * change is retried transparently (admission runs again on the newer object).
    */
   private async write(
     def: KindDefinition,
     namespace: string | undefined,
     name: string,
     next: (current: KubeObject) => KubeObject,
-    part: "main" | "status",
+    verb: "update" | "patch",
+    subresource: "status" | undefined,
     options: WriteOptions,
   ): Promise<WriteResult> {
-    const key = this.key(def, namespace, name);
+    const context = options.context ?? SYSTEM_CONTEXT;
+    const request = this.describe(def, verb, namespace, name, context, subresource);
+    if (this.authorizes) await authorize(this.authorizer, request);
+    const key = objectKey(def, namespace, name);
     for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
       const kv = await this.store.get(key);
-      if (!kv) throw new NotFoundError(this.ref(def, name));
+      if (!kv) throw new NotFoundError(refOf(def, name));
       const current = this.decode(def, kv);
       const requested = next(structuredClone(current));
       const rv = requested.metadata.resourceVersion;
       if (rv && rv !== current.metadata.resourceVersion) {
-        throw new ConflictError(this.ref(def, name), "the object has been modified; please apply your changes to the latest version and try again");
+        throw new ConflictError(refOf(def, name), "the object has been modified; please apply your changes to the latest version and try again");
       }
       if (requested.metadata.uid && requested.metadata.uid !== current.metadata.uid) {
-        throw new ConflictError(this.ref(def, name), `Precondition failed: UID in precondition: ${requested.metadata.uid}, UID in object meta: ${current.metadata.uid}`);
+        throw new ConflictError(refOf(def, name), `Precondition failed: UID in precondition: ${requested.metadata.uid}, UID in object meta: ${current.metadata.uid}`);
       }
       if (requested.metadata.name && requested.metadata.name !== name) {
         throw new BadRequestError(`the name of the object (${requested.metadata.name}) does not match the name on the URL (${name})`);
       }
-      const merged = part === "status" ? this.mergeStatus(current, requested) : this.mergeMain(def, current, requested);
-      const warnings = this.admitOrThrow(def, merged, current, options);
-      if (part === "main" && desiredState(merged) !== desiredState(current)) {
-        merged.metadata.generation = (current.metadata.generation ?? 0) + 1;
-      }
-      this.checkFinalizers(def, current, merged);
-      if (sameJson(merged, current) || options.dryRun) return { object: merged, warnings, previous: current };
-      const removing = merged.metadata.deletionTimestamp && (merged.metadata.finalizers ?? []).length === 0 && !this.namespaceHolds(def, merged);
+      const merged = subresource === "status" ? prepareForStatusUpdate(requested, current) : prepareForUpdate(def, requested, current);
+      const admission: WriteAdmission = {
+        operation: "UPDATE",
+        def,
+        namespace,
+        name,
+        request,
+        objects: this,
+        object: merged,
+        oldObject: current,
+        fieldValidation: options.fieldValidation ?? "Strict",
+        warnings: [],
+      };
+      const mutating = this.admission.mutate(admission);
+    if (mutating) await mutating;
+      if (subresource === undefined) bumpGeneration(def, merged, current);
+      const validating = this.admission.validate(admission);
+    if (validating) await validating;
+      checkFinalizers(def, current, merged);
+      const warnings = admission.warnings;
+      if (context.dryRun) return { object: merged, warnings, previous: current };
+      if (sameJson(merged, current)) return this.written("UPDATE", def, merged, current, request, warnings);
+      const removing = merged.metadata.deletionTimestamp && (merged.metadata.finalizers ?? []).length === 0 && !retainedWhileDeleting(def, merged);
+      let stored: KubeObject;
       try {
         if (removing) {
           await this.store.delete(key, kv.modRevision);
-          return { object: merged, warnings, previous: current };
+          stored = merged;
+        } else {
+          stored = this.decode(def, await this.store.update(key, this.encode(merged), kv.modRevision));
         }
-        const written = await this.store.update(key, this.encode(merged), kv.modRevision);
-        return { object: this.decode(def, written), warnings, previous: current };
       } catch (e) {
         if (e instanceof RevisionMismatchError) {
-          if (rv) throw new ConflictError(this.ref(def, name), "the object has been modified; please apply your changes to the latest version and try again");
+          if (rv) throw new ConflictError(refOf(def, name), "the object has been modified; please apply your changes to the latest version and try again");
           continue;
         }
-        if (e instanceof KeyNotFoundError) throw new NotFoundError(this.ref(def, name));
+        if (e instanceof KeyNotFoundError) throw new NotFoundError(refOf(def, name));
         throw e;
       }
+      return this.written("UPDATE", def, stored, current, request, warnings);
     }
-    throw new ConflictError(this.ref(def, name), "too many concurrent changes; try again");
+    throw new ConflictError(refOf(def, name), "too many concurrent changes; try again");
   }
 
-  /** Namespaces stay while their spec.finalizers (the namespace controller's) are not empty. */
-  private namespaceHolds(def: KindDefinition, object: KubeObject): boolean {
-    if (!isNamespaceKind(def)) return false;
-    const spec = object.spec as { finalizers?: string[] } | undefined;
-    return (spec?.finalizers ?? []).length > 0;
-  }
-
-  private mergeMain(def: KindDefinition, current: KubeObject, requested: KubeObject): KubeObject {
-    const merged = structuredClone(requested);
-    const meta = merged.metadata;
-    const cur = current.metadata;
-    meta.namespace = cur.namespace;
-    meta.uid = cur.uid;
-    meta.creationTimestamp = cur.creationTimestamp;
-    meta.generation = cur.generation;
-    meta.resourceVersion = cur.resourceVersion;
-    if (cur.deletionTimestamp) {
-      meta.deletionTimestamp = cur.deletionTimestamp;
-      meta.deletionGracePeriodSeconds = cur.deletionGracePeriodSeconds;
-    } else {
-      delete meta.deletionTimestamp;
-      delete meta.deletionGracePeriodSeconds;
-    }
-    delete meta.generateName;
-    if (def.subresources.status || isNamespaceKind(def)) {
-      if (current.status === undefined) delete merged.status;
-      else merged.status = current.status;
-    }
-    return merged;
-  }
-
-  private mergeStatus(current: KubeObject, requested: KubeObject): KubeObject {
-    const merged = structuredClone(current);
-    if (requested.status === undefined) delete merged.status;
-    else merged.status = requested.status;
-    return merged;
-  }
-
-  private checkFinalizers(def: KindDefinition, current: KubeObject, merged: KubeObject): void {
-    if (!current.metadata.deletionTimestamp) return;
-    const before = new Set(current.metadata.finalizers ?? []);
-    const added = (merged.metadata.finalizers ?? []).filter((f) => !before.has(f));
-    if (added.length > 0) {
-      throw new InvalidError(this.ref(def, current.metadata.name), [
-        { field: "metadata.finalizers", reason: "FieldValueForbidden", message: "Forbidden: no new finalizers can be added if the object is being deleted" },
-      ]);
-    }
-  }
-
-  async delete(def: KindDefinition, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<KubeObject> {
-    const key = this.key(def, namespace, name);
+  /**
+   * Deletes an object, or marks it for deletion (deletionTimestamp) while it has finalizers or its kind
+   * deletes gracefully; the result's object is the one removed or marked.
+   */
+  async delete(def: KindDefinition, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<WriteResult> {
+    const context = options.context ?? SYSTEM_CONTEXT;
+    const request = this.describe(def, "delete", namespace, name, context);
+    if (this.authorizes) await authorize(this.authorizer, request);
+    const key = objectKey(def, namespace, name);
     for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
       const kv = await this.store.get(key);
-      if (!kv) throw new NotFoundError(this.ref(def, name));
+      if (!kv) throw new NotFoundError(refOf(def, name));
       const current = this.decode(def, kv);
       const pre = options.preconditions;
       if (pre?.uid && pre.uid !== current.metadata.uid) {
-        throw new ConflictError(this.ref(def, name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);
+        throw new ConflictError(refOf(def, name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);
       }
       if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
         throw new ConflictError(
-          this.ref(def, name),
+          refOf(def, name),
           `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
         );
       }
@@ -482,35 +467,36 @@ export class ObjectService {
         if (options.propagationPolicy === "Orphan") finalizers.add(FINALIZER_ORPHAN);
         if (options.propagationPolicy === "Foreground") finalizers.add(FINALIZER_FOREGROUND);
       }
-      if (isNamespaceKind(def)) {
-        next.spec = { ...(next.spec as object), finalizers: ["kubernetes"] };
-        next.status = { ...(next.status as object), phase: "Terminating" };
-      }
-      const graceful = finalizers.size > 0 || isNamespaceKind(def);
-      if (options.dryRun) return next;
+      const graceful = prepareForDelete(def, next) || finalizers.size > 0;
+      const validating = this.admission.validate({ operation: "DELETE", def, namespace, name, request, objects: this, object: undefined, oldObject: current });
+      if (validating) await validating;
+      if (context.dryRun) return { object: next, warnings: [], previous: current };
+      let result: KubeObject;
       try {
         if (!graceful) {
           await this.store.delete(key, kv.modRevision);
-          return current;
+          result = current;
+        } else if (next.metadata.deletionTimestamp) {
+          result = current;
+        } else {
+          next.metadata.deletionTimestamp = nowTimestamp();
+          next.metadata.deletionGracePeriodSeconds = 0;
+          next.metadata.finalizers = [...finalizers];
+          result = this.decode(def, await this.store.update(key, this.encode(next), kv.modRevision));
         }
-        if (next.metadata.deletionTimestamp) return current;
-        next.metadata.deletionTimestamp = nowTimestamp();
-        next.metadata.deletionGracePeriodSeconds = 0;
-        next.metadata.finalizers = [...finalizers];
-        const written = await this.store.update(key, this.encode(next), kv.modRevision);
-        return this.decode(def, written);
       } catch (e) {
         if (e instanceof RevisionMismatchError) continue;
-        if (e instanceof KeyNotFoundError) throw new NotFoundError(this.ref(def, name));
+        if (e instanceof KeyNotFoundError) throw new NotFoundError(refOf(def, name));
         throw e;
       }
+      return this.written("DELETE", def, result, current, request, []);
     }
-    throw new ConflictError(this.ref(def, name), "too many concurrent changes; try again");
+    throw new ConflictError(refOf(def, name), "too many concurrent changes; try again");
   }
 
-  /** Removes an object whatever its finalizers (used by the namespace and garbage collectors). */
+  /** Removes an object whatever its finalizers, without admission or hooks (for the collectors of the server itself). */
   async forget(def: KindDefinition, namespace: string | undefined, name: string, uid: string): Promise<void> {
-    const key = this.key(def, namespace, name);
+    const key = objectKey(def, namespace, name);
     const kv = await this.store.get(key);
     if (!kv) return;
     const current = this.decode(def, kv);
@@ -535,11 +521,12 @@ export class ObjectService {
     onEvent: (event: ObjectEvent) => void,
     onError: (error: Error) => void,
   ): Promise<ObjectWatch> {
+    await this.authorizeRead(def, "watch", namespace, undefined, options.context);
     const matches = this.matcher(def, options.labelSelector, options.fieldSelector);
-    const prefix = this.prefix(def, namespace);
+    const prefix = kindPrefix(def, namespace);
     let after: number;
     if (!options.resourceVersion || options.resourceVersion === "0") {
-      const initial = await this.list(def, namespace, { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector });
+      const initial = await this.read(def, namespace, { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector });
       after = Number(initial.metadata.resourceVersion);
       for (const object of initial.items) onEvent({ type: "ADDED", object });
     } else {
@@ -580,39 +567,3 @@ export class ObjectService {
 
 /** The matcher of a request without label or field selectors. */
 const matchAll = (_object: KubeObject): boolean => true;
-
-/** JSON nulls mean "not set", as Kubernetes decodes them (kubectl sends `creationTimestamp: null`). */
-function dropNulls(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(dropNulls);
-  if (typeof value !== "object" || value === null) return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = dropNulls(v);
-  return out;
-}
-
-function generatedName(prefix: string): string {
-  let suffix = "";
-  const bytes = new Uint8Array(5);
-  crypto.getRandomValues(bytes);
-  for (const b of bytes) suffix += GENERATE_ALPHABET[b % GENERATE_ALPHABET.length];
-  return prefix + suffix;
-}
-
-interface ContinueToken {
-  key: string;
-  rev: number;
-}
-
-function encodeContinue(token: ContinueToken): string {
-  return Buffer.from(JSON.stringify({ k: token.key, r: token.rev })).toString("base64url");
-}
-
-function decodeContinue(text: string): ContinueToken {
-  try {
-    const parsed = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as { k?: unknown; r?: unknown };
-    if (typeof parsed.k === "string" && typeof parsed.r === "number") return { key: parsed.k, rev: parsed.r };
-  } catch {
-    // fall through
-  }
-  throw new BadRequestError("invalid continue token");
-}

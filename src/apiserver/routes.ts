@@ -4,28 +4,21 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { parse as parseYaml } from "yaml";
 import type { KindDefinition, Registry } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
+import { authorize } from "./authorization/authorizer.ts";
 import { apiVersions, group, groupList, resourceList, SERVER_VERSION } from "./discovery.ts";
 import { BadRequestError, InternalError, MethodNotAllowedError, NotFoundError, UnsupportedMediaTypeError, type ApiError } from "./errors.ts";
 import type { ApiMetrics } from "./metrics.ts";
-import type { ObjectService, DeletePropagation, ObjectEvent, WriteOptions } from "./objects.ts";
+import type { ObjectService, DeletePropagation, ObjectEvent, WriteOptions, WriteResult } from "./objects.ts";
 import { renderOpenApi } from "./openapi.ts";
 import { patchTypeOf } from "./patch.ts";
+import { fieldManagerError, fieldManagerOf, type Identity, type RequestContext } from "./request-context.ts";
 import { toTable, wantsTable, type IncludeObject } from "./table.ts";
 import type { FieldValidation } from "./validation.ts";
 
-/** A successful write, as the after-write hook sees it. */
-export interface AfterWrite {
-  verb: "create" | "update" | "patch" | "delete";
-  def: KindDefinition;
-  object: KubeObject;
-  /** The object before an update or patch. */
-  previous?: KubeObject;
-  reply: FastifyReply;
-}
-
 /**
  * A subresource that computes an answer rather than storing anything, as a ServiceAccount's `token`
- * answers a TokenRequest: POST with a body, get the body back with its status filled in.
+ * answers a TokenRequest: POST with a body, get the body back with its status filled in. The request is
+ * authorized as a create of the subresource.
  */
 export interface SubresourceAction {
   /** e.g. "slipway.dev/clusters/plan", or "/pods/eviction" for a core kind */
@@ -34,7 +27,7 @@ export interface SubresourceAction {
   discovery?: { group: string; version: string; kind: string };
   /** The HTTP status of an answer (default 200; an eviction answers 201). */
   code?: number;
-  handle(request: { namespace: string | undefined; name: string; body: unknown }): Promise<unknown>;
+  handle(request: { namespace: string | undefined; name: string; body: unknown; context: RequestContext }): Promise<unknown>;
 }
 
 /** What /version answers. */
@@ -43,13 +36,12 @@ export type VersionInfo = typeof SERVER_VERSION;
 /** What a request resolves to: which API it addresses and the path inside it. */
 export interface ApiContext {
   registry: Registry;
+  /** The object service: authorization, admission, storage and post-write hooks of this API. */
   objects: ObjectService;
   metrics: ApiMetrics;
   /** Pre-rendered OpenAPI documents. */
   openapi: { index: string; documents: Map<string, string> };
   bookmarkIntervalMs: number;
-  /** Called after every successful write, e.g. to add headers. */
-  afterWrite?: (event: AfterWrite) => Promise<void> | void;
   /** Subresources answered by a computation (see SubresourceAction), by path. */
   actions?: Map<string, SubresourceAction>;
   /** What /version answers (default: Slipway's own version). */
@@ -61,7 +53,6 @@ export function createApiContext(options: {
   objects: ObjectService;
   metrics: ApiMetrics;
   bookmarkIntervalMs?: number;
-  afterWrite?: ApiContext["afterWrite"];
   actions?: SubresourceAction[];
 }): ApiContext {
   return {
@@ -131,12 +122,15 @@ function requireJsonBody(request: FastifyRequest): unknown {
   return body;
 }
 
-function writeOptions(query: Query): WriteOptions {
+/** The options of a write: ?fieldValidation, and the request's context with ?dryRun and the field manager. */
+function writeOptions(query: Query, context: RequestContext): WriteOptions {
   const fv = query.fieldValidation;
   let fieldValidation: FieldValidation = "Strict";
   if (fv === "Ignore" || fv === "Warn" || fv === "Strict") fieldValidation = fv;
   else if (fv !== undefined && fv !== "") throw new BadRequestError(`fieldValidation must be one of Ignore, Warn, Strict (got "${fv}")`);
-  return { fieldValidation, dryRun: query.dryRun === "All" };
+  const refused = fieldManagerError(context.fieldManager);
+  if (refused) throw new BadRequestError(refused);
+  return { fieldValidation, context: query.dryRun === "All" ? { ...context, dryRun: true } : context };
 }
 
 function includeObjectOf(query: Query): IncludeObject {
@@ -144,8 +138,11 @@ function includeObjectOf(query: Query): IncludeObject {
   return v === "None" || v === "Object" ? v : "Metadata";
 }
 
-function setWarnings(reply: FastifyReply, warnings: string[]): void {
-  if (warnings.length > 0) reply.header("Warning", warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(", "));
+/** Passes on what a write says to its client: warnings, and the headers post-write hooks asked for. */
+function sendWriteResult(reply: FastifyReply, result: WriteResult): KubeObject {
+  if (result.warnings.length > 0) reply.header("Warning", result.warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(", "));
+  for (const [name, value] of Object.entries(result.responseHeaders ?? {})) reply.header(name, value);
+  return result.object;
 }
 
 /** The actions of a group that discovery lists, by "<plural>/<subresource>". */
@@ -157,12 +154,32 @@ function listedActions(ctx: ApiContext, group: string): Record<string, { group: 
   return listed;
 }
 
-/** Handles one request addressed to `path` inside the API of `ctx`; returns the body to send. */
-export async function handleApiRequest(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, path: string, info: RequestInfo): Promise<unknown> {
+/** Discovery, OpenAPI and version paths: what is not a resource. */
+function isResourcePath(segments: string[]): boolean {
+  return (segments[0] === "api" && segments.length >= 3) || (segments[0] === "apis" && segments.length >= 4);
+}
+
+/**
+ * Handles one request addressed to `path` inside the API of `ctx`, for an authenticated identity;
+ * returns the body to send.
+ */
+export async function handleApiRequest(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  path: string,
+  info: RequestInfo,
+  identity: Identity,
+): Promise<unknown> {
   const segments = path.split("/").filter((s) => s.length > 0).map(decodeURIComponent);
   const query = request.query as Query;
   const method = request.method;
   info.verb = method.toLowerCase();
+  const context: RequestContext = { identity, fieldManager: fieldManagerOf(query.fieldManager, request.headers["user-agent"]) };
+  if (!isResourcePath(segments)) {
+    const pending = authorize(ctx.objects.authorizer, { identity, verb: info.verb, path });
+    if (pending) await pending;
+  }
   if (segments[0] === "version" && segments.length === 1) return ctx.version ?? SERVER_VERSION;
   if (segments[0] === "openapi") return openapi(ctx, segments, reply);
   let groupName: string;
@@ -195,10 +212,18 @@ export async function handleApiRequest(ctx: ApiContext, request: FastifyRequest,
   info.resource = target.def.plural + (target.subresource ? `/${target.subresource}` : "");
   info.namespace = target.namespace;
   info.name = target.name;
-  return serveResource(ctx, request, reply, target, query, info);
+  return serveResource(ctx, request, reply, target, query, info, context);
 }
 
-async function serveResource(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, target: ResourcePath, query: Query, info: RequestInfo): Promise<unknown> {
+async function serveResource(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  target: ResourcePath,
+  query: Query,
+  info: RequestInfo,
+  context: RequestContext,
+): Promise<unknown> {
   const { def, namespace, name, subresource } = target;
   const objects = ctx.objects;
   const method = request.method;
@@ -207,7 +232,11 @@ async function serveResource(ctx: ApiContext, request: FastifyRequest, reply: Fa
   if (action) {
     if (method !== "POST") throw new MethodNotAllowedError(`${method} is not supported on ${def.plural}/${subresource}; POST asks for it`);
     info.verb = "create";
-    const answer = await action.handle({ namespace, name: name!, body: requireJsonBody(request) });
+    const body = requireJsonBody(request);
+    const resource = { group: def.group, version: def.version, resource: def.plural, subresource, namespace: def.namespaced ? namespace : undefined, name };
+    const pending = authorize(objects.authorizer, { ...context, verb: "create", resource });
+    if (pending) await pending;
+    const answer = await action.handle({ namespace, name: name!, body, context });
     if (action.code) reply.code(action.code);
     return answer;
   }
@@ -221,13 +250,13 @@ async function serveResource(ctx: ApiContext, request: FastifyRequest, reply: Fa
     if (method === "GET") {
       if (truthy(query.watch)) {
         info.verb = "watch";
-        await serveWatch(ctx, request, reply, def, namespace, query, table);
+        await serveWatch(ctx, request, reply, def, namespace, query, table, context);
         return reply;
       }
       info.verb = "list";
       const limit = query.limit ? Number(query.limit) : undefined;
       if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) throw new BadRequestError(`limit must be a non-negative integer (got "${query.limit}")`);
-      const list = await objects.list(def, namespace, { labelSelector: query.labelSelector, fieldSelector: query.fieldSelector, limit, continue: query.continue });
+      const list = await objects.list(def, namespace, { labelSelector: query.labelSelector, fieldSelector: query.fieldSelector, limit, continue: query.continue, context });
       if (table) {
         return toTable(def, list.items, { includeObject: includeObjectOf(query), resourceVersion: list.metadata.resourceVersion, continue: list.metadata.continue });
       }
@@ -235,39 +264,33 @@ async function serveResource(ctx: ApiContext, request: FastifyRequest, reply: Fa
     }
     if (method === "POST") {
       info.verb = "create";
-      const result = await objects.create(def, namespace, requireJsonBody(request), writeOptions(query));
-      setWarnings(reply, result.warnings);
-      await ctx.afterWrite?.({ verb: "create", def, object: result.object, reply });
+      const result = await objects.create(def, namespace, requireJsonBody(request), writeOptions(query, context));
       reply.code(201);
-      return result.object;
+      return sendWriteResult(reply, result);
     }
     throw new MethodNotAllowedError(`${method} is not supported on ${def.plural}`);
   }
   switch (method) {
     case "GET": {
       info.verb = "get";
-      const object = await objects.get(def, namespace, name);
+      const object = await objects.get(def, namespace, name, { context });
       return table ? toTable(def, [object], { includeObject: includeObjectOf(query), resourceVersion: object.metadata.resourceVersion }) : object;
     }
     case "PUT": {
       info.verb = "update";
       const body = requireJsonBody(request);
-      const options = writeOptions(query);
+      const options = writeOptions(query, context);
       const result =
         subresource === "status" ? await objects.updateStatus(def, namespace, name, body, options) : await objects.update(def, namespace, name, body, options);
-      setWarnings(reply, result.warnings);
-      await ctx.afterWrite?.({ verb: "update", def, object: result.object, previous: result.previous, reply });
-      return result.object;
+      return sendWriteResult(reply, result);
     }
     case "PATCH": {
       info.verb = "patch";
       const type = patchTypeOf(request.headers["content-type"]);
       const body = parseBody(request);
       if (body === undefined) throw new BadRequestError("the request body is empty");
-      const result = await objects.patch(def, namespace, name, type, body, { ...writeOptions(query), subresource: subresource === "status" ? "status" : undefined });
-      setWarnings(reply, result.warnings);
-      await ctx.afterWrite?.({ verb: "patch", def, object: result.object, previous: result.previous, reply });
-      return result.object;
+      const result = await objects.patch(def, namespace, name, type, body, { ...writeOptions(query, context), subresource: subresource === "status" ? "status" : undefined });
+      return sendWriteResult(reply, result);
     }
     case "DELETE": {
       info.verb = "delete";
@@ -277,13 +300,12 @@ async function serveResource(ctx: ApiContext, request: FastifyRequest, reply: Fa
       if (policy !== undefined && !["Background", "Foreground", "Orphan"].includes(policy)) {
         throw new BadRequestError(`propagationPolicy must be one of Background, Foreground, Orphan (got "${policy}")`);
       }
-      const object = await objects.delete(def, namespace, name, {
-        ...writeOptions(query),
+      const result = await objects.delete(def, namespace, name, {
+        ...writeOptions(query, context),
         propagationPolicy: policy as DeletePropagation | undefined,
         preconditions: body.preconditions,
       });
-      await ctx.afterWrite?.({ verb: "delete", def, object, reply });
-      return object;
+      return sendWriteResult(reply, result);
     }
     default:
       throw new MethodNotAllowedError(`${method} is not supported on ${def.plural}`);
@@ -308,6 +330,7 @@ async function serveWatch(
   namespace: string | undefined,
   query: Query,
   table: boolean,
+  context: RequestContext,
 ): Promise<void> {
   const includeObject = includeObjectOf(query);
   const res = reply.raw;
@@ -339,7 +362,13 @@ async function serveWatch(
     finish();
   };
   // Errors before the stream starts (bad selectors, a malformed resourceVersion) become plain responses.
-  const watch = await ctx.objects.watch(def, namespace, { resourceVersion: query.resourceVersion, labelSelector: query.labelSelector, fieldSelector: query.fieldSelector }, onEvent, onError);
+  const watch = await ctx.objects.watch(
+    def,
+    namespace,
+    { resourceVersion: query.resourceVersion, labelSelector: query.labelSelector, fieldSelector: query.fieldSelector, context },
+    onEvent,
+    onError,
+  );
   reply.hijack();
   res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache, private", "Transfer-Encoding": "chunked" });
   // Clients wait for the headers before reading events; a quiet collection must not hold them back.

@@ -1,5 +1,6 @@
-// The HTTP(S) server: authentication, one log line and metrics per request, Status bodies for every
-// error, health endpoints, and routing of each request to the API it addresses.
+// The HTTP(S) server: authentication (the authenticator chain of the API a request addresses), one log
+// line and metrics per request, Status bodies for every error, health endpoints, and routing of each
+// request to the API it addresses.
 import type { ServerOptions as HttpsOptions } from "node:https";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
@@ -7,19 +8,16 @@ import { InternalError, isApiError, UnauthorizedError, type Status } from "./err
 import type { ApiMetrics } from "./metrics.ts";
 import { handleApiRequest, type ApiContext, type RequestInfo } from "./routes.ts";
 import { SERVER_VERSION } from "./discovery.ts";
-
-export interface Identity {
-  user: string;
-  groups: string[];
-}
-
-export type Authenticator = (request: FastifyRequest) => Identity | undefined;
+import { PING, runHealthChecks, type HealthCheck } from "./health.ts";
+import { credentialsOf, type Authenticator } from "./authentication.ts";
+import { authorize } from "./authorization/authorizer.ts";
 
 export interface Mounted {
   ctx: ApiContext;
   /** The path inside the mounted API (e.g. /apis/slipway.dev/v1alpha1/clusters). */
   path: string;
-  authenticate: Authenticator;
+  /** Who may call the mounted API. */
+  authenticator: Authenticator;
 }
 
 export interface ApiServerOptions {
@@ -35,6 +33,10 @@ export interface ApiServerOptions {
    * a path it does not serve. Asked before the API, for every path but the health endpoints.
    */
   site?: (request: FastifyRequest, reply: FastifyReply, path: string) => Promise<unknown> | undefined;
+  /** What /readyz checks besides answering at all (e.g. the store, the controllers). */
+  readiness?: readonly HealthCheck[];
+  /** What /version answers (default: the emulated Kubernetes API's constant). */
+  version?: object;
 }
 
 const PUBLIC_PATHS = new Set(["/healthz", "/livez", "/readyz", "/version"]);
@@ -117,13 +119,22 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     const path = request.url.split("?")[0]!;
     const info: RequestInfo & { user?: string; start: bigint } = { verb: request.method.toLowerCase(), resource: "", start: process.hrtime.bigint() };
     infos.set(request, info);
-    if (path === "/healthz" || path === "/livez" || path === "/readyz") {
+    if (path === "/healthz" || path === "/livez") {
       info.resource = path.slice(1);
       return reply.type("text/plain").send("ok");
     }
+    if (path === "/readyz" || path.startsWith("/readyz/")) {
+      info.resource = "readyz";
+      const query = request.query as Record<string, string | undefined>;
+      const only = path.length > "/readyz/".length ? decodeURIComponent(path.slice("/readyz/".length)) : undefined;
+      const report = await runHealthChecks("readyz", [PING, ...(options.readiness ?? [])], { verbose: query.verbose !== undefined, exclude: query.exclude?.split(","), only });
+      if (!report) return reply.code(404).type("text/plain").send(`no readyz check named ${only}\n`);
+      for (const { name, reason } of report.failed) logger.warn({ check: name, reason }, "readyz check failed");
+      return reply.code(report.code).type("text/plain").send(report.body);
+    }
     if (path === "/version") {
       info.resource = "version";
-      return options.route(request, path)?.ctx.version ?? SERVER_VERSION;
+      return options.version ?? options.route(request, path)?.ctx.version ?? SERVER_VERSION;
     }
     const page = options.site?.(request, reply, path);
     if (page !== undefined) {
@@ -132,15 +143,16 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     }
     const mounted = options.route(request, path);
     if (!mounted) throw new UnauthorizedError();
-    const identity = mounted.authenticate(request);
+    const identity = await mounted.authenticator.authenticate(credentialsOf(request));
     if (!identity) throw new UnauthorizedError();
     info.user = identity.user;
     if (mounted.path === "/metrics") {
       info.resource = "metrics";
+      await authorize(mounted.ctx.objects.authorizer, { identity, verb: info.verb, path: mounted.path });
       return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
     }
     if (PUBLIC_PATHS.has(mounted.path)) return mounted.path === "/version" ? (mounted.ctx.version ?? SERVER_VERSION) : reply.type("text/plain").send("ok");
-    const body = await handleApiRequest(mounted.ctx, request, reply, mounted.path, info);
+    const body = await handleApiRequest(mounted.ctx, request, reply, mounted.path, info, identity);
     if (body === reply) {
       // A watch: the stream has started and is answered by itself; it is counted now.
       record(request, 200);

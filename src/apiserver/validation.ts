@@ -1,10 +1,13 @@
 // Checks objects against their kind's schema: defaults, unknown fields (strict or pruned) and field
-// errors phrased as the Kubernetes API phrases them.
+// errors phrased as the Kubernetes API phrases them. The first two admission plugins: Defaulting
+// (mutate) and Validation (validate).
 import { Kind, Type, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
-import type { FieldError, KindDefinition } from "../api/registry.ts";
+import type { FieldError } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
+import type { AdmissionPlugin } from "./admission.ts";
+import { InvalidError, refOf } from "./errors.ts";
 
 export type FieldValidation = "Strict" | "Warn" | "Ignore";
 
@@ -50,14 +53,14 @@ function reducedForDefaults(schema: TSchema): TSchema {
   return schema; // unions, records and the like keep their full schema: their defaults depend on it
 }
 
-const defaulting = new WeakMap<TSchema, TSchema>();
+const reducedSchemas = new WeakMap<TSchema, TSchema>();
 
 /** Applies the schema's defaults to the value (mutating it where it can), as Value.Default does. */
 export function applyDefaults(schema: TSchema, value: unknown): unknown {
-  let reduced = defaulting.get(schema);
+  let reduced = reducedSchemas.get(schema);
   if (!reduced) {
     reduced = reducedForDefaults(schema);
-    defaulting.set(schema, reduced);
+    reducedSchemas.set(schema, reduced);
   }
   return Value.Default(reduced, value);
 }
@@ -136,25 +139,33 @@ export function pruneUnknownFields(schema: TSchema, value: unknown, path = ""): 
   return dropped;
 }
 
-export interface Admitted {
-  warnings: string[];
-  errors: FieldError[];
-}
-
 /**
- * Applies schema defaults and the kind's defaults hook, then validates the schema and the kind's rules.
- * Mutates `object` (defaults, pruning).
+ * The first admission plugin: fields the schema does not know are refused (Strict), dropped with a
+ * warning (Warn) or dropped (Ignore); the schema's defaults are applied; an object that does not match
+ * its schema is refused with every field named; then the kind's defaults hook fills the rest.
  */
-export function admit(def: KindDefinition, object: KubeObject, old: KubeObject | undefined, mode: FieldValidation): Admitted {
-  const warnings: string[] = [];
-  if (mode !== "Strict") {
-    const dropped = pruneUnknownFields(def.schema, object);
-    if (mode === "Warn") warnings.push(...dropped.map((f) => `unknown field "${f}"`));
-  }
-  const defaulted = applyDefaults(def.schema, object) as KubeObject;
-  if (defaulted !== object) Object.assign(object, defaulted);
-  const errors = schemaErrors(def.schema, object);
-  if (errors.length === 0 && def.defaults) def.defaults(object);
-  if (errors.length === 0 && def.validate) errors.push(...def.validate(object, old));
-  return { warnings, errors };
-}
+export const defaulting: AdmissionPlugin = {
+  name: "Defaulting",
+  mutate(request) {
+    const { def, object } = request;
+    if (request.fieldValidation !== "Strict") {
+      const dropped = pruneUnknownFields(def.schema, object);
+      if (request.fieldValidation === "Warn") request.warnings.push(...dropped.map((f) => `unknown field "${f}"`));
+    }
+    const defaulted = applyDefaults(def.schema, object) as KubeObject;
+    if (defaulted !== object) Object.assign(object, defaulted);
+    const errors = schemaErrors(def.schema, object);
+    if (errors.length > 0) throw new InvalidError(refOf(def, object.metadata.name), errors);
+    def.defaults?.(object);
+  },
+};
+
+/** The kind's static validation (immutable fields on update among it). */
+export const validation: AdmissionPlugin = {
+  name: "Validation",
+  validate(request) {
+    if (request.operation === "DELETE" || !request.def.validate) return;
+    const errors = request.def.validate(request.object, request.oldObject);
+    if (errors.length > 0) throw new InvalidError(refOf(request.def, request.object.metadata.name), errors);
+  },
+};

@@ -1,17 +1,21 @@
-// `slipway apply -f FILE [--wait]`: creates or updates each object of a manifest (as kubectl apply does)
-// and, with --wait, follows each Cluster in it until it is Ready or Failed.
+// `slipway apply -f FILE [--wait]`: creates or updates each object of a manifest through the apply
+// engine (kubectl's client-side apply: fields dropped from the manifest are removed) and, with --wait,
+// follows each Cluster in it until it is Ready or Failed.
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { parseAllDocuments } from "yaml";
-import { KubeNotFoundError, KubeUnauthorizedError, KubeUnreachableError, type ApplyAction, type KubeObject } from "../kubeclient/index.ts";
-import { SLIPWAY_API_VERSION } from "./clusters.ts";
+import { Applier, NamespaceMismatchError, type KubeObject } from "../kubeclient/index.ts";
+import { SLIPWAY_API_VERSION } from "../api/slipway/group.ts";
 import { withSession, type Session } from "./connect.ts";
 import { CliError, ReportedFailure, errorLine } from "./errors.ts";
 import { followCluster } from "./follow.ts";
 import { resourceLabel } from "./output.ts";
 import { progressReporter } from "./progress.ts";
 import { parseDuration } from "./usage.ts";
+
+/** The field manager the server records for the CLI's writes. */
+const FIELD_MANAGER = "slipway";
 
 interface ApplyFlags {
   filename: string;
@@ -96,66 +100,37 @@ interface Applied {
   failed: boolean;
 }
 
-/** Applies each object in order, printing `kind/name created|configured|unchanged`; errors are printed and the rest still applied. */
+/**
+ * Applies the manifest's objects (namespaces and definitions first), printing `kind/name
+ * created|configured|unchanged` for each; an object that fails is printed and the others still applied.
+ */
 async function applyAll(session: Session, manifest: ManifestObject[], explicitNamespace: string | undefined): Promise<Applied> {
   const applied: Applied = { clusters: [], failed: false };
-  for (const { object } of manifest) {
-    try {
-      const resource = await session.client.resource(object.apiVersion, object.kind).catch((error: unknown) => {
-        if (!(error instanceof KubeNotFoundError)) throw error;
-        throw new CliError(`${object.kind} "${object.metadata.name}": the server has no kind ${object.kind} in ${object.apiVersion}`, { cause: error });
-      });
-      const declared = object.metadata.namespace;
-      if (resource.namespaced && declared !== undefined && explicitNamespace !== undefined && declared !== explicitNamespace) {
-        throw new CliError(`${object.kind} "${object.metadata.name}" is declared in namespace ${declared}, not ${explicitNamespace} (-n)`);
-      }
-      const namespace = resource.namespaced ? (declared ?? session.namespace) : undefined;
-      const desired = namespace === undefined ? object : { ...object, metadata: { ...object.metadata, namespace } };
-      const name = object.metadata.name!;
-      const path = await session.client.resourcePath({ apiVersion: object.apiVersion, kind: object.kind, ...(namespace === undefined ? {} : { namespace }), name });
-      session.out.write(`${resourceLabel(resource)}/${name} ${await applyObject(session, desired, path)}\n`);
-      if (object.kind === "Cluster" && object.apiVersion === SLIPWAY_API_VERSION && namespace !== undefined) {
-        applied.clusters.push({ namespace, name });
-      }
-    } catch (error) {
-      // Without a server (or with credentials it refuses) the other objects would fail alike.
-      if (error instanceof KubeUnreachableError || error instanceof KubeUnauthorizedError) throw error;
-      session.err.write(`error: ${errorLine(error)}\n`);
-      applied.failed = true;
-    }
-  }
+  const applier = new Applier(session.client, {
+    namespace: session.namespace,
+    enforceNamespace: explicitNamespace !== undefined,
+    fieldValidation: "Strict",
+    fieldManager: FIELD_MANAGER,
+  });
+  await applier.applyAll(
+    manifest.map((m) => m.object),
+    {
+      onOutcome: (outcome) => {
+        if (outcome.error) {
+          const why = outcome.error instanceof NamespaceMismatchError ? `${outcome.error.message} (-n)` : errorLine(outcome.error);
+          session.err.write(`error: ${why}\n`);
+          applied.failed = true;
+          return;
+        }
+        const { resource, ref, action } = outcome;
+        session.out.write(`${resourceLabel(resource)}/${ref.name} ${action}\n`);
+        if (resource.kind === "Cluster" && resource.apiVersion === SLIPWAY_API_VERSION && ref.namespace !== undefined) {
+          applied.clusters.push({ namespace: ref.namespace, name: ref.name });
+        }
+      },
+    },
+  );
   return applied;
-}
-
-/**
- * True when every field the manifest sets already has that value: the object is unchanged, whatever
- * the server filled in (defaults, status, metadata). A `null` asks for a field to be removed.
- */
-export function declaredIn(declared: unknown, current: unknown): boolean {
-  if (declared === null) return current === undefined || current === null;
-  if (Array.isArray(declared)) {
-    return Array.isArray(current) && declared.length === current.length && declared.every((item, i) => declaredIn(item, current[i]));
-  }
-  if (typeof declared === "object") {
-    if (typeof current !== "object" || current === null || Array.isArray(current)) return false;
-    return Object.entries(declared).every(([key, value]) => declaredIn(value, (current as Record<string, unknown>)[key]));
-  }
-  return declared === current;
-}
-
-/**
- * Creates or updates one object. What the manifest declares is compared with what is stored first, so
- * that an object the controllers keep writing to (status, finalizers) still reads as unchanged.
- */
-async function applyObject(session: Session, object: KubeObject, path: string): Promise<ApplyAction> {
-  const { status: _status, ...declared } = object;
-  try {
-    const current = await session.client.get<KubeObject>(path);
-    if (declaredIn(declared, current)) return "unchanged";
-  } catch (error) {
-    if (!(error instanceof KubeNotFoundError)) throw error;
-  }
-  return (await session.client.apply(object, { fieldValidation: "Strict" })).action;
 }
 
 /** Follows the clusters side by side until each is Ready, Failed, or out of time. */

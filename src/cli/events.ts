@@ -1,6 +1,8 @@
-// `slipway events CLUSTER`: what happened to the cluster and to every object made for it, oldest first.
+// `slipway events CLUSTER`: the events view of the cluster (views/events.ts) as a table — what happened
+// to it and to every object made for it, oldest first.
 import type { Command } from "commander";
 import type { EventObject, OperationObject } from "../api/kinds.ts";
+import { clusterEvents, eventTime } from "../views/events.ts";
 import { getClusterFamily, slipwayPath } from "./clusters.ts";
 import { withSession, type Session } from "./connect.ts";
 import { formatAge, renderTable } from "./output.ts";
@@ -19,35 +21,17 @@ export function registerEventsCommand(program: Command): void {
     });
 }
 
-/** When an event last happened, whichever time its reporter filled in. */
-export function eventTime(event: EventObject): string {
-  return event.lastTimestamp ?? event.eventTime ?? event.firstTimestamp ?? event.metadata.creationTimestamp ?? "";
-}
-
-/** Oldest first; events of the same second keep the order the server stored them in. */
-export function sortEvents(events: EventObject[]): EventObject[] {
-  const stored = (e: EventObject) => Number(e.metadata.resourceVersion ?? 0);
-  return [...events].sort((a, b) => Date.parse(eventTime(a)) - Date.parse(eventTime(b)) || stored(a) - stored(b));
-}
-
 async function clusterEventsText(session: Session, name: string): Promise<string | undefined> {
   const family = await getClusterFamily(session, name);
   const { client, namespace } = session;
   const operations = await client.listAll<OperationObject>(await slipwayPath(client, "Operation", namespace));
-  const involved = new Set<string>([
-    `Cluster/${name}`,
-    ...family.infrastructures.map((o) => `Infrastructure/${o.metadata.name}`),
-    ...family.pools.map((o) => `MachinePool/${o.metadata.name}`),
-    ...family.machines.map((o) => `Machine/${o.metadata.name}`),
-    ...operations.filter((o) => o.spec.target.kind === "Cluster" && o.spec.target.name === name).map((o) => `Operation/${o.metadata.name}`),
-  ]);
   const eventsPath = await client.resourcePath({ apiVersion: "v1", kind: "Event", namespace });
-  const events = (await client.listAll<EventObject>(eventsPath)).filter((e) => involved.has(`${e.involvedObject.kind}/${e.involvedObject.name}`));
+  const events = clusterEvents(family, operations, await client.listAll<EventObject>(eventsPath));
   if (events.length === 0) return undefined;
   const now = Date.now();
   return renderTable(
     ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
-    sortEvents(events).map((e) => [
+    events.map((e) => [
       formatAge(eventTime(e), now),
       e.type ?? "",
       e.reason ?? "",

@@ -7,7 +7,7 @@ import type { Command } from "commander";
 import { parse } from "yaml";
 import type { SecretObject } from "../api/kinds.ts";
 import { mergeKubeconfig } from "../bootstrap/kubeconfig.ts";
-import { names } from "../controllers/contract.ts";
+import { names } from "../api/slipway/names.ts";
 import { KubeNotFoundError } from "../kubeclient/index.ts";
 import { getCluster } from "./clusters.ts";
 import { firstKubeconfigEntry, withSession, type Session } from "./connect.ts";

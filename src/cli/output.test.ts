@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parse } from "yaml";
-import { fitWidth, formatAge, formatDuration, renderObjects, renderTable, resourceLabel } from "./output.ts";
+import { fitWidth, formatAge, renderObjects, renderTable, resourceLabel } from "./output.ts";
 
 describe("renderTable", () => {
   it("aligns columns three spaces apart and leaves no trailing spaces", () => {
@@ -12,18 +12,13 @@ describe("renderTable", () => {
   });
 });
 
-describe("formatAge and formatDuration", () => {
+describe("formatAge", () => {
   const now = Date.parse("2026-01-01T12:00:00Z");
   it("prints ages as kubectl does", () => {
     assert.equal(formatAge("2026-01-01T11:59:15Z", now), "45s");
     assert.equal(formatAge("2026-01-01T11:56:48Z", now), "3m12s");
     assert.equal(formatAge("2026-01-01T07:00:00Z", now), "5h");
     assert.equal(formatAge(undefined, now), "<unknown>");
-  });
-  it("prints durations with tenths under a minute", () => {
-    assert.equal(formatDuration(1234), "1.2s");
-    assert.equal(formatDuration(185_000), "3m05s");
-    assert.equal(formatDuration(3_720_000), "1h02m");
   });
 });
 

@@ -7,10 +7,12 @@ import type { Command } from "commander";
 import type { ClusterPlanObject, ClusterPlanStatus } from "../api/slipway/clusterplan.ts";
 import type { KubeObject } from "../kubeclient/index.ts";
 import { readManifest } from "./apply.ts";
-import { SLIPWAY_API_VERSION, slipwayPath } from "./clusters.ts";
+import { SLIPWAY_API_VERSION } from "../api/slipway/group.ts";
+import { slipwayPath } from "./clusters.ts";
 import { withSession, type Session } from "./connect.ts";
 import { ReportedFailure } from "./errors.ts";
-import { formatDuration, renderTable } from "./output.ts";
+import { formatDuration } from "../views/duration.ts";
+import { renderTable } from "./output.ts";
 import { UsageError } from "./usage.ts";
 
 interface PlanFlags {

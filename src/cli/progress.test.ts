@@ -1,7 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { ClusterStep } from "../api/kinds.ts";
-import { LiveProgress, PlainProgress, progressChanges, progressReporter, type ClusterProgress } from "./progress.ts";
+import { progressChanges, type ClusterProgress } from "../views/progress.ts";
+import { LiveProgress, PlainProgress, changeText, progressReporter } from "./progress.ts";
 
 const ESCAPE_SEQUENCE = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, "g");
 const T0 = Date.parse("2026-01-01T00:00:00Z");
@@ -20,16 +21,16 @@ const validating: ClusterStep = { name: "Validate", startedAt: at(0), outcome: "
 const validated: ClusterStep = { ...validating, finishedAt: at(1.2), outcome: "Succeeded" };
 const network: ClusterStep = { name: "Network east", startedAt: at(1.2), outcome: "Running" };
 
-describe("progressChanges", () => {
+describe("changeText", () => {
   it("reports a step once when it starts and once when it ends, with its duration", () => {
     const first = progressChanges(undefined, progress([validating]), T0);
     assert.deepEqual(
-      first.map((c) => c.text),
+      first.map(changeText),
       ["phase Provisioning", "▸ Validate", "machines 0/3 created, 0 booted, 0 joined, 0 ready"],
     );
     const second = progressChanges(progress([validating]), progress([validated, network]), T0);
     assert.deepEqual(
-      second.map((c) => [c.text, c.lasting]),
+      second.map((c) => [changeText(c), c.lasting]),
       [
         ["✓ Validate (1.2s)", true],
         ["▸ Network east", false],
@@ -42,12 +43,12 @@ describe("progressChanges", () => {
     const failed: ClusterStep = { ...network, finishedAt: at(4.2), outcome: "Failed", message: "CreateNetworkFailed: quota" };
     const changes = progressChanges(progress([network]), progress([failed], { reason: "ReplacingMachine", message: "q-east-0 BootFailed" }), T0);
     assert.deepEqual(
-      changes.map((c) => c.text),
+      changes.map(changeText),
       ["ReplacingMachine: q-east-0 BootFailed", "✗ Network east (3.0s): CreateNetworkFailed: quota"],
     );
     const deleting = progressChanges(progress([]), progress([], { phase: "Deleting", deleting: true, machines: { desired: 3, created: 2, booted: 2, joined: 2, ready: 2 } }), T0);
     assert.deepEqual(
-      deleting.map((c) => c.text),
+      deleting.map(changeText),
       ["phase Deleting", "machines 2 left"],
     );
   });

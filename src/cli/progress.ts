@@ -2,27 +2,9 @@
 // for each running step, machine counts, elapsed time) under the lines of what finished; in a pipe or
 // in CI, one plain line per change, without carriage returns or escape codes.
 import type { ClusterStep } from "../api/kinds.ts";
-import type { MachineCounts } from "./clusters.ts";
-import { fitWidth, formatDuration, type Output } from "./output.ts";
-
-/** What is known of one cluster at one moment. */
-export interface ClusterProgress {
-  /** `cluster/NAME`, as lines name it. */
-  label: string;
-  /** "Pending" until a controller sets one. */
-  phase: string;
-  reason?: string;
-  message?: string;
-  deleting: boolean;
-  steps: ClusterStep[];
-  machines: MachineCounts;
-}
-
-export type ProgressOutcome =
-  | { result: "ready" }
-  | { result: "failed"; reason: string; message: string }
-  | { result: "deleted" }
-  | { result: "timeout"; phase: string };
+import { ProgressTracker, stepDurationMs, type ClusterProgress, type ProgressChange, type ProgressOutcome } from "../views/progress.ts";
+import { formatDuration } from "../views/duration.ts";
+import { fitWidth, type Output } from "./output.ts";
 
 export interface ProgressReporter {
   update(progress: ClusterProgress): void;
@@ -33,60 +15,39 @@ export interface ProgressReporter {
   close(): void;
 }
 
-/** One change between two moments: `lasting` ones stay on screen in a terminal, others live in the block. */
-interface Change {
-  text: string;
-  lasting: boolean;
-}
-
 const DONE = "✓";
 const FAILED = "✗";
 const STARTED = "▸";
 
 function stepDuration(step: ClusterStep, now: number): string {
-  const end = step.finishedAt ? Date.parse(step.finishedAt) : now;
-  return formatDuration(end - Date.parse(step.startedAt));
+  return formatDuration(stepDurationMs(step, now));
 }
 
-function stepLine(step: ClusterStep, now: number): string {
-  if (step.outcome === "Succeeded") return `${DONE} ${step.name} (${stepDuration(step, now)})`;
-  // A failed step may not say when it ended.
-  if (step.outcome === "Failed") return `${FAILED} ${step.name}${step.finishedAt ? ` (${stepDuration(step, now)})` : ""}${step.message ? `: ${step.message}` : ""}`;
-  return `${STARTED} ${step.name}`;
-}
-
-function machinesLine(p: ClusterProgress, separator: string): string {
+function machinesLine(p: Pick<ClusterProgress, "machines" | "deleting">, separator: string): string {
   const m = p.machines;
   if (p.deleting) return `machines ${m.created} left`;
   return `machines ${[`${m.created}/${m.desired} created`, `${m.booted} booted`, `${m.joined} joined`, `${m.ready} ready`].join(separator)}`;
 }
 
-/**
- * What changed between two moments of a cluster. The first moment reports where the cluster stands:
- * steps still running or failed, and how many are done, rather than its whole history.
- */
-export function progressChanges(before: ClusterProgress | undefined, after: ClusterProgress, now: number): Change[] {
-  const changes: Change[] = [];
-  if (before?.phase !== after.phase) {
-    changes.push({ text: `phase ${after.phase}${after.message && !after.reason ? ` (${after.message})` : ""}`, lasting: true });
+/** A change of the progress view as one line of text. */
+export function changeText(change: ProgressChange): string {
+  switch (change.kind) {
+    case "phase":
+      return `phase ${change.phase}${change.message ? ` (${change.message})` : ""}`;
+    case "reason":
+      return `${change.reason}${change.message ? `: ${change.message}` : ""}`;
+    case "stepsDone":
+      return `${change.count} step${change.count === 1 ? "" : "s"} done`;
+    case "step": {
+      const { step, durationMs } = change;
+      const took = durationMs === undefined ? "" : ` (${formatDuration(durationMs)})`;
+      if (step.outcome === "Succeeded") return `${DONE} ${step.name}${took}`;
+      if (step.outcome === "Failed") return `${FAILED} ${step.name}${took}${step.message ? `: ${step.message}` : ""}`;
+      return `${STARTED} ${step.name}`;
+    }
+    case "machines":
+      return machinesLine(change, ", ");
   }
-  if (after.reason && after.phase !== "Failed" && (before?.reason !== after.reason || before.message !== after.message)) {
-    changes.push({ text: `${after.reason}${after.message ? `: ${after.message}` : ""}`, lasting: true });
-  }
-  if (!before) {
-    const done = after.steps.filter((s) => s.outcome === "Succeeded").length;
-    if (done > 0) changes.push({ text: `${done} step${done === 1 ? "" : "s"} done`, lasting: true });
-  }
-  const previous = new Map((before?.steps ?? []).map((s) => [s.name, s]));
-  for (const step of after.steps) {
-    const was = previous.get(step.name);
-    if (was?.outcome === step.outcome || (!before && step.outcome === "Succeeded")) continue;
-    changes.push({ text: stepLine(step, now), lasting: step.outcome !== "Running" });
-  }
-  if (!before || machinesLine(before, ", ") !== machinesLine(after, ", ")) {
-    if (after.machines.desired > 0 || after.machines.created > 0) changes.push({ text: machinesLine(after, ", "), lasting: false });
-  }
-  return changes;
 }
 
 export function outcomeLine(outcome: ProgressOutcome, elapsedMs: number): string {
@@ -108,10 +69,8 @@ export function elapsedStamp(ms: number): string {
 }
 
 abstract class Reporter implements ProgressReporter {
-  protected readonly last = new Map<string, ClusterProgress>();
+  protected readonly tracker = new ProgressTracker();
   protected readonly started: number;
-  /** Per cluster, the steps seen before its deletion began. */
-  private readonly madeSteps = new Map<string, Set<string>>();
 
   constructor(
     protected readonly out: Output,
@@ -124,19 +83,9 @@ abstract class Reporter implements ProgressReporter {
     return `${elapsedStamp(this.clock() - this.started)} ${label}  ${text}`;
   }
 
-  /**
-   * Records the moment and answers what changed. While a cluster is deleted, the steps of its making
-   * (which its journal may show running again as machines go) are left out: only new steps are news.
-   */
-  protected record(progress: ClusterProgress): Change[] {
-    const first = !this.last.has(progress.label);
-    let made = this.madeSteps.get(progress.label);
-    if (!made) this.madeSteps.set(progress.label, (made = new Set()));
-    if (!progress.deleting || first) for (const step of progress.steps) made.add(step.name);
-    const visible = progress.deleting ? { ...progress, steps: progress.steps.filter((s) => !made.has(s.name)) } : progress;
-    const changes = progressChanges(this.last.get(progress.label), visible, this.clock());
-    this.last.set(progress.label, visible);
-    return changes;
+  /** Records the moment and answers what changed. */
+  protected record(progress: ClusterProgress): ProgressChange[] {
+    return this.tracker.track(progress, this.clock());
   }
 
   abstract update(progress: ClusterProgress): void;
@@ -148,7 +97,7 @@ abstract class Reporter implements ProgressReporter {
 /** One line per change, for pipes, files and CI logs. */
 export class PlainProgress extends Reporter {
   update(progress: ClusterProgress): void {
-    for (const change of this.record(progress)) this.out.write(`${this.line(progress.label, change.text)}\n`);
+    for (const change of this.record(progress)) this.out.write(`${this.line(progress.label, changeText(change))}\n`);
   }
 
   finish(label: string, outcome: ProgressOutcome): void {
@@ -185,7 +134,7 @@ export class LiveProgress extends Reporter {
   }
 
   update(progress: ClusterProgress): void {
-    this.draw(this.record(progress).filter((c) => c.lasting).map((c) => this.line(progress.label, c.text)));
+    this.draw(this.record(progress).filter((c) => c.lasting).map((c) => this.line(progress.label, changeText(c))));
   }
 
   finish(label: string, outcome: ProgressOutcome): void {
@@ -206,7 +155,7 @@ export class LiveProgress extends Reporter {
     const now = this.clock();
     const spinner = SPINNER[this.frame] ?? "";
     const lines: string[] = [];
-    for (const [label, p] of this.last) {
+    for (const [label, p] of this.tracker.moments()) {
       if (this.finished.has(label)) continue;
       const detail = p.reason ? `${p.reason}${p.message ? `: ${p.message}` : ""}` : (p.message ?? "");
       lines.push(`${spinner} ${label}  ${p.phase}  ${formatDuration(now - this.started)}${detail ? `  ${detail}` : ""}`);

@@ -3,7 +3,8 @@
 // goes into the Cluster's `spec.workers`.
 import type { Command } from "commander";
 import type { ClusterObject, MachinePoolObject } from "../api/kinds.ts";
-import { LABEL_CLUSTER, LABEL_POOL } from "../controllers/contract.ts";
+import { LABEL_CLUSTER } from "../api/slipway/cluster.ts";
+import { LABEL_POOL } from "../api/slipway/machinepool.ts";
 import { getCluster, slipwayPath } from "./clusters.ts";
 import { findResource, withSession, type Session } from "./connect.ts";
 import { KubeConflictError } from "../kubeclient/index.ts";

@@ -1,26 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { ClusterObject, ClusterStep } from "../api/kinds.ts";
-import { bar, criticalPath, renderTimeline } from "./timeline.ts";
-
-const T0 = Date.parse("2026-01-01T00:00:00Z");
-const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
-const step = (name: string, start: number, end?: number, outcome: ClusterStep["outcome"] = end === undefined ? "Running" : "Succeeded"): ClusterStep => ({
-  name,
-  startedAt: at(start),
-  ...(end === undefined ? {} : { finishedAt: at(end) }),
-  outcome,
-});
-
-function cluster(steps: ClusterStep[], phase = "Provisioning"): ClusterObject {
-  return {
-    apiVersion: "slipway.dev/v1alpha1",
-    kind: "Cluster",
-    metadata: { name: "q", creationTimestamp: at(0) },
-    spec: { controlPlane: { connection: "east", machineType: "s1.medium" } },
-    status: { phase: phase as "Provisioning", steps },
-  } as ClusterObject;
-}
+import { T0, journalled as cluster, step } from "../views/testing.ts";
+import { bar, renderTimeline } from "./timeline.ts";
 
 describe("bar", () => {
   it("starts on a whole cell, ends on an eighth, and marks an instant with a thin line", () => {
@@ -29,24 +10,6 @@ describe("bar", () => {
     assert.equal(bar(2, 2, 6, "█"), "  ▏   ");
     assert.equal(bar(1, 3, 6, "░"), " ░░   ");
     assert.equal([...bar(0, 9, 6, "█")].length, 6, "never wider than the field");
-  });
-});
-
-describe("criticalPath", () => {
-  it("follows back from the last step through the step that ended last before each began", () => {
-    const steps = [step("Validate", 0, 1), step("Network", 1, 3), step("KeyPair", 1, 2), step("Subnet", 3, 4), step("Worker", 4, 8), step("ControlPlane", 4, 10), step("Ready", 10, 10)];
-    assert.deepEqual(
-      criticalPath(steps, T0).map((s) => s.name),
-      ["Validate", "Network", "Subnet", "ControlPlane", "Ready"],
-    );
-  });
-
-  it("counts a running step up to now", () => {
-    const steps = [step("Validate", 0, 1), step("Network", 1), step("KeyPair", 1, 2)];
-    assert.deepEqual(
-      criticalPath(steps, T0 + 5000).map((s) => s.name),
-      ["Validate", "Network"],
-    );
   });
 });
 

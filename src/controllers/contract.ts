@@ -1,47 +1,20 @@
-// What the controllers agree on: names of the objects they make for a cluster, the labels, annotations
-// and finalizers on them, the tags on cloud resources, and idempotency tokens.
+// What the controllers agree on among themselves and with the providers: owner references, the pause of a
+// cluster, the tags on cloud resources, and idempotency tokens. The names, labels, annotations and
+// finalizers of the objects made for a cluster are part of the API and live beside their kinds
+// (api/slipway/); the operation hook (cluster/operations.ts) reads two of them from here.
 import { createHash } from "node:crypto";
 import type { KubeObject, OwnerReferenceT } from "../api/meta.ts";
 import type { Reconcile } from "../runtime/controller.ts";
 import { keyFor } from "../runtime/keys.ts";
 
-export const LABEL_CLUSTER = "slipway.dev/cluster";
-export const LABEL_POOL = "slipway.dev/pool";
-export const LABEL_ROLE = "slipway.dev/role";
-export const LABEL_CONNECTION = "slipway.dev/connection";
-/** On the first control-plane machine: it runs `kubeadm init`; every other machine joins. */
-export const ANNOTATION_BOOTSTRAP = "slipway.dev/bootstrap";
-/** The Cluster condition that turns True once `kubeadm init` has completed: joining machines wait for it. */
-export const CONDITION_CONTROL_PLANE_INITIALIZED = "ControlPlaneInitialized";
-/** The Cluster condition that turns True once the network plugin is applied: no node is Ready before. */
-export const CONDITION_NETWORK_PLUGIN_INSTALLED = "NetworkPluginInstalled";
-
-export const FINALIZER_CLUSTER = "slipway.dev/cluster";
-export const FINALIZER_INFRASTRUCTURE = "slipway.dev/infrastructure";
-export const FINALIZER_MACHINE_POOL = "slipway.dev/machinepool";
-export const FINALIZER_MACHINE = "slipway.dev/machine";
+export { LABEL_CLUSTER } from "../api/slipway/cluster.ts";
+export { names } from "../api/slipway/names.ts";
 
 export const TAG_CLUSTER = "slipway.dev/cluster";
 export const TAG_CLUSTER_UID = "slipway.dev/cluster-uid";
 export const TAG_OWNER = "slipway.dev/owner";
 export const TAG_OWNER_UID = "slipway.dev/owner-uid";
 export const TAG_ROLE = "slipway.dev/role";
-
-export const ROLE_CONTROL_PLANE = "control-plane";
-export const ROLE_WORKER = "worker";
-
-export const names = {
-  infrastructure: (cluster: string, connection: string) => `${cluster}-${connection}`,
-  machinePool: (cluster: string, pool: string) => `${cluster}-${pool}`,
-  controlPlaneMachine: (cluster: string, index: number) => `${cluster}-cp-${index}`,
-  poolMachine: (poolObject: string, index: number) => `${poolObject}-${index}`,
-  pkiSecret: (cluster: string) => `${cluster}-pki`,
-  tokenSecret: (cluster: string) => `${cluster}-bootstrap-token`,
-  kubeconfigSecret: (cluster: string) => `${cluster}-kubeconfig`,
-  sshSecret: (cluster: string) => `${cluster}-ssh`,
-  bootstrapSecret: (machine: string) => `${machine}-bootstrap`,
-  operation: (cluster: string, type: string, generation: number) => `${cluster}-${type.toLowerCase()}-${generation}`,
-};
 
 /** An owner reference making `owner` the managing controller of the object it is put on. */
 export function controllerRef(owner: KubeObject): OwnerReferenceT {

@@ -3,12 +3,14 @@
 // a retry, a restart or another replica reads what the first attempt wrote.
 import type { ClusterObject, SecretObject } from "../api/kinds.ts";
 import { secretKind } from "../api/core.ts";
-import { AlreadyExistsError } from "../apiserver/errors.ts";
+import { createIfAbsent } from "../api/presence.ts";
 import { createBootstrapToken } from "../bootstrap/pki.ts";
 import { inThreadPki, type CertificateMaker } from "../bootstrap/pki-workers.ts";
 import type { ClusterPki } from "../bootstrap/kubeadm.ts";
 import type { Client } from "../runtime/client.ts";
-import { controllerRef, LABEL_CLUSTER, names } from "./contract.ts";
+import { LABEL_CLUSTER } from "../api/slipway/cluster.ts";
+import { names } from "../api/slipway/names.ts";
+import { controllerRef } from "./contract.ts";
 
 const PKI_KEYS = {
   "ca.crt": (p: ClusterPki) => p.ca.certPem,
@@ -21,13 +23,18 @@ const PKI_KEYS = {
   "sa.key": (p: ClusterPki) => p.serviceAccount.privateKeyPem,
 } as const;
 
+/** A cluster's Secret lacks a key the controllers wrote into it (changed by hand). */
+export class ClusterSecretError extends Error {
+  override readonly name = "ClusterSecretError";
+}
+
 function b64(text: string): string {
   return Buffer.from(text, "utf8").toString("base64");
 }
 
 function text(secret: SecretObject, key: string): string {
   const value = secret.data?.[key];
-  if (value === undefined) throw new Error(`Secret ${secret.metadata.name} has no key ${key}`);
+  if (value === undefined) throw new ClusterSecretError(`Secret ${secret.metadata.name} has no key ${key}`);
   return Buffer.from(value, "base64").toString("utf8");
 }
 
@@ -56,12 +63,7 @@ async function createOnce(client: Client, cluster: ClusterObject, name: string, 
     type: "Opaque",
     data: Object.fromEntries(Object.entries(await data()).map(([k, v]) => [k, b64(v)])),
   } as SecretObject;
-  try {
-    return await secrets.create(secret);
-  } catch (e) {
-    if (!(e instanceof AlreadyExistsError)) throw e;
-    return secrets.get(cluster.metadata.namespace, name);
-  }
+  return (await createIfAbsent(() => secrets.create(secret))) ?? secrets.get(cluster.metadata.namespace, name);
 }
 
 export async function ensureClusterPki(client: Client, cluster: ClusterObject, maker: CertificateMaker = inThreadPki): Promise<ClusterPki> {

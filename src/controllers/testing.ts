@@ -7,7 +7,9 @@ import type { KindDefinition } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { ObjectService } from "../apiserver/objects.ts";
 import { ensureDefaultNamespaces } from "../controlplane/namespaces.ts";
-import { simProviderFactory } from "../providers/sim/index.ts";
+import { installedProviders } from "../providers/index.ts";
+import type { ProviderFactory } from "../providers/provider.ts";
+import type { ProviderRegistry } from "../providers/registry.ts";
 import { Client } from "../runtime/client.ts";
 import { ControllerManager } from "../runtime/manager.ts";
 import { SimCloud, type SimCloudOptions } from "../simcloud/cloud.ts";
@@ -21,6 +23,8 @@ export interface ControllerTestEnv {
   client: Client;
   cloud: SimCloud;
   manager: ControllerManager;
+  /** The providers installed, as `slipway up` installs them (the sim provider over `cloud`), and any extra. */
+  installed: ProviderRegistry;
   providers: ProviderResolver;
   workloads: WorkloadClients;
   /** The emulated workload clusters on the cloud's machines, when asked for (`emulateWorkloads`). */
@@ -36,6 +40,8 @@ export interface ControllerTestEnvOptions {
   cloud?: SimCloudOptions;
   /** Also emulate workload clusters: machines booted with kubeadm user data become clusters and nodes. */
   emulateWorkloads?: boolean;
+  /** Providers installed besides the sim provider. */
+  extraProviders?: ProviderFactory[];
 }
 
 export async function controllerTestEnv(options: ControllerTestEnvOptions = {}): Promise<ControllerTestEnv> {
@@ -46,8 +52,9 @@ export async function controllerTestEnv(options: ControllerTestEnvOptions = {}):
   const cloud = new SimCloud({ profile: "instant", seed: 7, ...options.cloud });
   const emulation = options.emulateWorkloads ? await startWorkloadEmulation(cloud, { port: 0, logger: log }) : undefined;
   const client = new Client(objects);
-  const factory = simProviderFactory({ cloud });
-  const providers = new ProviderResolver(client, (name) => (name === "sim" ? factory : undefined));
+  const installed = installedProviders({ sim: { cloud } });
+  for (const factory of options.extraProviders ?? []) installed.register(factory);
+  const providers = new ProviderResolver(client, installed);
   const workloads = new WorkloadClients(client);
   const manager = new ControllerManager({ objects, replica: "test", log, resyncMs: 60_000, shutdownGraceMs: 1000 });
   return {
@@ -55,6 +62,7 @@ export async function controllerTestEnv(options: ControllerTestEnvOptions = {}):
     client,
     cloud,
     manager,
+    installed,
     providers,
     workloads,
     ...(emulation ? { emulation } : {}),

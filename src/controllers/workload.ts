@@ -8,7 +8,7 @@ import { secretKind } from "../api/core.ts";
 import { KubeClient } from "../kubeclient/index.ts";
 import type { Client } from "../runtime/client.ts";
 import { systemClock, type Clock } from "../runtime/clock.ts";
-import { names } from "./contract.ts";
+import { names } from "../api/slipway/names.ts";
 
 export interface WorkloadClientsOptions {
   clock?: Clock;

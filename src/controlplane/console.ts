@@ -71,7 +71,7 @@ export interface ConsoleSiteOptions {
   codes: LoginCodes;
   sessions: SessionTokens;
   /** Who sent a request, by its credentials (undefined: nobody known). */
-  authenticate: (request: FastifyRequest) => SignedInIdentity | undefined;
+  authenticate: (request: FastifyRequest) => SignedInIdentity | undefined | Promise<SignedInIdentity | undefined>;
   /** The console's URL, for the links `/login/codes` answers with. */
   url: () => string;
   buildDir?: string;
@@ -110,7 +110,7 @@ export function consoleSite(options: ConsoleSiteOptions): (request: FastifyReque
   };
 
   const newCode = async (request: FastifyRequest, reply: FastifyReply) => {
-    const identity = options.authenticate(request);
+    const identity = await options.authenticate(request);
     if (!identity) throw new UnauthorizedError();
     const issued = options.codes.issue(identity);
     reply.header("Cache-Control", "no-store");

@@ -13,7 +13,7 @@ import { ProviderResolver } from "../controllers/providers.ts";
 import { registerMachineController } from "../controllers/machine/controller.ts";
 import { registerMachinePoolController } from "../controllers/machinepool/controller.ts";
 import { WorkloadClients } from "../controllers/workload.ts";
-import type { ProviderFactory } from "../providers/provider.ts";
+import type { ProviderRegistry } from "../providers/registry.ts";
 import { ControllerManager } from "../runtime/manager.ts";
 import { ShardLeases } from "../runtime/shard-leases.ts";
 import { EncryptedStore } from "../store/encryption.ts";
@@ -31,8 +31,8 @@ export interface ControllersOptions {
   shardLeaseTtlSeconds?: number;
   /** How long a stopping replica lets reconciles in flight finish. Default 10 s. */
   shutdownGraceMs?: number;
-  /** Finds a provider's factory by name. */
-  providers: (name: string) => ProviderFactory | undefined;
+  /** The providers installed (`providers/index.ts`). */
+  providers: ProviderRegistry;
   /** How often controllers look again at something slow (default 1 s). */
   pollMs?: number;
 }

@@ -2,7 +2,6 @@
 // controllers — and the admin kubeconfig in the data directory.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { defaultRegistry } from "../api/kinds.ts";
 import type { Registry } from "../api/registry.ts";
@@ -11,7 +10,11 @@ import { EventExpiry } from "../apiserver/event-expiry.ts";
 import { ApiMetrics } from "../apiserver/metrics.ts";
 import { ObjectService } from "../apiserver/objects.ts";
 import { createApiContext, type ApiContext } from "../apiserver/routes.ts";
-import { createApiServer, type Identity } from "../apiserver/server.ts";
+import { createApiServer } from "../apiserver/server.ts";
+import { AuthenticatorChain, bearerToken, credentialsOf, StaticTokenAuthenticator } from "../apiserver/authentication.ts";
+import { GROUP_MASTERS } from "../apiserver/authorization/types.ts";
+import type { Identity } from "../apiserver/request-context.ts";
+import { withTimeout, type HealthCheck } from "../apiserver/health.ts";
 import { serverTlsOptions } from "../bootstrap/pki.ts";
 import { renderKubeconfig } from "../bootstrap/kubeconfig.ts";
 import type { Store } from "../store/store.ts";
@@ -20,15 +23,15 @@ import { ensureCredentials, issueServingCertificate } from "./credentials.ts";
 import { Compactor } from "./compaction.ts";
 import { ensureDefaultNamespaces } from "./namespaces.ts";
 import { defaultReplicaName, startControllers } from "./controllers.ts";
-import { timingSafeEqual } from "node:crypto";
-import { clusterOperationsHook } from "../controllers/cluster/operations.ts";
-import { providerFactory } from "../providers/provider.ts";
+import { clusterOperations } from "../controllers/cluster/operations.ts";
+import { installedProviders } from "../providers/index.ts";
 import { openSimCloud, type SimCloudOptions } from "./simcloud.ts";
 import { consoleSite } from "./console.ts";
 import { clusterPlanAction } from "../controllers/plan/action.ts";
 import { ProviderResolver } from "../controllers/providers.ts";
 import { Client } from "../runtime/client.ts";
 import { LoginCodes, loginLink, SessionTokens } from "./login.ts";
+import { slipwayVersion } from "./version.ts";
 
 export interface ControlPlaneOptions {
   dataDir: string;
@@ -73,57 +76,70 @@ export interface ControlPlane {
   close(): Promise<void>;
 }
 
-function bearerToken(header: string | undefined): string | undefined {
-  return header?.startsWith("Bearer ") ? header.slice(7).trim() : undefined;
-}
-
-function tokenMatches(given: string, token: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
+/** The controllers cannot work now: /readyz says so. */
+class ControllersUnreadyError extends Error {
+  override readonly name = "ControllersUnreadyError";
 }
 
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const log = options.logger;
   const host = options.host ?? "127.0.0.1";
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-  const registry = options.registry ?? defaultRegistry();
-  const store = await openStore({ kind: options.store, dataDir: options.dataDir, etcdEndpoints: options.etcdEndpoints });
-  const closers: (() => Promise<void>)[] = [() => store.close()];
+  // Asks git (in a checkout) while the store opens.
+  const version = slipwayVersion();
+  const closers: (() => Promise<void>)[] = [];
   try {
-    const credentials = await ensureCredentials(store);
-    const serving = await issueServingCertificate(credentials.ca, host === "127.0.0.1" ? [] : [host]);
-    const objects = new ObjectService(registry, store);
-    await ensureDefaultNamespaces(objects);
-    const metrics = new ApiMetrics({ defaultMetrics: true });
+    // The providers are installed once the sim cloud they talk to is known; Connection admission, the
+    // store's encryption of sensitive kinds and the controllers all read this one registry.
     const sim = await openSimCloud(options.sim ?? {}, options.dataDir, log);
     closers.unshift(() => sim.close());
-    const factories = (name: string) => (name === "sim" ? sim.factory : providerFactory(name));
+    const providers = installedProviders({ sim: sim.provider });
+    const registry = options.registry ?? defaultRegistry({ providers });
+    const store = await openStore({ kind: options.store, dataDir: options.dataDir, etcdEndpoints: options.etcdEndpoints, registry });
+    closers.push(() => store.close());
+    const credentials = await ensureCredentials(store);
+    const serving = await issueServingCertificate(credentials.ca, host === "127.0.0.1" ? [] : [host]);
+    const objects = new ObjectService(registry, store, { postWrite: [clusterOperations] });
+    await ensureDefaultNamespaces(objects);
+    const metrics = new ApiMetrics({ defaultMetrics: true });
     const planClient = new Client(objects);
-    const planProviders = new ProviderResolver(planClient, factories);
+    const planProviders = new ProviderResolver(planClient, providers);
     const api = createApiContext({
       registry,
       objects,
       metrics,
-      afterWrite: clusterOperationsHook(objects),
-      actions: [clusterPlanAction({ client: planClient, open: (connection) => planProviders.open(connection) })],
+      actions: [clusterPlanAction({ client: planClient, open: (connection) => planProviders.capability(connection, "catalogue") })],
     });
-    const admin: Identity = { user: "admin", groups: ["system:masters"] };
+    const admin: Identity = { user: "admin", groups: [GROUP_MASTERS] };
     const sessions = new SessionTokens(credentials.adminToken);
     const codes = new LoginCodes();
-    // The admin token, or a session token the console signed in with.
-    const authenticate = (request: FastifyRequest): Identity | undefined => {
-      const token = bearerToken(request.headers.authorization);
-      if (token === undefined) return undefined;
-      return tokenMatches(token, credentials.adminToken) ? admin : sessions.verify(token);
-    };
+    // The admin token of the kubeconfig in the data directory, or a session token the console signed in with.
+    const authenticator = new AuthenticatorChain([
+      new StaticTokenAuthenticator([[credentials.adminToken, admin]]),
+      { authenticate: (credentials) => sessions.verify(bearerToken(credentials.authorization) ?? "") },
+    ]);
     let url = "";
+    /** The controllers, once they run (the server answers before). */
+    const running: { controllers?: Awaited<ReturnType<typeof startControllers>> } = {};
+    const readiness: HealthCheck[] = [
+      // A read that goes to the store itself (etcd: a round trip to the cluster).
+      withTimeout({ name: "store", check: async () => void (await store.revision()) }, 2000),
+      {
+        name: "controllers",
+        check: () => {
+          const why = running.controllers ? running.controllers.manager.unready() : "the controllers have not started";
+          if (why) throw new ControllersUnreadyError(why);
+        },
+      },
+    ];
     const app = createApiServer({
       tls: serverTlsOptions(serving),
       logger: log,
       metrics,
-      route: (_request, path) => ({ ctx: api, path, authenticate }),
-      site: consoleSite({ codes, sessions, authenticate, url: () => `${url}/` }),
+      readiness,
+      version: await version,
+      route: (_request, path) => ({ ctx: api, path, authenticator }),
+      site: consoleSite({ codes, sessions, authenticate: (request) => authenticator.authenticate(credentialsOf(request)), url: () => `${url}/` }),
     });
     closers.unshift(() => app.close());
     const collectors = new Collectors(objects, log.child({ component: "collectors" }));
@@ -148,11 +164,12 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       metrics: metrics.registry,
       shardLeaseTtlSeconds: options.shardLeaseTtlSeconds,
       shutdownGraceMs: options.shutdownGraceMs,
-      providers: factories,
+      providers,
       pollMs: options.pollMs,
     });
     // Stopped first: in-flight reconciles finish while the store is still open, and the shards are
     // handed over before this replica goes away.
+    running.controllers = controllers;
     closers.unshift(() => controllers.stop());
     const kubeconfigPath = join(options.dataDir, "kubeconfig");
     writeFileSync(

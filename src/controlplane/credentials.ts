@@ -3,9 +3,8 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { createCertificateAuthority, issueCertificate, type KeyPairPem } from "../bootstrap/pki.ts";
+import { CREDENTIALS_KEY } from "../apiserver/storage-keys.ts";
 import { KeyExistsError, type Store } from "../store/store.ts";
-
-export const CREDENTIALS_KEY = "/slipway/credentials";
 
 export interface ControlPlaneCredentials {
   ca: KeyPairPem;

@@ -3,8 +3,7 @@
 // reached at --sim-endpoint. Either way the `sim` provider talks to it as a provider talks to a cloud.
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { simProviderFactory } from "../providers/sim/index.ts";
-import type { ProviderFactory } from "../providers/provider.ts";
+import type { SimProviderOptions } from "../providers/sim/index.ts";
 import type { FaultConfig } from "../simcloud/faults.ts";
 import type { ProfileName } from "../simcloud/profiles.ts";
 import { startSimCloudServer } from "../simcloud/server.ts";
@@ -26,7 +25,8 @@ export interface SimCloudOptions {
 }
 
 export interface SimCloudHandle {
-  factory: ProviderFactory;
+  /** How the sim provider reaches this cloud. */
+  provider: SimProviderOptions;
   /** Where the embedded cloud serves (undefined when another process's cloud is used). */
   url?: string;
   workloadUrl?: string;
@@ -35,7 +35,7 @@ export interface SimCloudHandle {
 
 export async function openSimCloud(options: SimCloudOptions, dataDir: string, log: Logger): Promise<SimCloudHandle> {
   if (options.endpoint) {
-    return { factory: simProviderFactory({ endpoint: options.endpoint, token: options.token }), close: async () => undefined };
+    return { provider: { endpoint: options.endpoint, token: options.token }, close: async () => undefined };
   }
   const server = await startSimCloudServer({
     port: options.port ?? 0,
@@ -50,7 +50,7 @@ export async function openSimCloud(options: SimCloudOptions, dataDir: string, lo
     logger: log.child({ component: "simcloud" }),
   });
   return {
-    factory: simProviderFactory({ cloud: server.cloud, endpoint: server.url, token: options.token }),
+    provider: { cloud: server.cloud, endpoint: server.url, token: options.token },
     url: server.url,
     workloadUrl: server.workloadUrl,
     close: () => server.close(),

@@ -1,5 +1,8 @@
-// Opens the store `slipway up` was asked for, with secrets and credentials encrypted at rest.
+// Opens the store `slipway up` was asked for, with the objects of sensitive kinds (Secrets) and the
+// control plane's credentials encrypted at rest.
 import { join } from "node:path";
+import type { Registry } from "../api/registry.ts";
+import { encryptedPrefixes } from "../apiserver/storage-keys.ts";
 import { EncryptedStore, loadEncryptionKey } from "../store/encryption.ts";
 import { EtcdStore } from "../store/etcd.ts";
 import { SqliteStore } from "../store/sqlite.ts";
@@ -7,10 +10,7 @@ import type { Store } from "../store/store.ts";
 
 export type StoreKind = "sqlite" | "etcd";
 
-/** Key prefixes whose values are encrypted: Secrets and the control plane's own credentials. */
-export const ENCRYPTED_PREFIXES = ["/registry/core/secrets/", "/slipway/"];
-
-export async function openStore(options: { kind: StoreKind; dataDir: string; etcdEndpoints?: string[] }): Promise<Store> {
+export async function openStore(options: { kind: StoreKind; dataDir: string; etcdEndpoints?: string[]; registry: Registry }): Promise<Store> {
   const key = loadEncryptionKey({ dataDir: options.dataDir, env: process.env });
   let inner: Store;
   if (options.kind === "etcd") {
@@ -19,5 +19,5 @@ export async function openStore(options: { kind: StoreKind; dataDir: string; etc
   } else {
     inner = SqliteStore.open(join(options.dataDir, "state.db"));
   }
-  return new EncryptedStore(inner, { key, prefixes: ENCRYPTED_PREFIXES });
+  return new EncryptedStore(inner, { key, prefixes: encryptedPrefixes(options.registry) });
 }

@@ -1,10 +1,13 @@
 // A small client of Kubernetes-style APIs: the `slipway` CLI talks to the control plane with it, and
 // controllers talk to workload clusters. Paths are relative to the server URL (which may carry a path
-// prefix); `resourcePath` builds them from apiVersion and kind through discovery.
+// prefix); `resourcePath` builds them from apiVersion and kind through discovery. Requests travel
+// through a Transport (node:https by default; any other, such as fetch in a browser, can be given).
 import { parseKubeconfig } from "../bootstrap/kubeconfig.ts";
+import { Applier, type ApplyResult } from "./apply.ts";
 import { Discovery, groupVersionPrefix, type ApiResource } from "./discovery.ts";
-import { KubeAlreadyExistsError, KubeUnreachableError } from "./errors.ts";
-import { Transport, type KubeResponse, type TransportOptions } from "./transport.ts";
+import { KubeUnreachableError, kubeApiError } from "./errors.ts";
+import { HttpsTransport, type HttpsTransportOptions } from "./https-transport.ts";
+import { DEFAULT_TIMEOUT_MS, type Transport, type TransportRequest } from "./transport.ts";
 import { readWatch, type KubeWatch, type WatchEvent } from "./watch.ts";
 
 /** What every object looks like, whatever its kind. */
@@ -58,6 +61,8 @@ export interface WatchOptions {
 export interface WriteOptions {
   dryRun?: boolean;
   fieldValidation?: "Strict" | "Warn" | "Ignore";
+  /** Who makes the change (the server records it). */
+  fieldManager?: string;
 }
 
 export interface DeleteOptions {
@@ -82,20 +87,33 @@ export interface ObjectAddress {
   subresource?: string;
 }
 
-export type ApplyAction = "created" | "configured" | "unchanged";
-
-export interface ApplyResult<T> {
-  action: ApplyAction;
-  object: T;
+export interface KubeResponse<T = unknown> {
+  statusCode: number;
+  /** Header names in lower case. */
+  headers: Record<string, string>;
+  /** Parsed JSON, the text when it is not JSON, or undefined when empty. */
+  body: T;
 }
 
-export interface KubeClientOptions extends TransportOptions {
+export interface RequestOptions {
+  body?: unknown;
+  /** Content type of the body (default application/json). */
+  contentType?: string;
+  headers?: Record<string, string>;
+  timeoutMs?: number;
+  /** Abandons the request. */
+  signal?: AbortSignal;
+}
+
+interface ClientSettings {
   /** Namespace of namespaced objects that name none (default "default"). */
   namespace?: string;
+  /** Time limit of one request, until its whole answer arrived (default 30 s). */
+  timeoutMs?: number;
 }
 
-/** Metadata the server owns; a patch built from an object read earlier must not carry them. */
-const SERVER_METADATA = ["uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"];
+/** A client over node:https with these credentials, or over a transport of the caller's. */
+export type KubeClientOptions = ClientSettings & (HttpsTransportOptions | { transport: Transport });
 
 function withQuery(path: string, query: Record<string, string | number | boolean | undefined>): string {
   const params = new URLSearchParams();
@@ -106,18 +124,36 @@ function withQuery(path: string, query: Record<string, string | number | boolean
 }
 
 function writeQuery(options: WriteOptions): Record<string, string | undefined> {
-  return { dryRun: options.dryRun ? "All" : undefined, fieldValidation: options.fieldValidation };
+  return { dryRun: options.dryRun ? "All" : undefined, fieldValidation: options.fieldValidation, fieldManager: options.fieldManager };
+}
+
+function parseBody(text: string): unknown {
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function retryAfterSeconds(headers: Record<string, string>): number | undefined {
+  const header = headers["retry-after"];
+  if (header === undefined) return undefined;
+  const seconds = Number(header);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
 }
 
 export class KubeClient {
   private readonly transport: Transport;
   private readonly discovery: Discovery;
+  private readonly timeoutMs: number;
   /** Namespace of namespaced objects that name none. */
   readonly namespace: string;
 
   constructor(options: KubeClientOptions) {
-    this.transport = new Transport(options);
-    this.discovery = new Discovery(this.transport);
+    this.transport = "transport" in options ? options.transport : new HttpsTransport(options);
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.discovery = new Discovery(async (path) => (await this.request("GET", path)).body);
     this.namespace = options.namespace ?? "default";
   }
 
@@ -141,21 +177,52 @@ export class KubeClient {
     return this.transport.server;
   }
 
+  /** The transport request for a call: JSON bodies, JSON answers asked for. */
+  private transportRequest(method: string, path: string, options: RequestOptions, timeoutMs: number): TransportRequest {
+    const body = options.body === undefined ? undefined : typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+    return {
+      method,
+      path,
+      headers: {
+        accept: "application/json",
+        ...(body === undefined ? {} : { "content-type": options.contentType ?? "application/json" }),
+        ...lowerCased(options.headers),
+      },
+      ...(body === undefined ? {} : { body }),
+      timeoutMs,
+      ...(options.signal ? { signal: options.signal } : {}),
+    };
+  }
+
+  /** Sends a request and reads the whole answer; error statuses throw the named KubeApiError. */
+  async request<T = unknown>(method: string, path: string, options: RequestOptions = {}): Promise<KubeResponse<T>> {
+    const response = await this.transport.request(this.transportRequest(method, path, options, options.timeoutMs ?? this.timeoutMs));
+    const body = parseBody(response.body);
+    if (response.status >= 400) {
+      const retryAfter = retryAfterSeconds(response.headers);
+      throw kubeApiError(response.status, response.statusText, body, {
+        request: `${method} ${path}`,
+        ...(retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter }),
+      });
+    }
+    return { statusCode: response.status, headers: response.headers, body: body as T };
+  }
+
   /** Sends any request; error statuses throw the named KubeApiError. */
   raw<T = unknown>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<KubeResponse<T>> {
-    return this.transport.request<T>(method, path, {
+    return this.request<T>(method, path, {
       ...(body === undefined ? {} : { body }),
       ...(headers === undefined ? {} : { headers }),
     });
   }
 
   async get<T = KubeObject>(path: string): Promise<T> {
-    return (await this.transport.request<T>("GET", path)).body;
+    return (await this.request<T>("GET", path)).body;
   }
 
   async list<T = KubeObject>(path: string, options: ListOptions = {}): Promise<KubeList<T>> {
     const query = { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector, limit: options.limit, continue: options.continue };
-    return (await this.transport.request<KubeList<T>>("GET", withQuery(path, query))).body;
+    return (await this.request<KubeList<T>>("GET", withQuery(path, query))).body;
   }
 
   /** Every item of a collection, following `continue` tokens page by page. */
@@ -172,22 +239,40 @@ export class KubeClient {
 
   /** Creates an object in a collection (`path` names the collection). */
   async create<T = KubeObject>(path: string, body: unknown, options: WriteOptions = {}): Promise<T> {
-    return (await this.transport.request<T>("POST", withQuery(path, writeQuery(options)), { body })).body;
+    return (await this.request<T>("POST", withQuery(path, writeQuery(options)), { body })).body;
   }
 
   /** Replaces an object; its `metadata.resourceVersion`, if set, must be the current one (else KubeConflictError). */
   async update<T = KubeObject>(path: string, body: unknown, options: WriteOptions = {}): Promise<T> {
-    return (await this.transport.request<T>("PUT", withQuery(path, writeQuery(options)), { body })).body;
+    return (await this.request<T>("PUT", withQuery(path, writeQuery(options)), { body })).body;
   }
 
   async patch<T = KubeObject>(path: string, body: unknown, type: PatchType = "merge", options: WriteOptions = {}): Promise<T> {
-    return (await this.transport.request<T>("PATCH", withQuery(path, writeQuery(options)), { body, contentType: PATCH_CONTENT_TYPE[type] })).body;
+    return (await this.request<T>("PATCH", withQuery(path, writeQuery(options)), { body, contentType: PATCH_CONTENT_TYPE[type] })).body;
   }
 
   /** Deletes an object; answers the object (still there while finalizers hold it) or a Status. */
   async delete<T = KubeObject>(path: string, options: DeleteOptions = {}): Promise<T> {
     const body = { kind: "DeleteOptions", apiVersion: "v1", ...options };
-    return (await this.transport.request<T>("DELETE", path, { body })).body;
+    return (await this.request<T>("DELETE", path, { body })).body;
+  }
+
+  /**
+   * Opens a streaming request (a watch): the time limit covers only the wait for the answer's headers.
+   * An error status is read whole and thrown as the named KubeApiError.
+   */
+  private async stream(method: string, path: string, options: RequestOptions): Promise<{ body: AsyncIterable<Uint8Array | string>; abort(): void }> {
+    const stream = await this.transport.stream(this.transportRequest(method, path, options, options.timeoutMs ?? this.timeoutMs));
+    if (stream.status < 400) return stream;
+    let text = "";
+    try {
+      text = await readText(stream.body);
+    } catch {
+      // The error status says enough without its body.
+    } finally {
+      stream.abort();
+    }
+    throw kubeApiError(stream.status, stream.statusText, parseBody(text), { request: `${method} ${path}` });
   }
 
   /**
@@ -211,11 +296,11 @@ export class KubeClient {
     let reading: KubeWatch | undefined;
     let markOpened: () => void = () => {};
     const opened = new Promise<void>((resolve) => (markOpened = resolve));
-    const started = this.transport.stream("GET", withQuery(path, query), { signal: abandon.signal, ...(options.accept ? { headers: { accept: options.accept } } : {}) });
+    const started = this.stream("GET", withQuery(path, query), { signal: abandon.signal, ...(options.accept ? { headers: { accept: options.accept } } : {}) });
     const done = (async () => {
       try {
-        const { response, abort } = await started;
-        reading = readWatch<T>(response, abort, request, onEvent, brokeOff);
+        const { body, abort } = await started;
+        reading = readWatch<T>(body, abort, request, onEvent, brokeOff);
         if (abandon.signal.aborted) reading.close();
       } catch (error) {
         if (abandon.signal.aborted) return;
@@ -267,28 +352,9 @@ export class KubeClient {
     return path;
   }
 
-  /**
-   * Creates the object, or, when it exists, merge-patches it with the object's fields (like `kubectl
-   * apply` without a last-applied record: fields the object leaves out are kept, not removed). Status
-   * and server-owned metadata are left out of the patch. Answers what happened and the object as stored.
-   */
-  async apply<T extends KubeObject = KubeObject>(object: T, options: WriteOptions = {}): Promise<ApplyResult<T>> {
-    const name = object.metadata.name;
-    if (!name) throw new TypeError(`apply needs metadata.name (${object.kind})`);
-    const resource = await this.discovery.resolve(object.apiVersion, object.kind);
-    const namespace = resource.namespaced ? (object.metadata.namespace ?? this.namespace) : undefined;
-    const collection = await this.resourcePath({ apiVersion: object.apiVersion, kind: object.kind, ...(namespace === undefined ? {} : { namespace }) });
-    const desired = desiredFields(object, namespace);
-    try {
-      return { action: "created", object: await this.create<T>(collection, desired, options) };
-    } catch (error) {
-      if (!(error instanceof KubeAlreadyExistsError)) throw error;
-    }
-    const path = `${collection}/${encodeURIComponent(name)}`;
-    const current = await this.get<T>(path);
-    const patched = await this.patch<T>(path, desired, "merge", options);
-    const changed = patched.metadata.resourceVersion !== current.metadata.resourceVersion;
-    return { action: changed ? "configured" : "unchanged", object: patched };
+  /** Applies one object with client-side apply (see Applier, which also applies sets in order and prunes). */
+  apply<T extends KubeObject = KubeObject>(object: T, options: WriteOptions = {}): Promise<ApplyResult<T>> {
+    return new Applier(this, options).apply<T>(object);
   }
 
   /** Closes pooled connections; open watches end. */
@@ -297,11 +363,14 @@ export class KubeClient {
   }
 }
 
-/** The object as a user declares it: without status and server-owned metadata, in its namespace. */
-function desiredFields(object: KubeObject, namespace: string | undefined): KubeObject {
-  const { status: _status, ...rest } = object;
-  const metadata: KubeObject["metadata"] = { ...object.metadata };
-  for (const field of SERVER_METADATA) delete metadata[field];
-  if (namespace !== undefined) metadata.namespace = namespace;
-  return { ...rest, metadata };
+function lowerCased(headers: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+}
+
+/** A whole body as text. */
+async function readText(body: AsyncIterable<Uint8Array | string>): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  for await (const chunk of body) text += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+  return text + decoder.decode();
 }

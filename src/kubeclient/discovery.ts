@@ -1,7 +1,6 @@
 // Discovery: which resources a server offers (`/api`, `/apis` and each group version's resource list),
 // cached, so that objects are addressed by apiVersion and kind, or by any name kubectl accepts.
 import { KubeNotFoundError } from "./errors.ts";
-import type { Transport } from "./transport.ts";
 
 /** One resource a server offers. */
 export interface ApiResource {
@@ -54,7 +53,8 @@ export class Discovery {
   private readonly lists = new Map<string, Promise<ApiResource[]>>();
   private preferred: Promise<string[]> | undefined;
 
-  constructor(private readonly transport: Transport) {}
+  /** `get` reads a discovery document (JSON) at a path of the server. */
+  constructor(private readonly get: (path: string) => Promise<unknown>) {}
 
   /** Forgets what was discovered (e.g. after new kinds were installed). */
   invalidate(): void {
@@ -76,7 +76,7 @@ export class Discovery {
 
   private async fetchResources(apiVersion: string): Promise<ApiResource[]> {
     const { group, version } = splitApiVersion(apiVersion);
-    const { body } = await this.transport.request<ResourceListDocument>("GET", groupVersionPrefix(apiVersion));
+    const body = (await this.get(groupVersionPrefix(apiVersion))) as ResourceListDocument | undefined;
     return (body?.resources ?? [])
       .filter((r) => !r.name.includes("/"))
       .map((r) => ({
@@ -96,15 +96,12 @@ export class Discovery {
   groupVersions(): Promise<string[]> {
     if (!this.preferred) {
       const preferred = (async () => {
-        const [core, groups] = await Promise.all([
-          this.transport.request<ApiVersionsDocument>("GET", "/api"),
-          this.transport.request<ApiGroupListDocument>("GET", "/apis"),
-        ]);
-        const named = (groups.body?.groups ?? []).flatMap((g) => {
+        const [core, groups] = (await Promise.all([this.get("/api"), this.get("/apis")])) as [ApiVersionsDocument | undefined, ApiGroupListDocument | undefined];
+        const named = (groups?.groups ?? []).flatMap((g) => {
           const version = g.preferredVersion?.groupVersion ?? g.versions?.[0]?.groupVersion;
           return version ? [version] : [];
         });
-        return [...(core.body?.versions ?? []), ...named];
+        return [...(core?.versions ?? []), ...named];
       })();
       this.preferred = preferred;
       preferred.catch(() => (this.preferred = undefined));

@@ -1,186 +1,125 @@
-// The client against a small local HTTPS server that answers as scripted: what a workload cluster's API
-// behind a path prefix and a server name looks like, and the failures a real server rarely shows on cue.
-import { after, before, describe, it } from "node:test";
+// The client over a transport of the test's own: what the client asks a transport for, and how it reads
+// whatever answer a transport brings back (any transport — node:https, fetch — gives it the same).
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createServer, type Server } from "node:https";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import type { TLSSocket } from "node:tls";
-import { renderKubeconfig } from "../bootstrap/kubeconfig.ts";
-import { clientCertificateIdentity, createCertificateAuthority, issueCertificate, serverTlsOptions } from "../bootstrap/pki.ts";
-import {
-  KubeApiError,
-  KubeClient,
-  KubeGoneError,
-  KubeNotFoundError,
-  KubeTimeoutError,
-  KubeUnreachableError,
-  type WatchEvent,
-} from "./index.ts";
+import { KubeClient } from "./client.ts";
+import { KubeConflictError, KubeForbiddenError, KubeGoneError, KubeApiError, KubeUnreachableError } from "./errors.ts";
+import type { Transport, TransportRequest, TransportResponse, TransportStream } from "./transport.ts";
+import type { WatchEvent } from "./watch.ts";
 
-const ca = await createCertificateAuthority({ commonName: "cluster-abc-ca" });
-const serving = await issueCertificate(ca, { commonName: "apiserver", dnsNames: ["api.cluster-abc.internal"], usages: ["server"] });
-const admin = await issueCertificate(ca, { commonName: "kubernetes-admin", organizations: ["system:masters"], usages: ["client"] });
+class ScriptedTransport implements Transport {
+  readonly server = "https://scripted.invalid/prefix";
+  readonly seen: TransportRequest[] = [];
+  aborted = 0;
+  closed = false;
 
-interface Seen {
-  method: string;
-  url: string;
-  servername: string | false | null;
-  authorization: string | undefined;
-  user: string | undefined;
+  constructor(
+    private readonly answer: (request: TransportRequest) => TransportResponse | Error,
+    private readonly chunks: (request: TransportRequest) => { status?: number; body: (Uint8Array | string)[] } = () => ({ body: [] }),
+  ) {}
+
+  async request(request: TransportRequest): Promise<TransportResponse> {
+    this.seen.push(request);
+    const answer = this.answer(request);
+    if (answer instanceof Error) throw answer;
+    return answer;
+  }
+
+  async stream(request: TransportRequest): Promise<TransportStream> {
+    this.seen.push(request);
+    const { status = 200, body } = this.chunks(request);
+    const chunks = (async function* () {
+      for (const chunk of body) {
+        await new Promise((resolve) => setImmediate(resolve));
+        yield chunk;
+      }
+    })();
+    return { status, statusText: status === 200 ? "OK" : "Forbidden", headers: {}, body: chunks, abort: () => this.aborted++ };
+  }
+
+  close(): void {
+    this.closed = true;
+  }
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+const ok = (body: unknown, headers: Record<string, string> = {}): TransportResponse => ({ status: 200, statusText: "OK", headers, body: typeof body === "string" ? body : JSON.stringify(body) });
 
-describe("kube client transport", () => {
-  let server: Server;
-  let base: string;
-  const seen: Seen[] = [];
-  const routes = new Map<string, Handler>();
-  const clients: KubeClient[] = [];
-
-  const client = (options: { token?: string; cert?: boolean; tlsServerName?: string | undefined; timeoutMs?: number; prefix?: string } = {}) => {
-    const text = renderKubeconfig({
-      clusterName: "abc",
-      server: base + (options.prefix ?? "/clusters/abc"),
-      caCertPem: ca.certPem,
-      user: "admin",
-      ...(options.cert ? { clientCertPem: admin.certPem, clientKeyPem: admin.keyPem } : { token: options.token ?? "abc-token" }),
-      ...("tlsServerName" in options ? (options.tlsServerName ? { tlsServerName: options.tlsServerName } : {}) : { tlsServerName: "api.cluster-abc.internal" }),
-      namespace: "team-a",
-    });
-    const made = KubeClient.fromKubeconfig(text, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
-    clients.push(made);
-    return made;
-  };
-
-  before(async () => {
-    server = createServer(serverTlsOptions(serving, { clientCaPem: ca.certPem }), (req, res) => {
-      const url = req.url ?? "";
-      seen.push({
-        method: req.method ?? "",
-        url,
-        servername: (req.socket as TLSSocket).servername,
-        authorization: req.headers.authorization,
-        user: clientCertificateIdentity(req.socket as TLSSocket)?.commonName,
-      });
-      const handler = routes.get(url.split("?")[0]!);
-      if (handler) return handler(req, res);
-      res.writeHead(404, { "content-type": "application/json" });
-      res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404, message: `nothing at ${url}` }));
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+describe("kube client over a transport", () => {
+  it("asks for JSON, sends JSON with the patch's content type, and puts write options in the query", async () => {
+    const transport = new ScriptedTransport(() => ok({ kind: "ConfigMap", apiVersion: "v1", metadata: { name: "c" } }));
+    const client = new KubeClient({ transport, timeoutMs: 1234 });
+    await client.get("/api/v1/namespaces/default/configmaps/c");
+    await client.patch("/api/v1/namespaces/default/configmaps/c", { data: { a: "1" } }, "merge", { dryRun: true, fieldManager: "tester", fieldValidation: "Strict" });
+    await client.raw("POST", "/api/v1/namespaces/default/configmaps", { metadata: { name: "d" } }, { "X-Extra": "yes" });
+    const [get, patch, post] = transport.seen;
+    assert.deepEqual({ ...get, headers: get!.headers }, { method: "GET", path: "/api/v1/namespaces/default/configmaps/c", headers: { accept: "application/json" }, timeoutMs: 1234 });
+    assert.equal(patch!.method, "PATCH");
+    assert.equal(patch!.path, "/api/v1/namespaces/default/configmaps/c?dryRun=All&fieldValidation=Strict&fieldManager=tester");
+    assert.equal(patch!.headers["content-type"], "application/merge-patch+json");
+    assert.deepEqual(JSON.parse(patch!.body!), { data: { a: "1" } });
+    assert.equal(post!.headers["content-type"], "application/json");
+    assert.equal(post!.headers["x-extra"], "yes", "header names in lower case");
+    assert.equal(client.server, "https://scripted.invalid/prefix");
+    client.close();
+    assert.ok(transport.closed);
   });
 
-  after(() => {
-    for (const c of clients) c.close();
-    server.closeAllConnections();
-    server.close();
+  it("reads JSON, text and empty answers, and turns error statuses into named errors", async () => {
+    const answers: Record<string, TransportResponse> = {
+      "/json": ok({ kind: "Namespace", metadata: { name: "n" } }, { "content-type": "application/json" }),
+      "/text": ok("plain words"),
+      "/empty": ok(""),
+      "/conflict": { status: 409, statusText: "Conflict", headers: {}, body: JSON.stringify({ kind: "Status", reason: "Conflict", code: 409, message: "the object has been modified" }) },
+      "/busy": { status: 429, statusText: "Too Many Requests", headers: { "retry-after": "7" }, body: "slow down" },
+    };
+    const client = new KubeClient({ transport: new ScriptedTransport((r) => answers[r.path]!) });
+    const json = await client.raw<{ metadata: { name: string } }>("GET", "/json");
+    assert.equal(json.body.metadata.name, "n");
+    assert.equal(json.headers["content-type"], "application/json");
+    assert.equal((await client.raw("GET", "/text")).body, "plain words");
+    assert.equal((await client.raw("GET", "/empty")).body, undefined);
+    await assert.rejects(client.get("/conflict"), (error: unknown) => error instanceof KubeConflictError && error.message === "the object has been modified" && error.request === "GET /conflict");
+    await assert.rejects(client.get("/busy"), (error: unknown) => error instanceof KubeApiError && error.code === 429 && error.retryAfterSeconds === 7 && error.message === "slow down");
   });
 
-  it("reaches an API behind a path prefix, verifying the server by its TLS server name", async () => {
-    routes.set("/clusters/abc/api/v1/namespaces/team-a/configmaps/one", (_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "one", namespace: "team-a" } }));
-    });
-    const kube = client();
-    assert.equal(kube.namespace, "team-a");
-    const object = await kube.get("/api/v1/namespaces/team-a/configmaps/one");
-    assert.equal(object.metadata.name, "one");
-    const request = seen.at(-1)!;
-    assert.equal(request.url, "/clusters/abc/api/v1/namespaces/team-a/configmaps/one");
-    assert.equal(request.servername, "api.cluster-abc.internal");
-    assert.equal(request.authorization, "Bearer abc-token");
-
-    const certified = client({ cert: true });
-    await certified.get("/api/v1/namespaces/team-a/configmaps/one");
-    assert.equal(seen.at(-1)!.user, "kubernetes-admin");
-    assert.equal(seen.at(-1)!.authorization, undefined);
+  it("passes on a transport's failure to get an answer", async () => {
+    const transport = new ScriptedTransport(() => new KubeUnreachableError("https://scripted.invalid/prefix", "GET /x: cannot reach it: ECONNREFUSED"));
+    await assert.rejects(new KubeClient({ transport }).get("/x"), KubeUnreachableError);
   });
 
-  it("refuses a server whose certificate does not carry the name it is reached by", async () => {
-    await assert.rejects(client({ tlsServerName: undefined }).get("/api/v1/namespaces"), (error: unknown) => {
-      assert.ok(error instanceof KubeUnreachableError, String(error));
-      assert.match(error.message, /127\.0\.0\.1|altnames|certificate/i);
-      return true;
-    });
-  });
-
-  it("turns error answers into named errors, Status or not", async () => {
-    const kube = client();
-    await assert.rejects(kube.get("/api/v1/namespaces/missing"), (error: unknown) => error instanceof KubeNotFoundError && /nothing at/.test(error.message));
-    routes.set("/clusters/abc/api/v1/namespaces/busy", (_req, res) => {
-      res.writeHead(429, { "retry-after": "3", "content-type": "text/plain" });
-      res.end("slow down");
-    });
-    await assert.rejects(kube.get("/api/v1/namespaces/busy"), (error: unknown) => {
-      assert.ok(error instanceof KubeApiError);
-      assert.equal(error.code, 429);
-      assert.equal(error.retryAfterSeconds, 3);
-      assert.equal(error.message, "slow down");
-      return true;
-    });
-  });
-
-  it("gives up on a request that gets no complete answer in time", async () => {
-    routes.set("/clusters/abc/api/v1/namespaces/slow", (_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.write("{");
-    });
-    const started = Date.now();
-    await assert.rejects(client({ timeoutMs: 200 }).get("/api/v1/namespaces/slow"), (error: unknown) => {
-      assert.ok(error instanceof KubeTimeoutError, String(error));
-      assert.ok(error instanceof KubeUnreachableError);
-      assert.match(error.message, /200 ms/);
-      return true;
-    });
-    assert.ok(Date.now() - started < 5000);
-  });
-
-  it("delivers watch events in order across broken-up lines, then the server's error", async () => {
-    routes.set("/clusters/abc/api/v1/namespaces/team-a/configmaps", (req, res) => {
-      assert.match(req.url ?? "", /watch=true/);
-      assert.match(req.url ?? "", /resourceVersion=7/);
-      res.writeHead(200, { "content-type": "application/json" });
-      const lines = [
-        { type: "ADDED", object: { kind: "ConfigMap", metadata: { name: "a", resourceVersion: "8" } } },
-        { type: "MODIFIED", object: { kind: "ConfigMap", metadata: { name: "a", resourceVersion: "9" } } },
-        { type: "BOOKMARK", object: { kind: "ConfigMap", metadata: { resourceVersion: "10" } } },
-        { type: "ERROR", object: { kind: "Status", status: "Failure", reason: "Expired", code: 410, message: "too old resource version: 7 (12)" } },
-      ]
-        .map((line) => JSON.stringify(line) + "\n")
-        .join("");
-      // Split inside lines, as a network would.
-      res.write(lines.slice(0, 25));
-      setTimeout(() => res.write(lines.slice(25, 140)), 5);
-      setTimeout(() => res.end(lines.slice(140)), 10);
-    });
+  it("reads a watch from chunks split anywhere, even inside a character, until the server's error", async () => {
+    const text = [
+      { type: "ADDED", object: { metadata: { name: "café", resourceVersion: "8" } } },
+      { type: "BOOKMARK", object: { metadata: { resourceVersion: "9" } } },
+      { type: "ERROR", object: { kind: "Status", reason: "Expired", code: 410, message: "too old resource version: 7 (12)" } },
+    ]
+      .map((line) => `${JSON.stringify(line)}\n`)
+      .join("");
+    const bytes = new TextEncoder().encode(text);
+    const split = text.indexOf("é") + 1; // inside the two bytes of é
+    const transport = new ScriptedTransport(
+      () => new Error("no plain requests"),
+      () => ({ body: [bytes.slice(0, 10), bytes.slice(10, split), bytes.slice(split, 90), bytes.slice(90)] }),
+    );
     const events: string[] = [];
-    const watch = client().watch("/api/v1/namespaces/team-a/configmaps", { resourceVersion: "7" }, async (event: WatchEvent<{ metadata: { resourceVersion: string } }>) => {
-      await new Promise((resolve) => setTimeout(resolve, 1));
-      events.push(`${event.type} ${event.object.metadata.resourceVersion}`);
+    const watch = new KubeClient({ transport }).watch<{ metadata: { name?: string; resourceVersion: string } }>("/api/v1/configmaps", { resourceVersion: "7" }, (event: WatchEvent<{ metadata: { name?: string; resourceVersion: string } }>) => {
+      events.push(`${event.type} ${event.object.metadata.name ?? ""}@${event.object.metadata.resourceVersion}`);
     });
     await watch.opened;
-    await assert.rejects(watch.done, (error: unknown) => error instanceof KubeGoneError && error.code === 410 && /too old/.test(error.message));
-    assert.deepEqual(events, ["ADDED 8", "MODIFIED 9", "BOOKMARK 10"]);
+    await assert.rejects(watch.done, KubeGoneError);
+    assert.deepEqual(events, ["ADDED café@8", "BOOKMARK @9"]);
+    assert.match(transport.seen[0]!.path, /^\/api\/v1\/configmaps\?watch=true&resourceVersion=7$/);
+    assert.ok(transport.aborted >= 1, "the stream was ended");
   });
 
-  it("ends a watch cleanly when it is closed", async () => {
-    routes.set("/clusters/abc/api/v1/namespaces", (_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.write(JSON.stringify({ type: "ADDED", object: { kind: "Namespace", metadata: { name: "a" } } }) + "\n");
-    });
-    const names: string[] = [];
-    const watch = client().watch<{ metadata: { name: string } }>("/api/v1/namespaces", {}, (event) => {
-      names.push(event.object.metadata.name);
-      watch.close();
-    });
-    await watch.done;
-    assert.deepEqual(names, ["a"]);
-
-    const early = client().watch("/api/v1/namespaces", {}, () => {});
-    early.close();
-    await early.done;
+  it("turns a watch refused with an error status into the named error, from the body the transport streamed", async () => {
+    const status = JSON.stringify({ kind: "Status", reason: "Forbidden", code: 403, message: "watch is forbidden" });
+    const transport = new ScriptedTransport(
+      () => new Error("no plain requests"),
+      () => ({ status: 403, body: [status.slice(0, 20), status.slice(20)] }),
+    );
+    const watch = new KubeClient({ transport }).watch("/api/v1/secrets", {}, () => {});
+    await assert.rejects(watch.opened, (error: unknown) => error instanceof KubeForbiddenError && error.message === "watch is forbidden");
+    await assert.rejects(watch.done, KubeForbiddenError);
   });
 });

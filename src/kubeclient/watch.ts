@@ -1,6 +1,5 @@
 // Reading a watch: newline-delimited JSON events, handed over one at a time and in order (a handler that
 // returns a promise holds back the next event), with ERROR events turned into the named error.
-import type { IncomingMessage } from "node:http";
 import { KubeApiError, isKubeStatus, kubeApiError } from "./errors.ts";
 
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK";
@@ -23,11 +22,12 @@ export interface KubeWatch {
 
 const EVENT_TYPES = new Set<string>(["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]);
 
-/** Splits a byte stream into lines (a line may arrive in several chunks). */
-export async function* lines(stream: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+/** Splits a byte stream into lines (a line, or a character, may arrive in several chunks). */
+export async function* lines(stream: AsyncIterable<Uint8Array | string>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
   let pending = "";
   for await (const chunk of stream) {
-    pending += typeof chunk === "string" ? chunk : chunk.toString("utf8");
+    pending += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
     let newline: number;
     while ((newline = pending.indexOf("\n")) >= 0) {
       const line = pending.slice(0, newline).trim();
@@ -35,6 +35,7 @@ export async function* lines(stream: AsyncIterable<Buffer | string>): AsyncGener
       if (line !== "") yield line;
     }
   }
+  pending += decoder.decode();
   if (pending.trim() !== "") yield pending.trim();
 }
 
@@ -58,7 +59,7 @@ export function parseWatchLine<T>(line: string, request: string): WatchEvent<T> 
 
 /** Delivers the events of an open watch response to `onEvent` until it ends, fails or is closed. */
 export function readWatch<T>(
-  response: IncomingMessage,
+  body: AsyncIterable<Uint8Array | string>,
   abort: () => void,
   request: string,
   onEvent: (event: WatchEvent<T>) => void | Promise<void>,
@@ -73,7 +74,7 @@ export function readWatch<T>(
   const done = (async () => {
     let handlerFailure: { error: unknown } | undefined;
     try {
-      for await (const line of lines(response)) {
+      for await (const line of lines(body)) {
         if (closed) return;
         const event = parseWatchLine<T>(line, request);
         if (event instanceof Error) throw event;

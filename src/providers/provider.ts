@@ -1,7 +1,18 @@
-// The provider contract: what Slipway needs from a cloud, and the rules every provider keeps.
+// The provider contract: what Slipway needs from a cloud or a set of hosts, and the rules every provider
+// keeps.
 //
-// A provider is opened for one Connection (an account in one region) and builds what clusters need:
-// networks, subnets, security groups, key pairs, load balancers and instances.
+// A provider is opened for one Connection (an account in one region, or a set of hosts) and offers some
+// of these capabilities, as Cluster API splits infrastructure-cluster, infrastructure-machine and bootstrap
+// providers:
+//  - `catalogue`: zones, machine types, images and quota of the region;
+//  - `clusterInfrastructure`: what a cluster needs around its machines in one connection — network,
+//    subnet, security group, key pair and the control plane's load balancer;
+//  - `machines`: instances (create, get, find by tags, delete) and their console output.
+// An IaaS cloud (the `sim` provider) offers all three; a provider of hosts reached over SSH offers
+// `machines` (and perhaps a catalogue of its hosts) and has no network or load balancer. Pool
+// infrastructure (a cloud's scale sets) is the next capability: one more entry in `Capabilities`, with its
+// own rules and its own conformance suite. Controllers ask for the capability they need
+// (`capabilityOf`), and a connection whose provider lacks it fails with `CapabilityMissingError`.
 //
 // Every provider MUST:
 //  1. accept an idempotency token on every create: the same token returns the resource the first call
@@ -14,10 +25,16 @@
 //     controllers decide to retry, wait, or fail without reading messages;
 //  5. report resource states in the common vocabulary (`pending`, `ready`, `failed`, `deleting`, `gone`)
 //     with the cloud's own state kept in `cloudState`;
-//  6. never return or log user data, private keys or credentials.
-// `conformance.ts` holds every provider to these rules; the `sim` provider is the reference.
+//  6. never return or log user data, private keys or credentials;
+//  7. declare in `capabilities` exactly the capabilities it implements, each one whole.
+// `conformance/` holds every provider to these rules, capability by capability; the `sim` provider is the
+// reference and passes all of them. Providers are installed in `index.ts`, one line each.
 
-export type ResourceKind = "network" | "subnet" | "securityGroup" | "keyPair" | "loadBalancer" | "instance";
+/** Resources of the cluster infrastructure capability. */
+export type InfrastructureResourceKind = "network" | "subnet" | "securityGroup" | "keyPair" | "loadBalancer";
+/** Resources of the machines capability. */
+export type MachineResourceKind = "instance";
+export type ResourceKind = InfrastructureResourceKind | MachineResourceKind;
 
 export type ResourceState = "pending" | "ready" | "failed" | "deleting" | "gone";
 
@@ -31,6 +48,14 @@ export interface FirewallRule {
   cidr: string;
 }
 
+/** Where an instance goes in its connection's cluster infrastructure. */
+export interface InstancePlacement {
+  subnetId: string;
+  securityGroupIds: string[];
+  keyPairId?: string;
+  publicIp?: boolean;
+}
+
 /** What each kind of resource is created from. */
 export interface ResourceSpecs {
   network: { cidr: string };
@@ -40,14 +65,15 @@ export interface ResourceSpecs {
   loadBalancer: { name: string; networkId: string; subnetIds: string[]; listeners: { port: number; targetPort: number }[] };
   instance: {
     zone: string;
-    subnetId: string;
     machineType: string;
     imageId: string;
-    keyPairId?: string;
-    securityGroupIds: string[];
     /** cloud-init user data; secret (it carries bootstrap credentials). */
     userData: string;
-    publicIp?: boolean;
+    /**
+     * Where the instance goes in the cluster infrastructure: a provider that has cluster infrastructure
+     * requires it (and refuses an instance without one as invalid); a provider of hosts has none.
+     */
+    placement?: InstancePlacement;
   };
 }
 
@@ -145,10 +171,20 @@ export interface CreateOptions {
   tags: Tags;
 }
 
-/** One connection's view of a cloud. */
-export interface CloudProvider {
-  readonly provider: string;
-  readonly region: string;
+// ---- capabilities ----
+
+/** Resources of some kinds, made with a token and tags, found by id or by tags, and deleted (rules 1–3, 5). */
+export interface TaggedResources<K extends ResourceKind> {
+  create<R extends K>(kind: R, spec: ResourceSpecs[R], options: CreateOptions): Promise<ResourceInfos[R]>;
+  /** The resource, or undefined when it does not exist (any more). */
+  get<R extends K>(kind: R, id: string): Promise<ResourceInfos[R] | undefined>;
+  /** Resources carrying every given tag that still exist: none in state `gone`. */
+  findTagged<R extends K>(kind: R, tags: Tags): Promise<ResourceInfos[R][]>;
+  delete(kind: K, id: string): Promise<void>;
+}
+
+/** What the region offers, checked before anything is built. */
+export interface Catalogue {
   /** Zones of the region; fails with an `invalid` ProviderError when the region does not exist. */
   zones(): Promise<string[]>;
   machineTypes(): Promise<MachineTypeInfo[]>;
@@ -156,18 +192,74 @@ export interface CloudProvider {
   quota(): Promise<QuotaReport>;
   /** Prices and usual durations, for plans; a provider that publishes neither leaves it out. */
   estimates?(): Promise<CloudEstimates>;
+}
 
-  create<K extends ResourceKind>(kind: K, spec: ResourceSpecs[K], options: CreateOptions): Promise<ResourceInfos[K]>;
-  /** The resource, or undefined when it does not exist (any more). */
-  get<K extends ResourceKind>(kind: K, id: string): Promise<ResourceInfos[K] | undefined>;
-  /** Resources carrying every given tag that still exist: none in state `gone`. */
-  findTagged<K extends ResourceKind>(kind: K, tags: Tags): Promise<ResourceInfos[K][]>;
-  delete(kind: ResourceKind, id: string): Promise<void>;
-
+/** What a cluster needs around its machines in one connection. */
+export interface ClusterInfrastructure extends TaggedResources<InfrastructureResourceKind> {
   registerTargets(loadBalancerId: string, instanceIds: string[]): Promise<void>;
   deregisterTargets(loadBalancerId: string, instanceIds: string[]): Promise<void>;
+}
+
+/** The machines nodes run on. */
+export interface Machines extends TaggedResources<MachineResourceKind> {
   /** What an instance printed while booting (cloud-init and kubeadm lines), for failure messages. */
   consoleOutput(instanceId: string): Promise<string[]>;
+}
+
+export interface Capabilities {
+  catalogue: Catalogue;
+  clusterInfrastructure: ClusterInfrastructure;
+  machines: Machines;
+}
+
+export type CapabilityName = keyof Capabilities;
+
+/** What each capability is, for messages. */
+export const CAPABILITY_DESCRIPTIONS: Record<CapabilityName, string> = {
+  catalogue: "a catalogue (zones, machine types, images, quota)",
+  clusterInfrastructure: "cluster infrastructure (network, subnet, security group, key pair, load balancer)",
+  machines: "machines (instances and their console output)",
+};
+
+/** One connection's view of a cloud, or of a set of hosts. */
+export interface Provider {
+  readonly provider: string;
+  readonly region: string;
+  /** The capabilities it implements (rule 7); one it lacks is absent. */
+  readonly capabilities: Partial<Capabilities>;
+}
+
+/** The capabilities a provider declares, in a fixed order. */
+export function capabilitiesOf(provider: Provider): CapabilityName[] {
+  return (Object.keys(CAPABILITY_DESCRIPTIONS) as CapabilityName[]).filter((name) => provider.capabilities[name] !== undefined);
+}
+
+/** A controller needs capabilities that the provider of a connection does not implement. */
+export class CapabilityMissingError extends Error {
+  override readonly name = "CapabilityMissingError";
+  /** The condition reason this failure is reported under. */
+  readonly reason = "CapabilityMissing";
+  constructor(
+    readonly provider: string,
+    readonly missing: CapabilityName[],
+    readonly offered: CapabilityName[],
+    where = "",
+  ) {
+    const lacks = missing.map((name) => CAPABILITY_DESCRIPTIONS[name]).join(" nor ");
+    super(`${where ? `${where}: ` : ""}provider "${provider}" does not offer ${lacks} (it offers: ${offered.join(", ") || "nothing"})`);
+  }
+}
+
+/** Checks that a provider implements every capability in `needed`; CapabilityMissingError names those it lacks. */
+export function requireCapabilities(provider: Provider, needed: readonly CapabilityName[], where?: string): void {
+  const missing = needed.filter((name) => provider.capabilities[name] === undefined);
+  if (missing.length > 0) throw new CapabilityMissingError(provider.provider, missing, capabilitiesOf(provider), where);
+}
+
+/** The capability a controller needs; CapabilityMissingError when the provider lacks it. */
+export function capabilityOf<C extends CapabilityName>(provider: Provider, capability: C, where?: string): Capabilities[C] {
+  requireCapabilities(provider, [capability], where);
+  return provider.capabilities[capability] as Capabilities[C];
 }
 
 /** What a Connection resolves to before a provider is opened. */
@@ -181,9 +273,10 @@ export interface ConnectionTarget {
   credentials?: Record<string, string>;
 }
 
+/** A provider as installed: its name, and how a Connection is opened with it (see `index.ts`). */
 export interface ProviderFactory {
   readonly name: string;
-  open(target: ConnectionTarget): CloudProvider;
+  open(target: ConnectionTarget): Provider;
 }
 
 // ---- errors ----
@@ -217,21 +310,4 @@ export class ProviderError extends Error {
 
 export function isProviderError(e: unknown, kind?: ProviderErrorKind): e is ProviderError {
   return e instanceof ProviderError && (kind === undefined || e.kind === kind);
-}
-
-// ---- the extension point ----
-
-const factories = new Map<string, ProviderFactory>();
-
-/** Providers register themselves here; adding a cloud touches only its own folder and this list. */
-export function registerProvider(factory: ProviderFactory): void {
-  factories.set(factory.name, factory);
-}
-
-export function providerFactory(name: string): ProviderFactory | undefined {
-  return factories.get(name);
-}
-
-export function providerNames(): string[] {
-  return [...factories.keys()].sort();
 }

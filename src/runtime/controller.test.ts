@@ -154,7 +154,7 @@ describe("Controller", () => {
 
   it("works only on keys of active shards, and queues a shard's cached keys when it becomes active", async () => {
     const reconciled: string[] = [];
-    const idle: ShardCoordinator = { shards: undefined as unknown as ShardSet, start: async () => {}, stop: async () => {} };
+    const idle: ShardCoordinator = { shards: undefined as unknown as ShardSet, start: async () => {}, stop: async () => {}, unready: () => undefined };
     const { connections, manager, controller } = await run(
       async (ctx) => {
         reconciled.push(ctx.name);

@@ -10,6 +10,7 @@ import type { Client } from "./client.ts";
 import type { Clock } from "./clock.ts";
 import type { EventRecorder, EventType } from "./events.ts";
 import type { Informer } from "./informer.ts";
+import { InternalReconcileError } from "./failures.ts";
 import { objectKey, splitKey } from "./keys.ts";
 import type { ControllerMetrics, ReconcileOutcome } from "./metrics.ts";
 import { WorkQueue, type BackoffOptions } from "./queue.ts";
@@ -38,6 +39,8 @@ export interface ReconcileContext {
   readonly client: Client;
   readonly log: Logger;
   readonly clock: Clock;
+  /** How many reconciles of the key failed in a row before this one (0 after a success). */
+  readonly failures: number;
   /** Records an Event about the object (skipped once the shard is lost). */
   event(object: KubeObject, type: EventType, reason: string, message: string): Promise<void>;
 }
@@ -216,6 +219,7 @@ export class Controller<T extends KubeObject> {
       client,
       log,
       clock: this.deps.clock,
+      failures: this.queue.failuresOf(key),
       event: (object, type, reason, message) => this.deps.recorder.record(object, type, reason, message, { signal }),
     };
     try {
@@ -243,7 +247,12 @@ export class Controller<T extends KubeObject> {
         return "conflict";
       }
       const delay = this.queue.addWithBackoff(key);
-      log.warn({ err: (error as Error).message, retryInMs: delay, failures: this.queue.failuresOf(key) }, "reconcile failed");
+      if (error instanceof InternalReconcileError) {
+        // A defect: the whole error, stack included, for the report the status asks for.
+        log.error({ err: error.cause, step: error.step, retryInMs: delay, failures: this.queue.failuresOf(key) }, `reconcile failed with an unexpected error: ${error.message}`);
+      } else {
+        log.warn({ err: (error as Error).message, retryInMs: delay, failures: this.queue.failuresOf(key) }, "reconcile failed");
+      }
       return "error";
     }
   }

@@ -9,7 +9,8 @@ import type { Logger } from "pino";
 import type { KubeObject } from "../api/meta.ts";
 import { eventKind, type EventObject } from "../api/core.ts";
 import { apiVersionOf } from "../api/registry.ts";
-import { AlreadyExistsError, NotFoundError, isApiError } from "../apiserver/errors.ts";
+import { isAlreadyExists, isNotFound } from "../api/presence.ts";
+import { isApiError } from "../apiserver/errors.ts";
 import { nowTimestamp } from "../apiserver/objects.ts";
 import type { Client } from "./client.ts";
 import { sleep, systemClock, type Clock } from "./clock.ts";
@@ -101,7 +102,7 @@ export class EventRecorder {
             touch(this.recent, id, { ...seen, count: seen.count + 1 }, this.cacheSize);
             return;
           } catch (error) {
-            if (!(error instanceof NotFoundError)) throw error;
+            if (!isNotFound(error)) throw error;
             this.recent.delete(id); // the Event was removed: start a new one
           }
         }
@@ -111,12 +112,12 @@ export class EventRecorder {
       } catch (error) {
         if (options.signal?.aborted) return;
         // The API refused the event itself (invalid, forbidden, namespace gone): retrying will not help.
-        const refused = isApiError(error) && error.code < 500 && !(error instanceof AlreadyExistsError);
+        const refused = isApiError(error) && error.code < 500 && !isAlreadyExists(error);
         if (refused || attempt >= this.attempts || !(error instanceof Error)) {
           this.options.log.warn({ err: (error as Error).message, object: object.metadata.name, reason }, "could not record an event");
           return;
         }
-        if (!(error instanceof AlreadyExistsError)) await sleep(this.clock, 100 * 2 ** (attempt - 1));
+        if (!isAlreadyExists(error)) await sleep(this.clock, 100 * 2 ** (attempt - 1));
       }
     }
   }

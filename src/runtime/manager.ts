@@ -7,7 +7,7 @@ import type { Registry as MetricsRegistry } from "prom-client";
 import type { KindDefinition } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import type { ObjectService } from "../apiserver/objects.ts";
-import { Client } from "./client.ts";
+import { Client, controllerContext } from "./client.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import { Controller, type ControllerOptions } from "./controller.ts";
 import { EventRecorder } from "./events.ts";
@@ -56,12 +56,14 @@ export class ControllerManager {
   private readonly controllers: Controller<KubeObject>[] = [];
   private readonly recorders = new Map<string, EventRecorder>();
   private state: "new" | "running" | "stopped" = "new";
+  /** start() has finished: informers synced, workers running, shards taken. */
+  private started = false;
 
   constructor(options: ControllerManagerOptions) {
     this.replica = options.replica;
     this.log = options.log.child({ component: "controllers", replica: options.replica });
     this.clock = options.clock ?? systemClock;
-    this.client = new Client(options.objects);
+    this.client = new Client(options.objects, undefined, controllerContext("manager"));
     this.informers = new Informers(options.objects, { log: this.log, clock: this.clock, resyncMs: options.resyncMs });
     this.shards = new ShardSet(options.shardCount);
     this.coordinator = options.coordinator ? options.coordinator(this.shards) : new ProcessShards(this.shards);
@@ -79,23 +81,27 @@ export class ControllerManager {
     return this.informers.for(kind);
   }
 
-  /** The event recorder of a component (e.g. slipway.dev/operation-controller). */
-  recorder(component: string): EventRecorder {
+  /** The event recorder of a component (e.g. slipway.dev/operation-controller), writing as `client`. */
+  recorder(component: string, client = this.client): EventRecorder {
     let recorder = this.recorders.get(component);
     if (!recorder) {
-      recorder = new EventRecorder({ client: this.client, component, instance: this.replica, log: this.log, clock: this.clock });
+      recorder = new EventRecorder({ client, component, instance: this.replica, log: this.log, clock: this.clock });
       this.recorders.set(component, recorder);
     }
     return recorder;
   }
 
-  /** Adds a controller; its events are recorded as `component`. Add every controller before start(). */
+  /**
+   * Adds a controller; it acts as its own identity (controllerContext of its name) and its events are
+   * recorded as `component`. Add every controller before start().
+   */
   add<T extends KubeObject>(options: ControllerOptions<T> & { component: string }): Controller<T> {
     if (this.state !== "new") throw new ManagerStartedError();
+    const client = this.client.as(controllerContext(options.name));
     const controller = new Controller<T>(options, {
       shards: this.shards,
-      client: this.client,
-      recorder: this.recorder(options.component),
+      client,
+      recorder: this.recorder(options.component, client),
       log: this.log,
       clock: this.clock,
       metrics: this.metrics,
@@ -112,7 +118,16 @@ export class ControllerManager {
     this.pacer?.start();
     for (const controller of this.controllers) controller.start();
     await this.coordinator.start();
+    this.started = true;
     this.log.info({ controllers: this.controllers.map((c) => c.name), shards: this.shards.activeShards().length }, "controllers running");
+  }
+
+  /** Why the controllers cannot work now (not started, stopped, no shards), or undefined when they can. */
+  unready(): string | undefined {
+    if (this.state === "new") return "the controllers have not started";
+    if (this.state === "stopped") return "the controllers are stopped";
+    if (!this.started) return "the controllers are starting";
+    return this.coordinator.unready();
   }
 
   /** Graceful: takes no new work, lets work in flight finish (bounded), hands the shards back. */

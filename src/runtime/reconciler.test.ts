@@ -8,11 +8,17 @@ import { Client } from "./client.ts";
 import type { ReconcileContext } from "./controller.ts";
 import { Informer } from "./informer.ts";
 import { getCondition, setCondition, summarize } from "./conditions.ts";
+import { InternalReconcileError, UNEXPECTED_ERROR_ATTEMPTS } from "./failures.ts";
 import { objectReconciler, type Phase, type Scope } from "./reconciler.ts";
 import { ShardLostError } from "./shards.ts";
 import { ManualClock, memoryObjects, silentLogger, until } from "./testing.ts";
 
 const FINALIZER = "slipway.dev/test";
+
+/** A named error, as the cloud providers throw. */
+class CloudUnavailableError extends Error {
+  override readonly name = "CloudUnavailableError";
+}
 
 function cluster(name: string): ClusterObject {
   return {
@@ -30,7 +36,7 @@ async function setup() {
   const informer = new Informer(objects, clusterKind, { log: silentLogger, resyncMs: 0 });
   await informer.start();
   const clock = new ManualClock();
-  const context = (name: string, signal = new AbortController().signal): ReconcileContext => ({
+  const context = (name: string, signal = new AbortController().signal, failures = 0): ReconcileContext => ({
     key: `default/${name}`,
     namespace: "default",
     name,
@@ -38,7 +44,8 @@ async function setup() {
     client: client.fencedBy(signal),
     log: silentLogger,
     clock,
-    event: async () => {},
+    failures,
+  event: async () => {},
   });
   /** Waits until the cache holds the object as the store has it. */
   const cached = async (name: string) => {
@@ -188,6 +195,89 @@ describe("objectReconciler", () => {
     assert.equal(after.status?.phase, "Failed");
     assert.equal(after.status?.reason, "QuotaExceeded");
     assert.equal(getCondition(after.status?.conditions, "Validated")?.status, "True");
+  });
+
+  it("moves observedGeneration only after a reconcile that ran to its end", async () => {
+    const { clusters, informer, context, cached } = await setup();
+    await clusters.create(cluster("demo"));
+    await cached("demo");
+    let cloudDown = false;
+    const reconcile = objectReconciler<ClusterObject>({
+      kind: clusterKind,
+      cache: informer.cache,
+      phases: [
+        validate,
+        function scaleWorkers() {
+          if (cloudDown) throw new CloudUnavailableError("the cloud answered 503");
+        },
+      ],
+      summarize: summarizeCluster,
+      observedGeneration: true,
+    });
+    await reconcile(context("demo"));
+    assert.equal((await cached("demo")).status?.observedGeneration, 1);
+
+    const first = await clusters.get("default", "demo");
+    await clusters.update({ ...first, spec: { ...first.spec, workers: [{ name: "w", connection: "sim-east", machineType: "m.large", replicas: 3 }] } });
+    await cached("demo");
+    cloudDown = true;
+    await assert.rejects(reconcile(context("demo")), CloudUnavailableError);
+    const failed = await cached("demo");
+    assert.equal(failed.metadata.generation, 2);
+    assert.equal(failed.status?.reason, "the cloud answered 503", "the status says what went wrong");
+    assert.equal(failed.status?.observedGeneration, 1, "generation 2 was not applied");
+
+    cloudDown = false;
+    await reconcile(context("demo"));
+    assert.equal((await clusters.get("default", "demo")).status?.observedGeneration, 2);
+  });
+
+  it("fails the step with InternalError once an unexpected error has had its attempts; a named error is retried as it is", async () => {
+    const { clusters, informer, context, cached } = await setup();
+    await clusters.create(cluster("demo"));
+    await cached("demo");
+    const seen: unknown[] = [];
+    let thrown: Error = new TypeError("Cannot read properties of undefined (reading 'zones')");
+    const reconcile = objectReconciler<ClusterObject>({
+      kind: clusterKind,
+      cache: informer.cache,
+      phases: [
+        validate,
+        function ensureInfrastructure() {
+          throw thrown;
+        },
+      ],
+      summarize: (ctx, scope, error) => {
+        seen.push(error);
+        summarizeCluster(ctx, scope, error);
+      },
+      observedGeneration: true,
+    });
+    for (let failures = 0; failures < UNEXPECTED_ERROR_ATTEMPTS - 1; failures++) {
+      await assert.rejects(reconcile(context("demo", undefined, failures)), TypeError);
+      assert.equal(seen.at(-1), thrown, `attempt ${failures + 1} is retried as it is`);
+      assert.equal((await cached("demo")).status?.observedGeneration, undefined);
+    }
+    const internal = await reconcile(context("demo", undefined, UNEXPECTED_ERROR_ATTEMPTS - 1)).then(
+      () => assert.fail("the reconcile still fails"),
+      (error: unknown) => error,
+    );
+    assert.ok(internal instanceof InternalReconcileError);
+    assert.equal(internal.step, "ensureInfrastructure");
+    assert.equal(internal.cause, thrown, "the error itself goes to the log");
+    assert.equal(seen.at(-1), internal, "the summary is told the step failed");
+    const written = await cached("demo");
+    assert.equal(
+      written.status?.reason,
+      "step ensureInfrastructure failed 5 times in a row with an unexpected error: TypeError: Cannot read properties of undefined (reading 'zones'). This is a defect in Slipway: please report it with this message",
+    );
+    assert.doesNotMatch(written.status?.reason ?? "", /\n|\bat \S+ \(/, "no stack in the status");
+    assert.equal(written.status?.observedGeneration, 1, "the generation ran to a verdict: the step failed");
+
+    // A cloud error the code knows by name keeps being retried, however often it comes back.
+    thrown = new CloudUnavailableError("the cloud answered 503");
+    await assert.rejects(reconcile(context("demo", undefined, 40)), CloudUnavailableError);
+    assert.equal(seen.at(-1), thrown);
   });
 
   it("runs the delete phases, keeps the finalizer while they wait, and lets the object go when done", async () => {

@@ -3,11 +3,15 @@
 // finalizer once they are done), otherwise run the phases; then, whatever happened, write the status —
 // conditions, phase, observedGeneration — through the status subresource, fenced by the
 // resourceVersion that was read, so a replica working from a stale read cannot overwrite newer state.
+// observedGeneration moves only when the reconcile ran to its end (every phase did its part or stopped
+// on purpose, to wait or to report a failure of the generation in the status): a reconcile that broke
+// off with an error is retried, and the generation it was given is not yet applied.
 import type { KindDefinition } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
-import { NotFoundError } from "../apiserver/errors.ts";
+import { isNotFound } from "../api/presence.ts";
 import { deepFreeze, type ObjectCache } from "./cache.ts";
 import type { Reconcile, ReconcileContext, Result } from "./controller.ts";
+import { InternalReconcileError, judgeFailure } from "./failures.ts";
 
 export interface Scope<T extends KubeObject> {
   /** The object as the cache held it when the reconcile began (frozen). */
@@ -36,10 +40,14 @@ export interface ObjectReconcilerOptions<T extends KubeObject, S extends Scope<T
   deletePhases?: readonly Phase<S>[];
   /**
    * Sums the state up into the status (conditions, phase, reason); runs before every status write,
-   * also after a phase failed (`error`).
+   * also after a phase failed (`error`: the error thrown, or an InternalReconcileError once an
+   * unexpected error has had its attempts — failures.ts).
    */
   summarize?: (ctx: ReconcileContext, scope: S, error: unknown) => void;
-  /** Sets status.observedGeneration to the generation reconciled. */
+  /**
+   * Sets status.observedGeneration to the generation reconciled, once a reconcile ran to its end (or
+   * failed it for good with InternalError), never after one that broke off with an error.
+   */
   observedGeneration?: boolean;
   /** Runs after the status was written, when it changed (e.g. events on a phase change). */
   afterStatusWrite?: (ctx: ReconcileContext, scope: S, previous: T, written: T) => Promise<void> | void;
@@ -56,9 +64,11 @@ function mergeResults(a: Result, b: Result): Result {
   };
 }
 
-async function runPhases<S>(ctx: ReconcileContext, scope: S, phases: readonly Phase<S>[]): Promise<{ result: Result; halted: boolean }> {
+/** Runs the phases in order until one halts; `at.step` names the phase running (the one that threw). */
+async function runPhases<S>(ctx: ReconcileContext, scope: S, phases: readonly Phase<S>[], at: { step?: string }): Promise<{ result: Result; halted: boolean }> {
   let result: Result = {};
-  for (const phase of phases) {
+  for (const [index, phase] of phases.entries()) {
+    at.step = phase.name || `phase ${index + 1}`;
     const outcome = (await phase(ctx, scope)) ?? {};
     result = mergeResults(result, outcome);
     if (outcome.halt) return { result, halted: true };
@@ -137,7 +147,7 @@ async function ownWrite<R>(write: () => Promise<R>): Promise<R> {
   try {
     return await write();
   } catch (error) {
-    if (error instanceof NotFoundError) throw new ObjectGone(error.message, { cause: error });
+    if (isNotFound(error)) throw new ObjectGone((error as Error).message, { cause: error });
     throw error;
   }
 }
@@ -177,11 +187,12 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
     let failure: unknown;
     let statusWritten = false;
     let removed = false;
+    const at: { step?: string } = {};
 
     const writeStatus = async (): Promise<void> => {
       statusWritten = true;
       options.summarize?.(ctx, scope, failure);
-      if (options.observedGeneration) {
+      if (options.observedGeneration && (failure === undefined || failure instanceof InternalReconcileError)) {
         const working: KubeObject = scope.object;
         working.status = { ...(statusOf(working) as object | undefined), observedGeneration: working.metadata.generation };
       }
@@ -195,7 +206,7 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
 
     try {
       if (deleting) {
-        const run = await runPhases(ctx, scope, options.deletePhases ?? []);
+        const run = await runPhases(ctx, scope, options.deletePhases ?? [], at);
         result = run.result;
         const done = !run.halted && !result.requeue && result.requeueAfterMs === undefined;
         if (finalizer && done) {
@@ -208,10 +219,10 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
           removed = true;
         }
       } else {
-        result = (await runPhases(ctx, scope, options.phases)).result;
+        result = (await runPhases(ctx, scope, options.phases, at)).result;
       }
     } catch (error) {
-      failure = error;
+      failure = judgeFailure(error, ctx.failures, at.step ?? "reconcile");
     }
     if (!removed && !statusWritten) {
       try {

@@ -119,9 +119,11 @@ describe("ShardLeases", () => {
     const r1Shards = flaky.replica.shards.activeShards();
     const stopWatch = overlapWatch(() => replicas);
 
+    assert.equal(flaky.replica.coordinator.unready(), undefined, "r1 is ready while its lease is renewed");
     const cut = performance.now();
     flaky.failRenewals = true;
     await until(() => flaky.replica.shards.activeShards().length === 0, "r1 to stop work", 5000);
+    assert.equal(flaky.replica.coordinator.unready(), "the shard lease was not renewed in time: work on every shard is stopped", "/readyz says why");
     const stoppedAfter = performance.now() - cut;
     assert.ok(stoppedAfter < ttlSeconds * 1000, `r1 worked on for ${Math.round(stoppedAfter)} ms without a lease`);
     // r1's lease expires in etcd; r2 takes its shards.
@@ -132,6 +134,7 @@ describe("ShardLeases", () => {
     // r1 can renew again: its lease is gone, so it registers anew and gets its share back.
     flaky.failRenewals = false;
     await until(() => replicas.every((r) => r.shards.activeShards().length === expected(replicas, r.name).length), "r1 to rejoin", 10_000);
+    assert.equal(flaky.replica.coordinator.unready(), undefined, "ready again");
     assert.equal(stopWatch(), 0, "a shard was worked on by two replicas at once");
     for (const r of replicas) await r.coordinator.stop(100);
   });

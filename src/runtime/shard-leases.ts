@@ -14,17 +14,16 @@
 // A replica that dies stops renewing: its lease expires and its keys vanish with it. One that shuts
 // down revokes its lease, and its shards are taken over at once.
 import type { Logger } from "pino";
+import { COORDINATION_ROOT } from "../apiserver/storage-keys.ts";
 import type { Leases } from "../store/leases.ts";
 import type { Store, Watch, WatchEvent } from "../store/store.ts";
 import { shardOwner, type ShardCoordinator, type ShardSet } from "./shards.ts";
 
-export const COORDINATION_PREFIX = "/coordination/controllers/";
-
-export function memberKey(replica: string, prefix = COORDINATION_PREFIX): string {
+export function memberKey(replica: string, prefix = COORDINATION_ROOT): string {
   return `${prefix}members/${replica}`;
 }
 
-export function shardLockKey(shard: number, prefix = COORDINATION_PREFIX): string {
+export function shardLockKey(shard: number, prefix = COORDINATION_ROOT): string {
   return `${prefix}shards/${String(shard).padStart(2, "0")}`;
 }
 
@@ -105,7 +104,14 @@ export class ShardLeases implements ShardCoordinator {
     this.safetyMarginMs = options.safetyMarginMs ?? Math.max(1000, this.ttlMs * 0.3);
     this.handoverDrainMs = options.handoverDrainMs ?? 2000;
     this.retryMs = options.retryMs ?? 250;
-    this.prefix = options.prefix ?? COORDINATION_PREFIX;
+    this.prefix = options.prefix ?? COORDINATION_ROOT;
+  }
+
+  unready(): string | undefined {
+    if (this.stopping) return "stopping: the shards are being handed over";
+    if (!this.lease) return "no shard lease: registering with the store";
+    if (this.suspended) return "the shard lease was not renewed in time: work on every shard is stopped";
+    return undefined;
   }
 
   async start(): Promise<void> {

@@ -184,11 +184,21 @@ export interface ShardCoordinator {
   start(): Promise<void>;
   /** Stops work (waiting at most `drainMs` for work in flight) and hands every shard back. */
   stop(drainMs: number): Promise<void>;
+  /**
+   * Why this replica cannot do its share of the work now, or undefined when it can (holding no shard is
+   * fine when other replicas hold them all).
+   */
+  unready(): string | undefined;
 }
 
 /** The single-process mode (SQLite): this process holds every shard. */
 export class ProcessShards implements ShardCoordinator {
   constructor(readonly shards: ShardSet) {}
+
+  unready(): string | undefined {
+    const held = this.shards.activeShards().length;
+    return held === this.shards.count ? undefined : `${held} of ${this.shards.count} shards held`;
+  }
 
   async start(): Promise<void> {
     this.shards.activate(Array.from({ length: this.shards.count }, (_, i) => i));

@@ -7,6 +7,8 @@ import { defaultRegistry } from "../api/kinds.ts";
 import { ObjectService } from "../apiserver/objects.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { Clock } from "./clock.ts";
+import { Client } from "./client.ts";
+import type { ReconcileContext } from "./controller.ts";
 
 interface ManualTimer {
   at: number;
@@ -72,6 +74,22 @@ export function recordingLogger(level = "debug"): { log: Logger; lines: () => { 
 }
 
 export const silentLogger: Logger = pino({ level: "silent" });
+
+/** A reconcile context for tests of phases and summaries that talk to nothing (its client has no API). */
+export function reconcileContext(overrides: Partial<ReconcileContext> = {}): ReconcileContext {
+  return {
+    key: "default/demo",
+    namespace: "default",
+    name: "demo",
+    signal: new AbortController().signal,
+    client: new Client(undefined as unknown as ObjectService),
+    log: silentLogger,
+    clock: new ManualClock(),
+    failures: 0,
+    event: async () => {},
+    ...overrides,
+  };
+}
 
 /** Polls until `check` returns something other than undefined/false, or fails after the timeout. */
 export async function until<R>(check: () => R | Promise<R>, what: string, timeoutMs = 3000): Promise<Exclude<R, false | undefined>> {

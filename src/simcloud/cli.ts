@@ -7,7 +7,8 @@ import { SimCloudError } from "./errors.ts";
 import { loadFaultConfig } from "./faults.ts";
 import { isProfileName, type ProfileName } from "./profiles.ts";
 import { DEFAULT_ADMIN_TOKEN, DEFAULT_PORT, startSimCloudServer } from "./server.ts";
-import type { CloudResource, ResourceKind } from "./types.ts";
+import type { ResourceView } from "./resource-kinds.ts";
+import { BUILTIN_REGISTRY } from "./services.ts";
 
 export { startSimCloudServer } from "./server.ts";
 export type { SimCloudServer, SimCloudServerOptions } from "./server.ts";
@@ -38,17 +39,19 @@ function profileOption(value: string): ProfileName {
   return value;
 }
 
-const KIND_ORDER: ResourceKind[] = ["network", "subnet", "securityGroup", "keyPair", "publicIp", "loadBalancer", "instance"];
-
-/** Renders resources as an aligned table (KIND ID REGION STATE TAGS) or as JSON. */
-export function renderResources(resources: CloudResource[], format: "table" | "json"): string {
+/** Renders resources as an aligned table (KIND ID REGION STATE TAGS) or as JSON; kinds in their registration order. */
+export function renderResources(resources: ResourceView[], format: "table" | "json"): string {
   if (format === "json") {
     const rows = resources.map(({ kind, id, region, state, tags }) => ({ kind, id, region, state, tags }));
     return JSON.stringify(rows, null, 2) + "\n";
   }
   if (resources.length === 0) return "No resources.\n";
   const sorted = [...resources].sort(
-    (a, b) => a.region.localeCompare(b.region) || KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind) || a.createdAt.localeCompare(b.createdAt),
+    (a, b) =>
+      a.region.localeCompare(b.region) ||
+      BUILTIN_REGISTRY.order(a.kind) - BUILTIN_REGISTRY.order(b.kind) ||
+      a.kind.localeCompare(b.kind) ||
+      a.createdAt.localeCompare(b.createdAt),
   );
   const rows = [
     ["KIND", "ID", "REGION", "STATE", "TAGS"],

@@ -1,11 +1,14 @@
 // A typed HTTP client of the sim cloud. It implements CloudApi like the in-process SimCloud, and turns
-// error answers back into the same named error classes, so callers use either one unchanged.
+// error answers back into the same named error classes, so callers use either one unchanged. Its calls on
+// resources are made from the kinds' descriptors (services.ts), as the server's routes are.
 import * as http from "node:http";
 import * as https from "node:https";
 import { InternalError, isSimCloudErrorCode, simCloudError, type ErrorBody } from "./errors.ts";
 import type { FaultConfig } from "./faults.ts";
 import { ADMIN_PREFIX, API_PREFIX, resourcePath, tagQuery } from "./paths.ts";
+import { flatMethods, type AnyDescriptor, type ResourceApi } from "./resource-kinds.ts";
 import type { QuotaLimitsPatch } from "./schemas.ts";
+import { BUILTIN_RESOURCES } from "./services.ts";
 import type * as T from "./types.ts";
 
 export interface SimCloudClientOptions {
@@ -98,8 +101,14 @@ function withTags(path: string, filter: T.ListFilter | undefined): string {
   return query.length ? `${path}?${query.join("&")}` : path;
 }
 
-export class SimCloudClient implements T.CloudApi {
-  constructor(private readonly options: SimCloudClientOptions) {}
+type Call = (region: string, ...args: never[]) => Promise<unknown>;
+
+class SimCloudClientBase {
+  private readonly apis = new Map<AnyDescriptor, Record<string, Call>>();
+
+  constructor(private readonly options: SimCloudClientOptions) {
+    Object.assign(this, flatMethods(BUILTIN_RESOURCES, (descriptor) => this.kindApi(descriptor)));
+  }
 
   private call<R>(method: string, path: string, body?: unknown): Promise<R> {
     return send<R>(this.options, method, path, body);
@@ -119,51 +128,32 @@ export class SimCloudClient implements T.CloudApi {
     return this.call<T.CloudResource[]>("GET", `${API_PREFIX}/resources${query.length ? `?${query.join("&")}` : ""}`);
   };
 
-  createNetwork = (region: string, input: T.CreateNetworkInput) => this.call<T.Network>("POST", resourcePath(region, "network"), input);
-  getNetwork = (region: string, id: string) => this.call<T.Network>("GET", resourcePath(region, "network", id));
-  listNetworks = (region: string, filter?: T.ListFilter) => this.call<T.Network[]>("GET", withTags(resourcePath(region, "network"), filter));
-  deleteNetwork = (region: string, id: string) => this.call<void>("DELETE", resourcePath(region, "network", id));
+  /** The operations of one kind of resource, e.g. `resources(instances).stopInstance(region, id)`; the server must serve the kind. */
+  resources<D extends AnyDescriptor>(descriptor: D): ResourceApi<D> {
+    return this.kindApi(descriptor) as unknown as ResourceApi<D>;
+  }
 
-  createSubnet = (region: string, input: T.CreateSubnetInput) => this.call<T.Subnet>("POST", resourcePath(region, "subnet"), input);
-  getSubnet = (region: string, id: string) => this.call<T.Subnet>("GET", resourcePath(region, "subnet", id));
-  listSubnets = (region: string, filter?: T.ListFilter) => this.call<T.Subnet[]>("GET", withTags(resourcePath(region, "subnet"), filter));
-  deleteSubnet = (region: string, id: string) => this.call<void>("DELETE", resourcePath(region, "subnet", id));
-
-  createSecurityGroup = (region: string, input: T.CreateSecurityGroupInput) =>
-    this.call<T.SecurityGroup>("POST", resourcePath(region, "securityGroup"), input);
-  getSecurityGroup = (region: string, id: string) => this.call<T.SecurityGroup>("GET", resourcePath(region, "securityGroup", id));
-  listSecurityGroups = (region: string, filter?: T.ListFilter) =>
-    this.call<T.SecurityGroup[]>("GET", withTags(resourcePath(region, "securityGroup"), filter));
-  deleteSecurityGroup = (region: string, id: string) => this.call<void>("DELETE", resourcePath(region, "securityGroup", id));
-
-  createKeyPair = (region: string, input: T.CreateKeyPairInput) => this.call<T.KeyPair>("POST", resourcePath(region, "keyPair"), input);
-  getKeyPair = (region: string, id: string) => this.call<T.KeyPair>("GET", resourcePath(region, "keyPair", id));
-  listKeyPairs = (region: string, filter?: T.ListFilter) => this.call<T.KeyPair[]>("GET", withTags(resourcePath(region, "keyPair"), filter));
-  deleteKeyPair = (region: string, id: string) => this.call<void>("DELETE", resourcePath(region, "keyPair", id));
-
-  createPublicIp = (region: string, input: T.CreatePublicIpInput) => this.call<T.PublicIp>("POST", resourcePath(region, "publicIp"), input);
-  getPublicIp = (region: string, id: string) => this.call<T.PublicIp>("GET", resourcePath(region, "publicIp", id));
-  listPublicIps = (region: string, filter?: T.ListFilter) => this.call<T.PublicIp[]>("GET", withTags(resourcePath(region, "publicIp"), filter));
-  deletePublicIp = (region: string, id: string) => this.call<void>("DELETE", resourcePath(region, "publicIp", id));
-
-  createInstance = (region: string, input: T.CreateInstanceInput) => this.call<T.Instance>("POST", resourcePath(region, "instance"), input);
-  getInstance = (region: string, id: string) => this.call<T.Instance>("GET", resourcePath(region, "instance", id));
-  listInstances = (region: string, filter?: T.ListFilter) => this.call<T.Instance[]>("GET", withTags(resourcePath(region, "instance"), filter));
-  stopInstance = (region: string, id: string) => this.call<T.Instance>("POST", `${resourcePath(region, "instance", id)}/stop`, {});
-  startInstance = (region: string, id: string) => this.call<T.Instance>("POST", `${resourcePath(region, "instance", id)}/start`, {});
-  terminateInstance = (region: string, id: string) => this.call<T.Instance>("POST", `${resourcePath(region, "instance", id)}/terminate`, {});
-
-  createLoadBalancer = (region: string, input: T.CreateLoadBalancerInput) =>
-    this.call<T.LoadBalancer>("POST", resourcePath(region, "loadBalancer"), input);
-  getLoadBalancer = (region: string, id: string) => this.call<T.LoadBalancer>("GET", resourcePath(region, "loadBalancer", id));
-  listLoadBalancers = (region: string, filter?: T.ListFilter) =>
-    this.call<T.LoadBalancer[]>("GET", withTags(resourcePath(region, "loadBalancer"), filter));
-  deleteLoadBalancer = (region: string, id: string) => this.call<void>("DELETE", resourcePath(region, "loadBalancer", id));
-  registerTargets = (region: string, id: string, instanceIds: string[]) =>
-    this.call<T.LoadBalancer>("POST", `${resourcePath(region, "loadBalancer", id)}/targets/register`, { instanceIds });
-  deregisterTargets = (region: string, id: string, instanceIds: string[]) =>
-    this.call<T.LoadBalancer>("POST", `${resourcePath(region, "loadBalancer", id)}/targets/deregister`, { instanceIds });
+  private kindApi(descriptor: AnyDescriptor): Record<string, Call> {
+    const known = this.apis.get(descriptor);
+    if (known) return known;
+    const path = (region: string, id?: string) => resourcePath(region, descriptor.collection, id);
+    const api: Record<string, Call> = {
+      create: (region: string, input: unknown) => this.call("POST", path(region), input),
+      get: (region: string, id: string) => this.call("GET", path(region, id)),
+      list: (region: string, filter?: T.ListFilter) => this.call("GET", withTags(path(region), filter)),
+      delete: (region: string, id: string) => this.call("DELETE", path(region, id)),
+    };
+    for (const [name, action] of Object.entries(descriptor.actions)) {
+      api[name] = (region: string, id: string, ...args: unknown[]) => this.call("POST", `${path(region, id)}/${action.path}`, action.body(...args));
+    }
+    this.apis.set(descriptor, api);
+    return api;
+  }
 }
+
+/** A typed HTTP client of the sim cloud: the catalogue and the operations of every built-in kind (CloudApi). */
+export type SimCloudClient = SimCloudClientBase & T.CloudApi;
+export const SimCloudClient = SimCloudClientBase as new (options: SimCloudClientOptions) => SimCloudClient;
 
 /** The operator's controls over HTTP (admin token): faults, quotas, capacity, accounts, killing instances. */
 export class SimCloudAdminClient {

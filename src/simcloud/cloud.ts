@@ -1,6 +1,7 @@
 // The in-process sim cloud. `SimCloud` is the cloud for the default account plus its operator controls
 // (faults, quotas, capacity, accounts, hooks); `forAccount` gives the same API for another account. Every
-// call passes the account's throttling bucket and the fault injector before it runs.
+// call passes the account's throttling bucket and the fault injector before it runs. The operations on
+// resources are made from the registered kinds' descriptors (services.ts).
 import { createHash } from "node:crypto";
 import pino, { type Logger } from "pino";
 import { checkRegion, imagesOf, machineTypesOf, regions, zonesOf } from "./catalog.ts";
@@ -8,20 +9,26 @@ import { SystemClock, type Clock } from "./clock.ts";
 import { CloudCore, type SimCloudHooks } from "./core.ts";
 import { InternalError, InvalidParameterError } from "./errors.ts";
 import type { FaultConfig } from "./faults.ts";
-import { InstanceService } from "./instance-service.ts";
-import { KeyPairService } from "./keypair-service.ts";
-import { LoadBalancerService, type ConnectionSource, type LoadBalancerRoute } from "./loadbalancer-service.ts";
+import { instances } from "./instance-service.ts";
+import { loadBalancers, type ConnectionSource, type LoadBalancerRoute } from "./loadbalancer-service.ts";
 import { findOwned, hasTags, listOwned } from "./lookup.ts";
-import { NetworkService } from "./network-service.ts";
-import type { OperationName } from "./operations.ts";
 import { profileNamed, type DelayName, type LatencyProfile, type ProfileName } from "./profiles.ts";
-import { PublicIpService } from "./publicip-service.ts";
 import { DEFAULT_QUOTA, DEFAULT_ZONE_CAPACITY } from "./quotas.ts";
-import type { RecordOfKind } from "./records.ts";
-import { QuotaLimitsPatchSchema, ResourceFilterSchema, checkInput, type QuotaLimitsPatch } from "./schemas.ts";
+import { ResourceRegistry } from "./registry.ts";
+import {
+  flatMethods,
+  operationNames,
+  type AnyDescriptor,
+  type ResourceApi,
+  type ServiceFactory,
+  type ServiceOf,
+  type StoredResource,
+} from "./resource-kinds.ts";
+import { QuotaLimitsPatchSchema, ResourceFilterSchema, checkInput, type ListFilter, type QuotaLimitsPatch } from "./schemas.ts";
+import { BUILTIN_RESOURCES } from "./services.ts";
 import { StateStore } from "./state.ts";
 import type * as T from "./types.ts";
-import { instanceView, loadBalancerView, subnetView, viewOf } from "./views.ts";
+import { instanceView, loadBalancerView, viewOf } from "./views.ts";
 
 export const DEFAULT_ACCOUNT = "default";
 export const DEFAULT_TOKEN = "sim-default-token";
@@ -49,32 +56,48 @@ export interface SimCloudOptions {
   terminatedRetentionMs?: number;
   /** Throttling buckets; default the profile's, false for none. */
   rateLimits?: LatencyProfile["rateLimits"] | false;
+  /** The kinds of resource the cloud serves (default every built-in kind, BUILTIN_RESOURCES). */
+  resources?: readonly AnyDescriptor[];
   hooks?: SimCloudHooks;
   logger?: Logger;
 }
 
-interface Services {
-  networks: NetworkService;
-  keyPairs: KeyPairService;
-  publicIps: PublicIpService;
-  instances: InstanceService;
-  loadBalancers: LoadBalancerService;
+/** The services of one cloud: one per factory, shared by the kinds that name it, built at start. */
+class ServiceSet {
+  private readonly byFactory = new Map<ServiceFactory<unknown>, unknown>();
+
+  constructor(private readonly core: CloudCore) {
+    for (const descriptor of core.registry.descriptors) {
+      if (!this.byFactory.has(descriptor.service)) this.byFactory.set(descriptor.service, descriptor.service(core));
+    }
+  }
+
+  of<D extends AnyDescriptor>(descriptor: D): ServiceOf<D> {
+    if (!this.core.registry.has(descriptor)) throw new Error(`resource kind "${descriptor.kind}" is not registered in this cloud`);
+    return this.byFactory.get(descriptor.service) as ServiceOf<D>;
+  }
 }
 
 function tokenHash(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }
 
+type Call = (region: string, ...args: never[]) => Promise<unknown>;
+
 /** The cloud as one account sees it. */
-export class AccountCloud implements T.CloudApi {
+class AccountCloudBase {
+  private readonly apis = new Map<AnyDescriptor, Record<string, Call>>();
+
   constructor(
     protected readonly core: CloudCore,
-    protected readonly services: Services,
+    protected readonly services: ServiceSet,
     readonly account: string,
-  ) {}
+  ) {
+    Object.assign(this, flatMethods(core.registry.descriptors, (descriptor) => this.kindApi(descriptor)));
+  }
 
   /** Throttling, then a drawn fault (before the change, or after it for some InternalErrors), then `run`. */
-  private async call<R>(operation: OperationName, region: string | undefined, run: () => R): Promise<R> {
+  private async call<R>(operation: string, region: string | undefined, run: () => R): Promise<R> {
     if (this.core.isClosed) throw new InternalError("the sim cloud is shut down");
     this.core.limiter?.take(this.account, region ?? "global", operation);
     const fault = this.core.faults.draw(operation);
@@ -83,18 +106,6 @@ export class AccountCloud implements T.CloudApi {
     if (fault) throw fault.error;
     return result;
   }
-
-  private getOne<K extends keyof RecordOfKind, V>(op: OperationName, region: string, kind: K, id: string, view: (r: RecordOfKind[K]) => V) {
-    return this.call(op, region, () => view(findOwned(this.core, this.account, region, kind, id)));
-  }
-
-  private listMine<K extends keyof RecordOfKind, V>(op: OperationName, region: string, kind: K, filter: T.ListFilter | undefined, view: (r: RecordOfKind[K]) => V) {
-    return this.call(op, region, () => listOwned(this.core, this.account, region, kind, filter).map(view));
-  }
-
-  private plain = <V>(record: RecordOfKind[keyof RecordOfKind]) => viewOf(this.core, record) as V;
-  private subnet = (record: RecordOfKind["subnet"]) => subnetView(this.core, record);
-  private loadBalancer = (record: RecordOfKind["loadBalancer"]) => loadBalancerView(this.core, record);
 
   describeRegions = () => this.call("describeRegions", undefined, () => regions().map((r) => ({ ...r, expectedDurationsMs: this.expectedDurations() })));
 
@@ -131,74 +142,57 @@ export class AccountCloud implements T.CloudApi {
       return this.core.state
         .everything()
         .filter((r) => r.account === this.account && (region === undefined || r.region === region) && hasTags(r.tags, tags))
-        .map((r) => viewOf(this.core, r));
+        .map((r) => viewOf(this.core, r) as T.CloudResource);
     });
   }
 
-  createNetwork = (region: string, input: T.CreateNetworkInput) =>
-    this.call("createNetwork", region, () => this.services.networks.createNetwork(this.account, region, input));
-  getNetwork = (region: string, id: string) => this.getOne("getNetwork", region, "network", id, this.plain<T.Network>);
-  listNetworks = (region: string, filter?: T.ListFilter) => this.listMine("listNetworks", region, "network", filter, this.plain<T.Network>);
-  deleteNetwork = (region: string, id: string) =>
-    this.call("deleteNetwork", region, () => this.services.networks.deleteNetwork(this.account, region, id));
+  /** The operations of one kind of resource (registered in this cloud), e.g. `resources(instances).stopInstance(region, id)`. */
+  resources<D extends AnyDescriptor>(descriptor: D): ResourceApi<D> {
+    return this.kindApi(descriptor) as unknown as ResourceApi<D>;
+  }
 
-  createSubnet = (region: string, input: T.CreateSubnetInput) =>
-    this.call("createSubnet", region, () => this.services.networks.createSubnet(this.account, region, input));
-  getSubnet = (region: string, id: string) => this.getOne("getSubnet", region, "subnet", id, this.subnet);
-  listSubnets = (region: string, filter?: T.ListFilter) => this.listMine("listSubnets", region, "subnet", filter, this.subnet);
-  deleteSubnet = (region: string, id: string) =>
-    this.call("deleteSubnet", region, () => this.services.networks.deleteSubnet(this.account, region, id));
-
-  createSecurityGroup = (region: string, input: T.CreateSecurityGroupInput) =>
-    this.call("createSecurityGroup", region, () => this.services.networks.createSecurityGroup(this.account, region, input));
-  getSecurityGroup = (region: string, id: string) =>
-    this.getOne("getSecurityGroup", region, "securityGroup", id, this.plain<T.SecurityGroup>);
-  listSecurityGroups = (region: string, filter?: T.ListFilter) =>
-    this.listMine("listSecurityGroups", region, "securityGroup", filter, this.plain<T.SecurityGroup>);
-  deleteSecurityGroup = (region: string, id: string) =>
-    this.call("deleteSecurityGroup", region, () => this.services.networks.deleteSecurityGroup(this.account, region, id));
-
-  createKeyPair = (region: string, input: T.CreateKeyPairInput) =>
-    this.call("createKeyPair", region, () => this.services.keyPairs.createKeyPair(this.account, region, input));
-  getKeyPair = (region: string, id: string) => this.getOne("getKeyPair", region, "keyPair", id, this.plain<T.KeyPair>);
-  listKeyPairs = (region: string, filter?: T.ListFilter) => this.listMine("listKeyPairs", region, "keyPair", filter, this.plain<T.KeyPair>);
-  deleteKeyPair = (region: string, id: string) =>
-    this.call("deleteKeyPair", region, () => this.services.keyPairs.deleteKeyPair(this.account, region, id));
-
-  createPublicIp = (region: string, input: T.CreatePublicIpInput) =>
-    this.call("createPublicIp", region, () => this.services.publicIps.createPublicIp(this.account, region, input));
-  getPublicIp = (region: string, id: string) => this.getOne("getPublicIp", region, "publicIp", id, this.plain<T.PublicIp>);
-  listPublicIps = (region: string, filter?: T.ListFilter) => this.listMine("listPublicIps", region, "publicIp", filter, this.plain<T.PublicIp>);
-  deletePublicIp = (region: string, id: string) =>
-    this.call("deletePublicIp", region, () => this.services.publicIps.deletePublicIp(this.account, region, id));
-
-  createInstance = (region: string, input: T.CreateInstanceInput) =>
-    this.call("createInstance", region, () => this.services.instances.createInstance(this.account, region, input));
-  getInstance = (region: string, id: string) => this.getOne("getInstance", region, "instance", id, instanceView);
-  listInstances = (region: string, filter?: T.ListFilter) => this.listMine("listInstances", region, "instance", filter, instanceView);
-  stopInstance = (region: string, id: string) =>
-    this.call("stopInstance", region, () => this.services.instances.stopInstance(this.account, region, id));
-  startInstance = (region: string, id: string) =>
-    this.call("startInstance", region, () => this.services.instances.startInstance(this.account, region, id));
-  terminateInstance = (region: string, id: string) =>
-    this.call("terminateInstance", region, () => this.services.instances.terminateInstance(this.account, region, id));
-
-  createLoadBalancer = (region: string, input: T.CreateLoadBalancerInput) =>
-    this.call("createLoadBalancer", region, () => this.services.loadBalancers.createLoadBalancer(this.account, region, input));
-  getLoadBalancer = (region: string, id: string) => this.getOne("getLoadBalancer", region, "loadBalancer", id, this.loadBalancer);
-  listLoadBalancers = (region: string, filter?: T.ListFilter) =>
-    this.listMine("listLoadBalancers", region, "loadBalancer", filter, this.loadBalancer);
-  deleteLoadBalancer = (region: string, id: string) =>
-    this.call("deleteLoadBalancer", region, () => this.services.loadBalancers.deleteLoadBalancer(this.account, region, id));
-  registerTargets = (region: string, id: string, instanceIds: string[]) =>
-    this.call("registerTargets", region, () => this.services.loadBalancers.registerTargets(this.account, region, id, instanceIds));
-  deregisterTargets = (region: string, id: string, instanceIds: string[]) =>
-    this.call("deregisterTargets", region, () => this.services.loadBalancers.deregisterTargets(this.account, region, id, instanceIds));
+  private kindApi(descriptor: AnyDescriptor): Record<string, Call> {
+    const known = this.apis.get(descriptor);
+    if (known) return known;
+    const { core, account } = this;
+    const service = this.services.of(descriptor);
+    const names = operationNames(descriptor);
+    const view = (record: StoredResource) => descriptor.view(core, record);
+    const api: Record<string, Call> = {
+      create: (region: string, input: unknown) =>
+        this.call(names.create, region, () => {
+          checkRegion(region);
+          const checked = checkInput(descriptor.create.input, input, descriptor.kind);
+          descriptor.create.check?.(checked);
+          // Every create schema carries the optional `clientToken` (CreateCommon in schemas.ts).
+          const request = checked as { clientToken?: string };
+          return core.createOnce(account, descriptor.kind, region, request, view, () => descriptor.create.build(service, account, region, checked));
+        }),
+      get: (region: string, id: string) => this.call(names.get, region, () => view(findOwned(core, account, region, descriptor.kind, id))),
+      list: (region: string, filter?: ListFilter) =>
+        this.call(names.list, region, () => listOwned(core, account, region, descriptor.kind, filter).map(view)),
+    };
+    for (const [name, action] of Object.entries(descriptor.actions)) {
+      api[name] = (region: string, id: string, ...args: unknown[]) => this.call(name, region, () => action.run(service, account, region, id, ...args));
+    }
+    const removal = descriptor.delete;
+    api.delete =
+      "action" in removal
+        ? api[removal.action]!
+        : (region: string, id: string) => this.call(names.delete, region, () => removal.run(service, account, region, id));
+    this.apis.set(descriptor, api);
+    return api;
+  }
 }
 
-function assemble(options: SimCloudOptions): { core: CloudCore; services: Services } {
+/** The cloud as one account sees it: the catalogue, and the operations of every registered kind (CloudApi). */
+export type AccountCloud = AccountCloudBase & T.CloudApi;
+export const AccountCloud = AccountCloudBase as new (core: CloudCore, services: ServiceSet, account: string) => AccountCloud;
+
+function assemble(options: SimCloudOptions): { core: CloudCore; services: ServiceSet } {
   const profile = profileNamed(options.profile ?? "instant");
   const core = new CloudCore({
+    registry: new ResourceRegistry(options.resources ?? BUILTIN_RESOURCES),
     state: new StateStore(options.state ?? ":memory:"),
     clock: options.clock ?? new SystemClock(),
     profile,
@@ -211,19 +205,13 @@ function assemble(options: SimCloudOptions): { core: CloudCore; services: Servic
     rateLimits: options.rateLimits ?? profile.rateLimits,
     logger: options.logger ?? pino({ level: "silent" }),
   });
-  const services: Services = {
-    networks: new NetworkService(core),
-    keyPairs: new KeyPairService(core),
-    publicIps: new PublicIpService(core),
-    instances: new InstanceService(core),
-    loadBalancers: new LoadBalancerService(core),
-  };
-  return { core, services };
+  return { core, services: new ServiceSet(core) };
 }
 
 /** The sim cloud: the default account's API, plus the operator's controls. */
 export class SimCloud extends AccountCloud {
   private readonly tokens: Map<string, string>;
+  private readonly accounts = new Map<string, AccountCloud>();
 
   constructor(options: SimCloudOptions = {}) {
     const { core, services } = assemble(options);
@@ -239,8 +227,16 @@ export class SimCloud extends AccountCloud {
   }
 
   /** The same API acting as another account. */
-  forAccount(account: string): T.CloudApi {
-    return account === DEFAULT_ACCOUNT ? this : new AccountCloud(this.core, this.services, account);
+  forAccount(account: string): AccountCloud {
+    if (account === DEFAULT_ACCOUNT) return this;
+    let api = this.accounts.get(account);
+    if (!api) this.accounts.set(account, (api = new AccountCloud(this.core, this.services, account)));
+    return api;
+  }
+
+  /** The kinds of resource this cloud serves, in listing order. */
+  get resourceKinds(): readonly AnyDescriptor[] {
+    return this.core.registry.descriptors;
   }
 
   /** Creates an account or replaces its bearer token (kept in the state file as a hash). */
@@ -283,7 +279,7 @@ export class SimCloud extends AccountCloud {
 
   /** Terminates an instance at once, as if its host failed (or with the given reason). */
   killInstance(id: string, reason = "the instance's host failed", code = "InstanceFailure"): T.Instance {
-    return this.services.instances.killInstance(id, reason, code);
+    return this.services.of(instances).killInstance(id, reason, code);
   }
 
   /**
@@ -292,13 +288,13 @@ export class SimCloud extends AccountCloud {
    */
   addHooks(hooks: SimCloudHooks): () => void {
     const detach = this.core.addHooks(hooks);
-    this.services.loadBalancers.republishEndpoints(hooks);
+    this.services.of(loadBalancers).republishEndpoints(hooks);
     return detach;
   }
 
   /** Appends lines to an instance's boot log, whatever its account (kubeadm's output, for the emulator). */
   appendBootLog(instanceId: string, lines: string[]): void {
-    this.services.instances.appendBootLog(instanceId, lines);
+    this.services.of(instances).appendBootLog(instanceId, lines);
   }
 
   /** An instance of any account, without throttling or faults (for the workload emulator). */
@@ -316,7 +312,7 @@ export class SimCloud extends AccountCloud {
 
   /** Where a connection to a load balancer's `dnsName:port` from `source` lands (for the workload emulator). */
   routeThroughLoadBalancer(dnsName: string, port: number, source: ConnectionSource): LoadBalancerRoute {
-    return this.services.loadBalancers.route(dnsName, port, source);
+    return this.services.of(loadBalancers).route(dnsName, port, source);
   }
 
   /** DNS names of the load balancers an instance is registered with. */

@@ -5,15 +5,17 @@ import type { Logger } from "pino";
 import type { Clock, TimerHandle } from "./clock.ts";
 import { InvalidParameterError } from "./errors.ts";
 import { FaultInjector, type FaultConfig } from "./faults.ts";
-import type { DelayName, LatencyProfile } from "./profiles.ts";
+import type { DelayName, DelayRange, LatencyProfile, ProfileName } from "./profiles.ts";
 import { QuotaBook } from "./quotas.ts";
 import { RecordIndex } from "./record-index.ts";
 import { TagIndex } from "./tag-index.ts";
 import { Prng, type PrngState } from "./random.ts";
 import { RateLimiter } from "./ratelimit.ts";
-import { ID_PREFIX, type RecordOfKind, type ResourceRecord, type Transition } from "./records.ts";
+import type { RecordFor, Transition, TransitionAction } from "./records.ts";
+import type { ResourceRegistry } from "./registry.ts";
+import type { StoredResource } from "./resource-kinds.ts";
 import type { StateStore } from "./state.ts";
-import type { Instance, LoadBalancer, QuotaLimits, ResourceKind } from "./types.ts";
+import type { Instance, LoadBalancer, QuotaLimits } from "./types.ts";
 
 export interface BootContext {
   /** True on the first boot; later boots follow a stop and start (cloud-init runs user data once). */
@@ -54,9 +56,11 @@ export interface SimCloudHooks {
   onLoadBalancerActive?(loadBalancer: LoadBalancer): PublishedEndpoint | void;
 }
 
-type TransitionHandler = (record: ResourceRecord, action: Transition["action"]) => void | Promise<void>;
+type TransitionHandler<R extends StoredResource> = (record: R, action: TransitionAction<R>) => void | Promise<void>;
 
 export interface CoreOptions {
+  /** The kinds of resource the cloud serves. */
+  registry: ResourceRegistry;
   state: StateStore;
   clock: Clock;
   profile: LatencyProfile;
@@ -90,6 +94,7 @@ function stableJson(value: unknown): string {
 }
 
 export class CloudCore {
+  readonly registry: ResourceRegistry;
   readonly state: StateStore;
   readonly clock: Clock;
   readonly profile: LatencyProfile;
@@ -110,12 +115,13 @@ export class CloudCore {
   private readonly latency: Prng;
   private readonly faultRng: Prng;
   private readonly timers = new Map<string, TimerHandle>();
-  private readonly handlers = new Map<ResourceKind, TransitionHandler>();
+  private readonly handlers = new Map<string, TransitionHandler<StoredResource>>();
   private readonly hookSets: SimCloudHooks[] = [];
   private closed = false;
 
   constructor(options: CoreOptions) {
     if (!(options.timeScale > 0)) throw new InvalidParameterError(`timeScale must be above 0, not ${options.timeScale}`);
+    this.registry = options.registry;
     this.state = options.state;
     this.clock = options.clock;
     this.profile = options.profile;
@@ -132,18 +138,18 @@ export class CloudCore {
       this.latency.state = saved.latency;
       this.faultRng.state = saved.faults;
     }
-    this.quotas = new QuotaBook(this.state, options.quota, options.zoneCapacity);
+    this.quotas = new QuotaBook(this.state, options.quota, options.zoneCapacity, (record) => this.registry.quotaOf(record));
     this.tagged = new TagIndex(this.state);
     this.instancesBySubnet = new RecordIndex(this.state, "instance", (i) => (i.state === "terminated" ? [] : [i.subnetId]));
     this.loadBalancersByDnsName = new RecordIndex(this.state, "loadBalancer", (lb) => [lb.dnsName]);
     this.loadBalancersByTarget = new RecordIndex(this.state, "loadBalancer", (lb) => lb.targets.map((t) => t.instanceId));
-    this.faults = new FaultInjector(this.faultRng, options.faults, (ms) => this.scale(ms));
-    this.limiter = options.rateLimits ? new RateLimiter(this.clock, options.rateLimits, this.timeScale) : undefined;
+    this.faults = new FaultInjector(this.faultRng, options.faults, (ms) => this.scale(ms), this.registry);
+    this.limiter = options.rateLimits ? new RateLimiter(this.clock, options.rateLimits, this.timeScale, this.registry) : undefined;
   }
 
   /** Registers what happens when a transition of a kind falls due. */
-  onTransition(kind: ResourceKind, handler: TransitionHandler): void {
-    this.handlers.set(kind, handler);
+  onTransition<K extends string>(kind: K, handler: TransitionHandler<RecordFor<K>>): void {
+    this.handlers.set(kind, handler as TransitionHandler<StoredResource>);
   }
 
   /** Arms the timers of every persisted transition (those whose moment passed run on the next tick). */
@@ -170,10 +176,17 @@ export class CloudCore {
     return this.scale(this.latency.between(min, max));
   }
 
+  /** Draws a duration from a service's own ranges per profile, e.g. a new kind's provisioning time. */
+  sampleDelayIn(ranges: Readonly<Record<ProfileName, DelayRange>>): number {
+    const [min, max] = ranges[this.profile.name];
+    return this.scale(this.latency.between(min, max));
+  }
+
   /** A new id of the kind: its prefix and 17 seeded hexadecimal digits. */
-  newId(kind: ResourceKind): string {
+  newId(kind: string): string {
+    const prefix = this.registry.idPrefix(kind);
     while (true) {
-      const id = `${ID_PREFIX[kind]}-${this.ids.hex(17)}`;
+      const id = `${prefix}-${this.ids.hex(17)}`;
       if (!this.state.has(id)) return id;
     }
   }
@@ -196,13 +209,13 @@ export class CloudCore {
    * Creates a resource once per idempotency token: a token seen before returns its resource (or the
    * resource's last view once it is gone); the same token with other parameters is refused.
    */
-  createOnce<K extends ResourceKind, V>(
+  createOnce<K extends string, V>(
     account: string,
     kind: K,
     region: string,
     input: { clientToken?: string },
-    view: (record: RecordOfKind[K]) => V,
-    build: () => RecordOfKind[K],
+    view: (record: RecordFor<K>) => V,
+    build: () => RecordFor<K>,
   ): V {
     const token = input.clientToken;
     if (token === undefined) return view(this.write(build));
@@ -224,14 +237,16 @@ export class CloudCore {
   }
 
   /** Sets the resource's next transition `delayMs` real milliseconds from now and saves the record. */
-  schedule(record: ResourceRecord, action: Transition["action"], delayMs: number): void {
-    record.transition = { action, at: this.clock.now() + Math.max(0, delayMs) };
-    this.state.put(record);
-    this.arm(record.id, record.transition.at);
+  schedule<R extends StoredResource>(record: R, action: TransitionAction<R>, delayMs: number): void {
+    const stored: StoredResource = record;
+    const at = this.clock.now() + Math.max(0, delayMs);
+    stored.transition = { action, at };
+    this.state.put(stored);
+    this.arm(stored.id, at);
   }
 
   /** Drops the resource's pending transition (the caller saves the record). */
-  cancelTransition(record: ResourceRecord): void {
+  cancelTransition(record: StoredResource): void {
     delete record.transition;
     const timer = this.timers.get(record.id);
     if (timer) this.clock.clearTimer(timer);
@@ -260,7 +275,7 @@ export class CloudCore {
   }
 
   /** True while a transition is still the one a handler started with (nothing replaced it meanwhile). */
-  stillDue(record: ResourceRecord, transition: Transition | undefined): boolean {
+  stillDue(record: StoredResource, transition: Transition | undefined): boolean {
     return !this.closed && transition !== undefined && record.transition?.at === transition.at && record.transition.action === transition.action;
   }
 

@@ -4,9 +4,10 @@
 import { readFileSync } from "node:fs";
 import { Type, type Static } from "@sinclair/typebox";
 import { InvalidParameterError, simCloudError, type SimCloudError } from "./errors.ts";
-import { OPERATION_KINDS, isOperationName, type OperationName } from "./operations.ts";
+import type { OperationCatalog } from "./operations.ts";
 import type { Prng } from "./random.ts";
 import { checkInput } from "./schemas.ts";
+import { BUILTIN_REGISTRY } from "./services.ts";
 
 /** Error codes that can be injected, in the order their rates are stacked. */
 export const INJECTABLE_CODES = ["InternalError", "Throttling", "InsufficientCapacity", "QuotaExceeded"] as const;
@@ -51,11 +52,11 @@ export type FaultConfig = Static<typeof FaultConfigSchema>;
 
 const DEFAULT_DEATH_AFTER_MS: [number, number] = [5_000, 60_000];
 
-/** Checks a fault configuration (shape, operation names, rates summing to at most 1). */
-export function checkFaultConfig(value: unknown): FaultConfig {
+/** Checks a fault configuration (shape, operation names of `operations`, rates summing to at most 1). */
+export function checkFaultConfig(value: unknown, operations: OperationCatalog = BUILTIN_REGISTRY): FaultConfig {
   const config = checkInput(FaultConfigSchema, value, "faults");
   for (const [operation, rates] of Object.entries(config.errors ?? {})) {
-    if (operation !== "*" && !isOperationName(operation)) {
+    if (operation !== "*" && operations.operationKind(operation) === undefined) {
       throw new InvalidParameterError(`faults.errors: unknown operation "${operation}"`, { details: { field: "faults.errors" } });
     }
     const total = INJECTABLE_CODES.reduce((sum, code) => sum + (rates[code] ?? 0), 0);
@@ -99,6 +100,8 @@ export class FaultInjector {
     config: FaultConfig = {},
     /** Converts simulated to real milliseconds (the time scale). */
     private readonly scale: (simulatedMs: number) => number = (ms) => ms,
+    /** The operations of the cloud, by name: faults may be set for those only. */
+    private readonly operations: OperationCatalog = BUILTIN_REGISTRY,
   ) {
     this.config = config;
   }
@@ -108,29 +111,29 @@ export class FaultInjector {
   }
 
   set config(value: FaultConfig) {
-    this.current = structuredClone(checkFaultConfig(value));
+    this.current = structuredClone(checkFaultConfig(value, this.operations));
   }
 
-  private rateOf(operation: OperationName, code: InjectableCode): number {
+  private rateOf(operation: string, code: InjectableCode): number {
     const errors = this.current.errors ?? {};
     return errors[operation]?.[code] ?? errors["*"]?.[code] ?? 0;
   }
 
   /** Draws the fault (if any) for one call of `operation`. Draws exactly one number unless a fault hits. */
-  draw(operation: OperationName): PlannedFault | undefined {
+  draw(operation: string): PlannedFault | undefined {
     const roll = this.rng.next();
     let cumulative = 0;
     for (const code of INJECTABLE_CODES) {
       cumulative += this.rateOf(operation, code);
       if (roll >= cumulative) continue;
-      const mutating = OPERATION_KINDS[operation] === "mutating";
+      const mutating = this.operations.operationKind(operation) === "mutating";
       const afterCommit = code === "InternalError" && mutating && this.rng.chance(this.current.failAfterCommit ?? 0.5);
       return { error: this.errorFor(code, operation), afterCommit };
     }
     return undefined;
   }
 
-  private errorFor(code: InjectableCode, operation: OperationName): SimCloudError {
+  private errorFor(code: InjectableCode, operation: string): SimCloudError {
     const details = { injected: true, operation };
     switch (code) {
       case "Throttling":

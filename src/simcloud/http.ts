@@ -4,12 +4,11 @@
 import { timingSafeEqual } from "node:crypto";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
-import type { SimCloud } from "./cloud.ts";
+import type { AccountCloud, SimCloud } from "./cloud.ts";
 import { InvalidParameterError, NotFoundError, SimCloudError, UnauthorizedError, type ErrorBody } from "./errors.ts";
 import type { FaultConfig } from "./faults.ts";
-import { ADMIN_PREFIX, API_PREFIX, COLLECTIONS, parseTagQuery } from "./paths.ts";
+import { ADMIN_PREFIX, API_PREFIX, parseTagQuery } from "./paths.ts";
 import type { QuotaLimitsPatch } from "./schemas.ts";
-import type * as T from "./types.ts";
 
 export interface SimCloudHttpOptions {
   /** Token of the /admin/v1 endpoints; without one they answer 401. */
@@ -25,68 +24,6 @@ interface ResourceParams {
   id: string;
 }
 
-interface CollectionRoutes {
-  kind: T.ResourceKind;
-  create(api: T.CloudApi, region: string, body: unknown): Promise<T.CloudResource>;
-  get(api: T.CloudApi, region: string, id: string): Promise<T.CloudResource>;
-  list(api: T.CloudApi, region: string, filter: T.ListFilter): Promise<T.CloudResource[]>;
-  /** Deletes; instances answer their terminating view, others nothing. */
-  remove(api: T.CloudApi, region: string, id: string): Promise<T.CloudResource | void>;
-}
-
-// Bodies are handed on as they came: every operation checks its input against its schema.
-const ROUTES: CollectionRoutes[] = [
-  {
-    kind: "network",
-    create: (api, r, body) => api.createNetwork(r, body as T.CreateNetworkInput),
-    get: (api, r, id) => api.getNetwork(r, id),
-    list: (api, r, f) => api.listNetworks(r, f),
-    remove: (api, r, id) => api.deleteNetwork(r, id),
-  },
-  {
-    kind: "subnet",
-    create: (api, r, body) => api.createSubnet(r, body as T.CreateSubnetInput),
-    get: (api, r, id) => api.getSubnet(r, id),
-    list: (api, r, f) => api.listSubnets(r, f),
-    remove: (api, r, id) => api.deleteSubnet(r, id),
-  },
-  {
-    kind: "securityGroup",
-    create: (api, r, body) => api.createSecurityGroup(r, body as T.CreateSecurityGroupInput),
-    get: (api, r, id) => api.getSecurityGroup(r, id),
-    list: (api, r, f) => api.listSecurityGroups(r, f),
-    remove: (api, r, id) => api.deleteSecurityGroup(r, id),
-  },
-  {
-    kind: "keyPair",
-    create: (api, r, body) => api.createKeyPair(r, body as T.CreateKeyPairInput),
-    get: (api, r, id) => api.getKeyPair(r, id),
-    list: (api, r, f) => api.listKeyPairs(r, f),
-    remove: (api, r, id) => api.deleteKeyPair(r, id),
-  },
-  {
-    kind: "publicIp",
-    create: (api, r, body) => api.createPublicIp(r, body as T.CreatePublicIpInput),
-    get: (api, r, id) => api.getPublicIp(r, id),
-    list: (api, r, f) => api.listPublicIps(r, f),
-    remove: (api, r, id) => api.deletePublicIp(r, id),
-  },
-  {
-    kind: "instance",
-    create: (api, r, body) => api.createInstance(r, body as T.CreateInstanceInput),
-    get: (api, r, id) => api.getInstance(r, id),
-    list: (api, r, f) => api.listInstances(r, f),
-    remove: (api, r, id) => api.terminateInstance(r, id),
-  },
-  {
-    kind: "loadBalancer",
-    create: (api, r, body) => api.createLoadBalancer(r, body as T.CreateLoadBalancerInput),
-    get: (api, r, id) => api.getLoadBalancer(r, id),
-    list: (api, r, f) => api.listLoadBalancers(r, f),
-    remove: (api, r, id) => api.deleteLoadBalancer(r, id),
-  },
-];
-
 function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
@@ -97,14 +34,6 @@ function sameSecret(a: string, b: string): boolean {
   const left = Buffer.from(a);
   const right = Buffer.from(b);
   return left.length === right.length && timingSafeEqual(left, right);
-}
-
-function instanceIdsOf(body: unknown): string[] {
-  const ids = (body as { instanceIds?: unknown } | undefined)?.instanceIds;
-  if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string")) {
-    throw new InvalidParameterError("targets.instanceIds: an array of instance ids is required", { details: { field: "instanceIds" } });
-  }
-  return ids;
 }
 
 function sendError(reply: FastifyReply, error: SimCloudError): FastifyReply {
@@ -125,7 +54,7 @@ export function createSimCloudHttp(cloud: SimCloud, options: SimCloudHttpOptions
   const logger: FastifyBaseLogger | undefined = options.logger;
   const app = Fastify(logger ? { loggerInstance: logger } : { logger: false });
 
-  const accountApi = (request: FastifyRequest): T.CloudApi => {
+  const accountApi = (request: FastifyRequest): AccountCloud => {
     const token = bearerToken(request);
     const account = token === undefined ? undefined : cloud.authenticate(token);
     if (!account) throw new UnauthorizedError("a valid bearer token is required (Authorization: Bearer <token>)");
@@ -166,36 +95,33 @@ export function createSimCloudHttp(cloud: SimCloud, options: SimCloudHttpOptions
     return accountApi(req).listResources({ ...(region ? { region } : {}), ...(tags ? { tags } : {}) });
   });
 
-  for (const route of ROUTES) {
-    const base = `${API_PREFIX}/regions/:region/${COLLECTIONS[route.kind]}`;
+  // Each registered kind: create, list, get, delete, and its actions. Bodies are handed on as they came:
+  // every operation checks its input against its kind's schema.
+  for (const kind of cloud.resourceKinds) {
+    const base = `${API_PREFIX}/regions/:region/${kind.collection}`;
+    const api = (request: FastifyRequest) => accountApi(request).resources(kind);
     app.post<{ Params: RegionParams }>(base, async (req, reply) => {
-      const created = await route.create(accountApi(req), req.params.region, req.body ?? {});
+      const created = await api(req).create(req.params.region, req.body ?? {});
       return reply.code(201).send(created);
     });
     app.get<{ Params: RegionParams; Querystring: Record<string, unknown> }>(base, async (req) => {
       const tags = parseTagQuery(req.query.tag);
-      return route.list(accountApi(req), req.params.region, tags ? { tags } : {});
+      return api(req).list(req.params.region, tags ? { tags } : {});
     });
-    app.get<{ Params: ResourceParams }>(`${base}/:id`, async (req) => route.get(accountApi(req), req.params.region, req.params.id));
+    app.get<{ Params: ResourceParams }>(`${base}/:id`, async (req) => api(req).get(req.params.region, req.params.id));
+    // A removal answers 204; an action standing for the delete (an instance's terminate) answers its view.
     app.delete<{ Params: ResourceParams }>(`${base}/:id`, async (req, reply) => {
-      const result = await route.remove(accountApi(req), req.params.region, req.params.id);
+      const result = await api(req).delete(req.params.region, req.params.id);
       return result ? reply.send(result) : reply.code(204).send();
     });
+    for (const [name, action] of Object.entries(kind.actions)) {
+      app.post<{ Params: ResourceParams }>(`${base}/:id/${action.path}`, async (req) => {
+        const operations = api(req);
+        const args = action.parse(req.body);
+        return operations[name]!(req.params.region, req.params.id, ...args);
+      });
+    }
   }
-
-  const instance = `${API_PREFIX}/regions/:region/instances/:id`;
-  app.post<{ Params: ResourceParams }>(`${instance}/stop`, async (req) => accountApi(req).stopInstance(req.params.region, req.params.id));
-  app.post<{ Params: ResourceParams }>(`${instance}/start`, async (req) => accountApi(req).startInstance(req.params.region, req.params.id));
-  app.post<{ Params: ResourceParams }>(`${instance}/terminate`, async (req) =>
-    accountApi(req).terminateInstance(req.params.region, req.params.id),
-  );
-  const targets = `${API_PREFIX}/regions/:region/load-balancers/:id/targets`;
-  app.post<{ Params: ResourceParams }>(`${targets}/register`, async (req) =>
-    accountApi(req).registerTargets(req.params.region, req.params.id, instanceIdsOf(req.body)),
-  );
-  app.post<{ Params: ResourceParams }>(`${targets}/deregister`, async (req) =>
-    accountApi(req).deregisterTargets(req.params.region, req.params.id, instanceIdsOf(req.body)),
-  );
 
   app.get(`${ADMIN_PREFIX}/faults`, async (req) => {
     requireAdmin(req);

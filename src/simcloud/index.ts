@@ -1,5 +1,16 @@
 // The sim cloud's public surface: the in-process cloud, its HTTP server and client, and the shared types.
 export { SimCloud, AccountCloud, DEFAULT_ACCOUNT, DEFAULT_TOKEN, type SimCloudOptions } from "./cloud.ts";
+export { BUILTIN_RESOURCES } from "./services.ts";
+export {
+  defineResource,
+  action,
+  type ResourceDescriptor,
+  type AnyDescriptor,
+  type ActionSpec,
+  type ResourceApi,
+  type ResourceView,
+  type StoredResource,
+} from "./resource-kinds.ts";
 export { SimCloudClient, SimCloudAdminClient, type SimCloudClientOptions } from "./client.ts";
 export { startSimCloudServer, DEFAULT_PORT, DEFAULT_ADMIN_TOKEN, type SimCloudServer, type SimCloudServerOptions } from "./server.ts";
 export { createSimCloudHttp, type SimCloudHttpOptions } from "./http.ts";

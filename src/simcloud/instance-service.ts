@@ -1,14 +1,15 @@
 // Instances: launch (pending → running, the boot reads the user data and runs the boot hooks), stop and
 // start, terminate (stopping → terminated, visible for a retention period, then purged), and death.
 import { createHash } from "node:crypto";
-import { checkRegion, image, machineType } from "./catalog.ts";
+import { image, machineType } from "./catalog.ts";
 import type { CloudCore } from "./core.ts";
 import { InvalidParameterError, NotFoundError } from "./errors.ts";
 import { lowestFreeAddress, parseCidr } from "./ipam.ts";
 import { findOwned, requireReady } from "./lookup.ts";
 import { allocatePublicAddress } from "./publicip-service.ts";
 import type { InstanceRecord, Transition } from "./records.ts";
-import { CreateInstanceInputSchema, MAX_USER_DATA_BYTES, checkInput, type CreateInstanceInput } from "./schemas.ts";
+import { action, defineResource } from "./resource-kinds.ts";
+import { CreateInstanceInputSchema, MAX_USER_DATA_BYTES, type CreateInstanceInput } from "./schemas.ts";
 import type { Instance, StateReason } from "./types.ts";
 import { instanceView } from "./views.ts";
 
@@ -31,34 +32,19 @@ export class InstanceService {
     core.onTransition("instance", (record, action) => this.transition(record as InstanceRecord, action));
   }
 
-  createInstance(account: string, region: string, raw: CreateInstanceInput): Instance {
-    checkRegion(region);
-    const input = checkInput(CreateInstanceInputSchema, raw, "instance");
-    const userData = input.userData ?? "";
-    if (Buffer.byteLength(userData) > MAX_USER_DATA_BYTES) {
-      throw new InvalidParameterError(`instance.userData: ${Buffer.byteLength(userData)} bytes, more than ${MAX_USER_DATA_BYTES}`, {
-        details: { field: "instance.userData" },
-      });
-    }
-    if (input.assignPublicIp && input.publicIpId) {
-      throw new InvalidParameterError("instance: give either assignPublicIp or publicIpId, not both", {
-        details: { field: "instance.publicIpId" },
-      });
-    }
-    return this.core.createOnce(account, "instance", region, input, instanceView, () => this.launch(account, region, input, userData));
-  }
-
-  private launch(account: string, region: string, input: CreateInstanceInput, userData: string): InstanceRecord {
+  /** Launches an instance (pending → running); runs once per idempotency token. */
+  launch(account: string, region: string, input: CreateInstanceInput): InstanceRecord {
     const core = this.core;
+    const userData = input.userData ?? "";
     const subnet = findOwned(core, account, region, "subnet", input.subnetId);
-    requireReady(subnet);
+    requireReady(core, subnet);
     const type = machineType(region, input.machineType);
     image(region, input.imageId);
     if (input.keyPairId) findOwned(core, account, region, "keyPair", input.keyPairId);
     const securityGroupIds = [...new Set(input.securityGroupIds ?? [])];
     for (const id of securityGroupIds) {
       const group = findOwned(core, account, region, "securityGroup", id);
-      requireReady(group);
+      requireReady(core, group);
       if (group.networkId !== subnet.networkId) {
         throw new InvalidParameterError(`security group ${id} belongs to ${group.networkId}, not to the subnet's ${subnet.networkId}`, {
           details: { field: "instance.securityGroupIds" },
@@ -290,3 +276,51 @@ export class InstanceService {
     }
   }
 }
+
+/** Checks of the launch request that need no other resource. */
+function checkLaunch(input: CreateInstanceInput): void {
+  const userData = input.userData ?? "";
+  if (Buffer.byteLength(userData) > MAX_USER_DATA_BYTES) {
+    throw new InvalidParameterError(`instance.userData: ${Buffer.byteLength(userData)} bytes, more than ${MAX_USER_DATA_BYTES}`, {
+      details: { field: "instance.userData" },
+    });
+  }
+  if (input.assignPublicIp && input.publicIpId) {
+    throw new InvalidParameterError("instance: give either assignPublicIp or publicIpId, not both", {
+      details: { field: "instance.publicIpId" },
+    });
+  }
+}
+
+/** An action on one instance that takes no arguments (its request body is ignored). */
+function instanceAction(path: string, run: (service: InstanceService, account: string, region: string, id: string) => Instance) {
+  return action({ path, body: () => ({}), parse: (): [] => [], run });
+}
+
+export const instances = defineResource({
+  kind: "instance",
+  noun: "instance",
+  names: { one: "Instance", many: "Instances" },
+  collection: "instances",
+  idPrefix: "i",
+  service: (core) => new InstanceService(core),
+  create: {
+    input: CreateInstanceInputSchema,
+    check: checkLaunch,
+    build: (service, account, region, input) => service.launch(account, region, input),
+  },
+  /** Deleting an instance is terminating it. */
+  delete: { action: "terminateInstance" },
+  view: (_core, record: InstanceRecord) => instanceView(record),
+  actions: {
+    /** Stops a running instance (stopping → stopped); a no-op when already stopping or stopped. */
+    stopInstance: instanceAction("stop", (service, account, region, id) => service.stopInstance(account, region, id)),
+    /** Starts a stopped instance (pending → running); a no-op when pending or running. */
+    startInstance: instanceAction("start", (service, account, region, id) => service.startInstance(account, region, id)),
+    /** Terminates an instance (stopping → terminated); a no-op when terminated. */
+    terminateInstance: instanceAction("terminate", (service, account, region, id) => service.terminateInstance(account, region, id)),
+  },
+  /** Instances count until they are terminated (stopped ones too). */
+  quota: (record) =>
+    record.state === "terminated" ? undefined : { vcpus: record.vcpus, instances: 1, publicIps: record.ephemeralPublicIp ? 1 : 0 },
+});

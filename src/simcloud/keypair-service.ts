@@ -1,13 +1,13 @@
 // Key pairs: imported OpenSSH public keys with a name unique in the region, available at once.
 import { createHash } from "node:crypto";
-import { checkRegion } from "./catalog.ts";
 import type { CloudCore } from "./core.ts";
 import { InvalidParameterError } from "./errors.ts";
 import { findOwned, listOwned } from "./lookup.ts";
 import type { KeyPairRecord } from "./records.ts";
-import { CreateKeyPairInputSchema, checkInput, type CreateKeyPairInput } from "./schemas.ts";
+import { defineResource } from "./resource-kinds.ts";
+import { CreateKeyPairInputSchema, type CreateKeyPairInput } from "./schemas.ts";
 import type { KeyPair } from "./types.ts";
-import { viewOf } from "./views.ts";
+import { plainView, viewOf } from "./views.ts";
 
 const KEY_TYPES = ["ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521"];
 
@@ -29,32 +29,28 @@ export function sshFingerprint(publicKey: string): string {
 export class KeyPairService {
   constructor(private readonly core: CloudCore) {}
 
-  createKeyPair(account: string, region: string, raw: CreateKeyPairInput): KeyPair {
-    checkRegion(region);
-    const input = checkInput(CreateKeyPairInputSchema, raw, "keyPair");
-    const fingerprint = sshFingerprint(input.publicKey);
-    return this.core.createOnce(account, "keyPair", region, input, (r) => viewOf(this.core, r) as KeyPair, () => {
-      const sameName = listOwned(this.core, account, region, "keyPair").find((k) => k.name === input.name);
-      if (sameName) {
-        throw new InvalidParameterError(`keyPair.name: "${input.name}" already exists in ${region} (${sameName.id})`, {
-          details: { field: "keyPair.name" },
-        });
-      }
-      const record: KeyPairRecord = {
-        id: this.core.newId("keyPair"),
-        kind: "keyPair",
-        account,
-        region,
-        tags: { ...input.tags },
-        createdAt: this.core.iso(),
-        state: "available",
-        name: input.name,
-        publicKey: input.publicKey.trim(),
-        fingerprint,
-      };
-      this.core.state.put(record);
-      return record;
-    });
+  /** Imports a key under a name unique in the region; runs once per idempotency token. */
+  createKeyPair(account: string, region: string, input: CreateKeyPairInput): KeyPairRecord {
+    const sameName = listOwned(this.core, account, region, "keyPair").find((k) => k.name === input.name);
+    if (sameName) {
+      throw new InvalidParameterError(`keyPair.name: "${input.name}" already exists in ${region} (${sameName.id})`, {
+        details: { field: "keyPair.name" },
+      });
+    }
+    const record: KeyPairRecord = {
+      id: this.core.newId("keyPair"),
+      kind: "keyPair",
+      account,
+      region,
+      tags: { ...input.tags },
+      createdAt: this.core.iso(),
+      state: "available",
+      name: input.name,
+      publicKey: input.publicKey.trim(),
+      fingerprint: sshFingerprint(input.publicKey),
+    };
+    this.core.state.put(record);
+    return record;
   }
 
   /** Instances launched with the key keep it; only new launches can no longer name it. */
@@ -63,3 +59,20 @@ export class KeyPairService {
     this.core.write(() => this.core.state.remove(record.id, { ...viewOf(this.core, record), state: "deleted" }));
   }
 }
+
+export const keyPairs = defineResource({
+  kind: "keyPair",
+  noun: "key pair",
+  names: { one: "KeyPair", many: "KeyPairs" },
+  collection: "key-pairs",
+  idPrefix: "key",
+  service: (core) => new KeyPairService(core),
+  create: {
+    input: CreateKeyPairInputSchema,
+    check: (input) => void sshFingerprint(input.publicKey),
+    build: (service, account, region, input) => service.createKeyPair(account, region, input),
+  },
+  delete: { run: (service, account, region, id) => service.deleteKeyPair(account, region, id) },
+  view: (_core, record: KeyPairRecord): KeyPair => plainView(record),
+  actions: {},
+});

@@ -1,11 +1,11 @@
 // Load balancers: provisioning → active after the profile's delay, deleting → gone; targets are instances
 // of the same network, and their health is derived on read (see views.ts). A connection to a load
 // balancer's name and port reaches the healthy targets of that port's listener, and nothing else.
-import { checkRegion } from "./catalog.ts";
 import type { CloudCore, SimCloudHooks } from "./core.ts";
 import { InvalidParameterError } from "./errors.ts";
 import { findOwned, requireReady } from "./lookup.ts";
 import type { LoadBalancerRecord, Transition } from "./records.ts";
+import { action, defineResource } from "./resource-kinds.ts";
 import {
   CreateLoadBalancerInputSchema,
   TargetsInputSchema,
@@ -34,54 +34,45 @@ export class LoadBalancerService {
 
   private view = (record: LoadBalancerRecord): LoadBalancer => loadBalancerView(this.core, record);
 
-  createLoadBalancer(account: string, region: string, raw: CreateLoadBalancerInput): LoadBalancer {
-    checkRegion(region);
-    const input = checkInput(CreateLoadBalancerInputSchema, raw, "loadBalancer");
-    const ports = input.listeners.map((l) => l.port);
-    if (new Set(ports).size !== ports.length) {
-      throw new InvalidParameterError("loadBalancer.listeners: two listeners use the same port", {
-        details: { field: "loadBalancer.listeners" },
+  /** Makes a load balancer over subnets of one network (provisioning → active); runs once per idempotency token. */
+  createLoadBalancer(account: string, region: string, input: CreateLoadBalancerInput): LoadBalancerRecord {
+    const subnets = [...new Set(input.subnetIds)].map((id) => findOwned(this.core, account, region, "subnet", id));
+    subnets.forEach((subnet) => requireReady(this.core, subnet));
+    const networkId = subnets[0]?.networkId ?? "";
+    if (subnets.some((s) => s.networkId !== networkId)) {
+      throw new InvalidParameterError("loadBalancer.subnetIds: the subnets belong to different networks", {
+        details: { field: "loadBalancer.subnetIds" },
       });
     }
-    return this.core.createOnce(account, "loadBalancer", region, input, this.view, () => {
-      const subnets = [...new Set(input.subnetIds)].map((id) => findOwned(this.core, account, region, "subnet", id));
-      subnets.forEach(requireReady);
-      const networkId = subnets[0]?.networkId ?? "";
-      if (subnets.some((s) => s.networkId !== networkId)) {
-        throw new InvalidParameterError("loadBalancer.subnetIds: the subnets belong to different networks", {
-          details: { field: "loadBalancer.subnetIds" },
-        });
-      }
-      if (new Set(subnets.map((s) => s.zone)).size !== subnets.length) {
-        throw new InvalidParameterError("loadBalancer.subnetIds: give at most one subnet per zone", {
-          details: { field: "loadBalancer.subnetIds" },
-        });
-      }
-      this.core.quotas.requireRoom(account, region, { loadBalancers: 1 });
-      const id = this.core.newId("loadBalancer");
-      const name = input.name ?? id;
-      const dnsName = `${name}-${id.slice(3, 11)}.${region}.lb.simcloud.internal`.toLowerCase();
-      const record: LoadBalancerRecord = {
-        id,
-        kind: "loadBalancer",
-        account,
-        region,
-        tags: { ...input.tags },
-        createdAt: this.core.iso(),
-        state: "provisioning",
-        name,
-        scheme: input.scheme ?? "internet-facing",
-        networkId,
-        subnetIds: subnets.map((s) => s.id),
-        listeners: structuredClone(input.listeners),
-        targets: [],
-        dnsName,
-        host: dnsName,
-        port: input.listeners[0]?.port ?? 0,
-      };
-      this.core.schedule(record, "active", this.core.sampleDelay("loadBalancerProvision"));
-      return record;
-    });
+    if (new Set(subnets.map((s) => s.zone)).size !== subnets.length) {
+      throw new InvalidParameterError("loadBalancer.subnetIds: give at most one subnet per zone", {
+        details: { field: "loadBalancer.subnetIds" },
+      });
+    }
+    this.core.quotas.requireRoom(account, region, { loadBalancers: 1 });
+    const id = this.core.newId("loadBalancer");
+    const name = input.name ?? id;
+    const dnsName = `${name}-${id.slice(3, 11)}.${region}.lb.simcloud.internal`.toLowerCase();
+    const record: LoadBalancerRecord = {
+      id,
+      kind: "loadBalancer",
+      account,
+      region,
+      tags: { ...input.tags },
+      createdAt: this.core.iso(),
+      state: "provisioning",
+      name,
+      scheme: input.scheme ?? "internet-facing",
+      networkId,
+      subnetIds: subnets.map((s) => s.id),
+      listeners: structuredClone(input.listeners),
+      targets: [],
+      dnsName,
+      host: dnsName,
+      port: input.listeners[0]?.port ?? 0,
+    };
+    this.core.schedule(record, "active", this.core.sampleDelay("loadBalancerProvision"));
+    return record;
   }
 
   deleteLoadBalancer(account: string, region: string, id: string): void {
@@ -201,3 +192,58 @@ export class LoadBalancerService {
     }
   }
 }
+
+/** Checks of the listeners that need no other resource. */
+function checkListeners(input: CreateLoadBalancerInput): void {
+  const ports = input.listeners.map((l) => l.port);
+  if (new Set(ports).size !== ports.length) {
+    throw new InvalidParameterError("loadBalancer.listeners: two listeners use the same port", {
+      details: { field: "loadBalancer.listeners" },
+    });
+  }
+}
+
+/** The instance ids of a targets request body. */
+function instanceIdsOf(body: unknown): [string[]] {
+  const ids = (body as { instanceIds?: unknown } | undefined)?.instanceIds;
+  if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string")) {
+    throw new InvalidParameterError("targets.instanceIds: an array of instance ids is required", { details: { field: "instanceIds" } });
+  }
+  return [ids];
+}
+
+export const loadBalancers = defineResource({
+  kind: "loadBalancer",
+  noun: "load balancer",
+  names: { one: "LoadBalancer", many: "LoadBalancers" },
+  collection: "load-balancers",
+  idPrefix: "lb",
+  service: (core) => new LoadBalancerService(core),
+  create: {
+    input: CreateLoadBalancerInputSchema,
+    check: checkListeners,
+    build: (service, account, region, input) => service.createLoadBalancer(account, region, input),
+  },
+  /** deleting → gone; a no-op while already deleting. */
+  delete: { run: (service, account, region, id) => service.deleteLoadBalancer(account, region, id) },
+  view: loadBalancerView,
+  actions: {
+    /** Adds instances of the load balancer's network as targets (already registered ones are kept). */
+    registerTargets: action({
+      path: "targets/register",
+      body: (instanceIds: string[]) => ({ instanceIds }),
+      parse: instanceIdsOf,
+      run: (service: LoadBalancerService, account: string, region: string, id: string, instanceIds: string[]) =>
+        service.registerTargets(account, region, id, instanceIds),
+    }),
+    /** Removes targets (ids not registered are ignored). */
+    deregisterTargets: action({
+      path: "targets/deregister",
+      body: (instanceIds: string[]) => ({ instanceIds }),
+      parse: instanceIdsOf,
+      run: (service: LoadBalancerService, account: string, region: string, id: string, instanceIds: string[]) =>
+        service.deregisterTargets(account, region, id, instanceIds),
+    }),
+  },
+  quota: () => ({ loadBalancers: 1 }),
+});

@@ -1,22 +1,22 @@
 // Networks, subnets and security groups: created pending, available after the profile's delay; deleted at
 // once, but only when nothing uses them any more.
-import { checkRegion, checkZone } from "./catalog.ts";
+import { checkZone } from "./catalog.ts";
 import type { CloudCore } from "./core.ts";
 import { InvalidParameterError } from "./errors.ts";
 import { contains, overlaps, parseCidr } from "./ipam.ts";
 import { findOwned, listOwned, requireReady, requireUnused } from "./lookup.ts";
-import type { NetworkRecord, ResourceRecord, SecurityGroupRecord, SubnetRecord } from "./records.ts";
+import type { NetworkRecord, SecurityGroupRecord, SubnetRecord } from "./records.ts";
+import { defineResource } from "./resource-kinds.ts";
 import {
   CreateNetworkInputSchema,
   CreateSecurityGroupInputSchema,
   CreateSubnetInputSchema,
-  checkInput,
   type CreateNetworkInput,
   type CreateSecurityGroupInput,
   type CreateSubnetInput,
 } from "./schemas.ts";
-import type { Network, SecurityGroup, Subnet } from "./types.ts";
-import { subnetView, viewOf } from "./views.ts";
+import type { Network, SecurityGroup } from "./types.ts";
+import { plainView, subnetView, viewOf } from "./views.ts";
 
 function checkPrefix(cidr: string, field: string): void {
   const { prefix } = parseCidr(cidr, field);
@@ -27,8 +27,7 @@ function checkPrefix(cidr: string, field: string): void {
 
 export class NetworkService {
   constructor(private readonly core: CloudCore) {
-    const becomeAvailable = (record: ResourceRecord) => {
-      if (record.kind !== "network" && record.kind !== "subnet" && record.kind !== "securityGroup") return;
+    const becomeAvailable = (record: NetworkRecord | SubnetRecord | SecurityGroupRecord) => {
       core.cancelTransition(record);
       record.state = "available";
       core.write(() => core.state.put(record));
@@ -46,31 +45,27 @@ export class NetworkService {
     });
   }
 
-  createNetwork(account: string, region: string, raw: CreateNetworkInput): Network {
-    checkRegion(region);
-    const input = checkInput(CreateNetworkInputSchema, raw, "network");
-    checkPrefix(input.cidr, "network.cidr");
-    return this.core.createOnce(account, "network", region, input, (r) => viewOf(this.core, r) as Network, () => {
-      this.core.quotas.requireRoom(account, region, { networks: 1 });
-      const record: NetworkRecord = {
-        id: this.core.newId("network"),
-        kind: "network",
-        account,
-        region,
-        tags: { ...input.tags },
-        createdAt: this.core.iso(),
-        state: "pending",
-        cidr: input.cidr,
-      };
-      this.core.schedule(record, "available", this.core.sampleDelay("networkCreate"));
-      return record;
-    });
+  /** Makes a network (pending → available); runs once per idempotency token. */
+  createNetwork(account: string, region: string, input: CreateNetworkInput): NetworkRecord {
+    this.core.quotas.requireRoom(account, region, { networks: 1 });
+    const record: NetworkRecord = {
+      id: this.core.newId("network"),
+      kind: "network",
+      account,
+      region,
+      tags: { ...input.tags },
+      createdAt: this.core.iso(),
+      state: "pending",
+      cidr: input.cidr,
+    };
+    this.core.schedule(record, "available", this.core.sampleDelay("networkCreate"));
+    return record;
   }
 
   deleteNetwork(account: string, region: string, id: string): void {
     const network = findOwned(this.core, account, region, "network", id);
     const inNetwork = (r: { networkId: string }) => r.networkId === id;
-    requireUnused(network, [
+    requireUnused(this.core, network, [
       ...this.core.state.all("subnet").filter(inNetwork),
       ...this.core.state.all("securityGroup").filter(inNetwork),
       ...this.core.state.all("loadBalancer").filter(inNetwork),
@@ -79,101 +74,156 @@ export class NetworkService {
     this.remove(network);
   }
 
-  createSubnet(account: string, region: string, raw: CreateSubnetInput): Subnet {
-    checkRegion(region);
-    const input = checkInput(CreateSubnetInputSchema, raw, "subnet");
-    return this.core.createOnce(account, "subnet", region, input, (r) => subnetView(this.core, r), () => {
-      const network = findOwned(this.core, account, region, "network", input.networkId);
-      requireReady(network);
-      checkZone(region, input.zone);
-      checkPrefix(input.cidr, "subnet.cidr");
-      const cidr = parseCidr(input.cidr, "subnet.cidr");
-      if (!contains(parseCidr(network.cidr), cidr)) {
-        throw new InvalidParameterError(`subnet.cidr: ${input.cidr} is not inside the network's ${network.cidr}`, {
-          details: { field: "subnet.cidr" },
-        });
-      }
-      const clash = this.core.state
-        .all("subnet")
-        .find((s) => s.networkId === network.id && overlaps(parseCidr(s.cidr), cidr));
-      if (clash) {
-        throw new InvalidParameterError(`subnet.cidr: ${input.cidr} overlaps subnet ${clash.id} (${clash.cidr})`, {
-          details: { field: "subnet.cidr" },
-        });
-      }
-      const record: SubnetRecord = {
-        id: this.core.newId("subnet"),
-        kind: "subnet",
-        account,
-        region,
-        tags: { ...input.tags },
-        createdAt: this.core.iso(),
-        state: "pending",
-        networkId: network.id,
-        zone: input.zone,
-        cidr: input.cidr,
-      };
-      this.core.schedule(record, "available", this.core.sampleDelay("subnetCreate"));
-      return record;
-    });
+  /** Makes a subnet in a zone, inside its available network's range; runs once per idempotency token. */
+  createSubnet(account: string, region: string, input: CreateSubnetInput): SubnetRecord {
+    const network = findOwned(this.core, account, region, "network", input.networkId);
+    requireReady(this.core, network);
+    checkZone(region, input.zone);
+    checkPrefix(input.cidr, "subnet.cidr");
+    const cidr = parseCidr(input.cidr, "subnet.cidr");
+    if (!contains(parseCidr(network.cidr), cidr)) {
+      throw new InvalidParameterError(`subnet.cidr: ${input.cidr} is not inside the network's ${network.cidr}`, {
+        details: { field: "subnet.cidr" },
+      });
+    }
+    const clash = this.core.state
+      .all("subnet")
+      .find((s) => s.networkId === network.id && overlaps(parseCidr(s.cidr), cidr));
+    if (clash) {
+      throw new InvalidParameterError(`subnet.cidr: ${input.cidr} overlaps subnet ${clash.id} (${clash.cidr})`, {
+        details: { field: "subnet.cidr" },
+      });
+    }
+    const record: SubnetRecord = {
+      id: this.core.newId("subnet"),
+      kind: "subnet",
+      account,
+      region,
+      tags: { ...input.tags },
+      createdAt: this.core.iso(),
+      state: "pending",
+      networkId: network.id,
+      zone: input.zone,
+      cidr: input.cidr,
+    };
+    this.core.schedule(record, "available", this.core.sampleDelay("subnetCreate"));
+    return record;
   }
 
   deleteSubnet(account: string, region: string, id: string): void {
     const subnet = findOwned(this.core, account, region, "subnet", id);
-    requireUnused(subnet, [
+    requireUnused(this.core, subnet, [
       ...this.core.state.all("instance").filter((i) => i.subnetId === id && i.state !== "terminated"),
       ...this.core.state.all("loadBalancer").filter((lb) => lb.subnetIds.includes(id)),
     ]);
     this.remove(subnet);
   }
 
-  createSecurityGroup(account: string, region: string, raw: CreateSecurityGroupInput): SecurityGroup {
-    checkRegion(region);
-    const input = checkInput(CreateSecurityGroupInputSchema, raw, "securityGroup");
-    input.rules.forEach((rule, index) => {
-      parseCidr(rule.cidr, `securityGroup.rules.${index}.cidr`);
-      if (rule.fromPort > rule.toPort) {
-        throw new InvalidParameterError(`securityGroup.rules.${index}: fromPort ${rule.fromPort} is above toPort ${rule.toPort}`, {
-          details: { field: `securityGroup.rules.${index}.fromPort` },
-        });
-      }
-    });
-    const view = (r: SecurityGroupRecord) => viewOf(this.core, r) as SecurityGroup;
-    return this.core.createOnce(account, "securityGroup", region, input, view, () => {
-      const network = findOwned(this.core, account, region, "network", input.networkId);
-      requireReady(network);
-      const sameName = listOwned(this.core, account, region, "securityGroup").find(
-        (sg) => sg.networkId === network.id && sg.name === input.name,
-      );
-      if (sameName) {
-        throw new InvalidParameterError(`securityGroup.name: "${input.name}" already exists in ${network.id} (${sameName.id})`, {
-          details: { field: "securityGroup.name" },
-        });
-      }
-      const record: SecurityGroupRecord = {
-        id: this.core.newId("securityGroup"),
-        kind: "securityGroup",
-        account,
-        region,
-        tags: { ...input.tags },
-        createdAt: this.core.iso(),
-        state: "pending",
-        networkId: network.id,
-        name: input.name,
-        description: input.description ?? "",
-        rules: structuredClone(input.rules),
-      };
-      this.core.schedule(record, "available", this.core.sampleDelay("securityGroupCreate"));
-      return record;
-    });
+  /** Makes a security group with its rules in an available network; runs once per idempotency token. */
+  createSecurityGroup(account: string, region: string, input: CreateSecurityGroupInput): SecurityGroupRecord {
+    const network = findOwned(this.core, account, region, "network", input.networkId);
+    requireReady(this.core, network);
+    const sameName = listOwned(this.core, account, region, "securityGroup").find(
+      (sg) => sg.networkId === network.id && sg.name === input.name,
+    );
+    if (sameName) {
+      throw new InvalidParameterError(`securityGroup.name: "${input.name}" already exists in ${network.id} (${sameName.id})`, {
+        details: { field: "securityGroup.name" },
+      });
+    }
+    const record: SecurityGroupRecord = {
+      id: this.core.newId("securityGroup"),
+      kind: "securityGroup",
+      account,
+      region,
+      tags: { ...input.tags },
+      createdAt: this.core.iso(),
+      state: "pending",
+      networkId: network.id,
+      name: input.name,
+      description: input.description ?? "",
+      rules: structuredClone(input.rules),
+    };
+    this.core.schedule(record, "available", this.core.sampleDelay("securityGroupCreate"));
+    return record;
   }
 
   deleteSecurityGroup(account: string, region: string, id: string): void {
     const group = findOwned(this.core, account, region, "securityGroup", id);
     requireUnused(
+      this.core,
       group,
       this.core.state.all("instance").filter((i) => i.securityGroupIds.includes(id) && i.state !== "terminated"),
     );
     this.remove(group);
   }
 }
+
+/** Checks of a security group's rules that need no other resource. */
+function checkRules(input: CreateSecurityGroupInput): void {
+  input.rules.forEach((rule, index) => {
+    parseCidr(rule.cidr, `securityGroup.rules.${index}.cidr`);
+    if (rule.fromPort > rule.toPort) {
+      throw new InvalidParameterError(`securityGroup.rules.${index}: fromPort ${rule.fromPort} is above toPort ${rule.toPort}`, {
+        details: { field: `securityGroup.rules.${index}.fromPort` },
+      });
+    }
+  });
+}
+
+/** One service for the three kinds of the network. */
+const networkService = (core: CloudCore) => new NetworkService(core);
+
+export const networks = defineResource({
+  kind: "network",
+  noun: "network",
+  names: { one: "Network", many: "Networks" },
+  collection: "networks",
+  idPrefix: "vpc",
+  service: networkService,
+  create: {
+    input: CreateNetworkInputSchema,
+    check: (input) => checkPrefix(input.cidr, "network.cidr"),
+    build: (service, account, region, input) => service.createNetwork(account, region, input),
+  },
+  /** DependencyViolation while subnets, security groups, load balancers or live instances remain. */
+  delete: { run: (service, account, region, id) => service.deleteNetwork(account, region, id) },
+  view: (_core, record: NetworkRecord): Network => plainView(record),
+  actions: {},
+  quota: () => ({ networks: 1 }),
+});
+
+export const subnets = defineResource({
+  kind: "subnet",
+  noun: "subnet",
+  names: { one: "Subnet", many: "Subnets" },
+  collection: "subnets",
+  idPrefix: "subnet",
+  service: networkService,
+  create: {
+    input: CreateSubnetInputSchema,
+    build: (service, account, region, input) => service.createSubnet(account, region, input),
+  },
+  /** DependencyViolation while instances or load balancers use it. */
+  delete: { run: (service, account, region, id) => service.deleteSubnet(account, region, id) },
+  view: subnetView,
+  actions: {},
+});
+
+export const securityGroups = defineResource({
+  kind: "securityGroup",
+  noun: "security group",
+  names: { one: "SecurityGroup", many: "SecurityGroups" },
+  collection: "security-groups",
+  idPrefix: "sg",
+  service: networkService,
+  create: {
+    input: CreateSecurityGroupInputSchema,
+    check: checkRules,
+    build: (service, account, region, input) => service.createSecurityGroup(account, region, input),
+  },
+  /** DependencyViolation while an instance that is not terminated uses it. */
+  delete: { run: (service, account, region, id) => service.deleteSecurityGroup(account, region, id) },
+  view: (_core, record: SecurityGroupRecord): SecurityGroup => plainView(record),
+  actions: {},
+});

@@ -1,24 +1,12 @@
-// The HTTP API's paths, shared by the server and the client so the two cannot drift apart.
+// The HTTP API's paths, shared by the server and the client so the two cannot drift apart. Each resource
+// kind's collection is named by its descriptor.
 import { InvalidParameterError } from "./errors.ts";
-import type { ResourceKind } from "./types.ts";
-
-/** Collection names of the resource kinds under /v1/regions/{region}/. */
-export const COLLECTIONS: Record<ResourceKind, string> = {
-  network: "networks",
-  subnet: "subnets",
-  securityGroup: "security-groups",
-  keyPair: "key-pairs",
-  instance: "instances",
-  loadBalancer: "load-balancers",
-  publicIp: "public-ips",
-};
-
 export const API_PREFIX = "/v1";
 export const ADMIN_PREFIX = "/admin/v1";
 
-/** The path of a region's collection, or of one resource in it. */
-export function resourcePath(region: string, kind: ResourceKind, id?: string): string {
-  const base = `${API_PREFIX}/regions/${encodeURIComponent(region)}/${COLLECTIONS[kind]}`;
+/** The path of a region's collection (a resource kind's path segment), or of one resource in it. */
+export function resourcePath(region: string, collection: string, id?: string): string {
+  const base = `${API_PREFIX}/regions/${encodeURIComponent(region)}/${collection}`;
   return id === undefined ? base : `${base}/${encodeURIComponent(id)}`;
 }
 

@@ -3,7 +3,8 @@
 import { InsufficientCapacityError, QuotaExceededError } from "./errors.ts";
 import type { QuotaLimitsPatch } from "./schemas.ts";
 import { RecordIndex } from "./record-index.ts";
-import type { ResourceRecord } from "./records.ts";
+import type { StoredResource } from "./resource-kinds.ts";
+import { BUILTIN_REGISTRY } from "./services.ts";
 import type { StateStore } from "./state.ts";
 import type { Quota, QuotaLimits } from "./types.ts";
 
@@ -20,22 +21,8 @@ const QUOTA_NOUN: Record<keyof QuotaLimits, string> = {
   publicIps: "public IP",
 };
 
-/** What one resource counts against its account's quota in its region. */
-function contributionOf(record: ResourceRecord): QuotaLimits | undefined {
-  switch (record.kind) {
-    case "instance":
-      if (record.state === "terminated") return undefined;
-      return { vcpus: record.vcpus, instances: 1, networks: 0, loadBalancers: 0, publicIps: record.ephemeralPublicIp ? 1 : 0 };
-    case "network":
-      return { vcpus: 0, instances: 0, networks: 1, loadBalancers: 0, publicIps: 0 };
-    case "loadBalancer":
-      return { vcpus: 0, instances: 0, networks: 0, loadBalancers: 1, publicIps: 0 };
-    case "publicIp":
-      return { vcpus: 0, instances: 0, networks: 0, loadBalancers: 0, publicIps: 1 };
-    default:
-      return undefined;
-  }
-}
+/** What one resource counts against its account's quota in its region (as its kind's descriptor says). */
+export type QuotaContribution = (record: StoredResource) => Partial<QuotaLimits> | undefined;
 
 const ZERO: QuotaLimits = { vcpus: 0, instances: 0, networks: 0, loadBalancers: 0, publicIps: 0 };
 
@@ -54,6 +41,7 @@ export class QuotaBook {
     private readonly state: StateStore,
     private readonly defaults: QuotaLimits = DEFAULT_QUOTA,
     private readonly defaultCapacity: number = DEFAULT_ZONE_CAPACITY,
+    private readonly contributionOf: QuotaContribution = (record) => BUILTIN_REGISTRY.quotaOf(record),
   ) {
     for (const record of state.everything()) this.count(record, false);
     state.onChange((record, removed) => this.count(record, removed));
@@ -61,14 +49,15 @@ export class QuotaBook {
     this.placed = new RecordIndex(state, "instance", (i) => (placing.has(i.state) ? [`${i.region}/${i.zone}/${i.machineType}`] : []));
   }
 
-  private count(record: ResourceRecord, removed: boolean): void {
+  private count(record: StoredResource, removed: boolean): void {
     const previous = this.counted.get(record.id);
     if (previous) {
       this.add(previous.scope, previous.amount, -1);
       this.counted.delete(record.id);
     }
-    const amount = removed ? undefined : contributionOf(record);
-    if (!amount || !("account" in record)) return;
+    const contribution = removed ? undefined : this.contributionOf(record);
+    if (!contribution) return;
+    const amount = { ...ZERO, ...contribution };
     const scope = `${record.account}/${record.region}`;
     this.add(scope, amount, 1);
     this.counted.set(record.id, { scope, amount });

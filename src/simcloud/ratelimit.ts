@@ -2,8 +2,9 @@
 // token; an empty bucket answers Throttling with the time until the next token as Retry-After.
 import type { Clock } from "./clock.ts";
 import { ThrottlingError } from "./errors.ts";
-import { OPERATION_KINDS, type OperationName } from "./operations.ts";
+import type { OperationCatalog } from "./operations.ts";
 import type { LatencyProfile } from "./profiles.ts";
+import { BUILTIN_REGISTRY } from "./services.ts";
 
 interface Bucket {
   tokens: number;
@@ -18,11 +19,13 @@ export class RateLimiter {
     private readonly limits: LatencyProfile["rateLimits"],
     /** Real milliseconds per simulated millisecond. */
     private readonly timeScale: number,
+    /** Which operations change state (they refill at the mutating rate). */
+    private readonly operations: OperationCatalog = BUILTIN_REGISTRY,
   ) {}
 
   /** Takes one token for the call, or throws ThrottlingError with `retryAfterMs`. */
-  take(account: string, region: string, operation: OperationName): void {
-    const { capacity, refillPerSecond } = this.limits[OPERATION_KINDS[operation]];
+  take(account: string, region: string, operation: string): void {
+    const { capacity, refillPerSecond } = this.limits[this.operations.operationKind(operation) ?? "mutating"];
     const perRealMs = refillPerSecond / 1000 / this.timeScale;
     const key = `${account}\u0000${region}\u0000${operation}`;
     const now = this.clock.now();

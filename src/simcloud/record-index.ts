@@ -1,18 +1,18 @@
 // Records of one kind by a key of theirs (an instance's subnet, a load balancer's DNS name), kept current
 // as they change. Creating an instance, reading a subnet or running kubeadm looked these up by walking
 // every record of the kind: with tens of thousands of instances, that made a fleet quadratic.
-import type { RecordOfKind, ResourceRecord } from "./records.ts";
+import type { RecordFor } from "./records.ts";
+import type { StoredResource } from "./resource-kinds.ts";
 import type { StateStore } from "./state.ts";
-import type { ResourceKind } from "./types.ts";
 
-export class RecordIndex<K extends ResourceKind> {
+export class RecordIndex<K extends string> {
   private readonly ids = new Map<string, Set<string>>();
   private readonly keysById = new Map<string, string[]>();
 
   constructor(
     private readonly state: StateStore,
     private readonly kind: K,
-    private readonly keysOf: (record: RecordOfKind[K]) => readonly string[],
+    private readonly keysOf: (record: RecordFor<K>) => readonly string[],
   ) {
     for (const record of state.all(kind)) this.update(record, false);
     state.onChange((record, removed) => {
@@ -26,8 +26,8 @@ export class RecordIndex<K extends ResourceKind> {
   }
 
   /** The records with that key, in the order they first had it. */
-  get(key: string): RecordOfKind[K][] {
-    const found: RecordOfKind[K][] = [];
+  get(key: string): RecordFor<K>[] {
+    const found: RecordFor<K>[] = [];
     for (const id of this.ids.get(key) ?? []) {
       const record = this.state.get(this.kind, id);
       if (record) found.push(record);
@@ -35,7 +35,7 @@ export class RecordIndex<K extends ResourceKind> {
     return found;
   }
 
-  private update(record: ResourceRecord, removed: boolean): void {
+  private update(record: StoredResource, removed: boolean): void {
     for (const key of this.keysById.get(record.id) ?? []) {
       const ids = this.ids.get(key);
       ids?.delete(record.id);
@@ -43,7 +43,7 @@ export class RecordIndex<K extends ResourceKind> {
     }
     this.keysById.delete(record.id);
     if (removed) return;
-    const keys = [...this.keysOf(record as RecordOfKind[K])];
+    const keys = [...this.keysOf(record as RecordFor<K>)];
     for (const key of keys) {
       let ids = this.ids.get(key);
       if (!ids) this.ids.set(key, (ids = new Set()));

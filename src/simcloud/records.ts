@@ -1,5 +1,7 @@
 // What the sim cloud stores per resource: the public view plus internal fields (the pending transition,
 // user data, the boot plan), which never leave the cloud. Views are made by dropping the internal fields.
+import type { RecordOf, StoredResource } from "./resource-kinds.ts";
+import type { BuiltinResources } from "./services.ts";
 import type {
   Instance,
   KeyPair,
@@ -12,23 +14,24 @@ import type {
 } from "./types.ts";
 
 /** A state change due at a moment (epoch milliseconds); at most one per resource. Survives restarts. */
-export interface Transition {
-  action: "available" | "boot" | "stopped" | "terminated" | "die" | "purge" | "active" | "gone";
+export interface Transition<A extends string = string> {
+  action: A;
   at: number;
 }
 
-interface Internal {
-  transition?: Transition;
+/** The fields a record has beyond its view; `A` names the transitions its kind schedules. */
+interface Internal<A extends string = never> {
+  transition?: Transition<A>;
 }
 
-export type NetworkRecord = Network & Internal;
-export type SecurityGroupRecord = SecurityGroup & Internal;
+export type NetworkRecord = Network & Internal<"available">;
+export type SecurityGroupRecord = SecurityGroup & Internal<"available">;
 export type KeyPairRecord = KeyPair & Internal;
 export type PublicIpRecord = PublicIp & Internal;
 /** Subnets store no free-address count: it is derived from the instances in them. */
-export type SubnetRecord = Omit<Subnet, "availableIpCount"> & Internal;
+export type SubnetRecord = Omit<Subnet, "availableIpCount"> & Internal<"available">;
 
-export interface InstanceRecord extends Instance, Internal {
+export interface InstanceRecord extends Instance, Internal<"boot" | "stopped" | "terminated" | "die" | "purge"> {
   userData: string;
   /** Boots so far (the user data's one-time steps run on the first). */
   bootCount: number;
@@ -49,40 +52,17 @@ export interface RegisteredTarget {
 }
 
 /** Target health is derived on read from the instances and the clock. */
-export interface LoadBalancerRecord extends Omit<LoadBalancer, "targets">, Internal {
+export interface LoadBalancerRecord extends Omit<LoadBalancer, "targets">, Internal<"active" | "gone"> {
   targets: RegisteredTarget[];
 }
 
-export interface RecordOfKind {
-  network: NetworkRecord;
-  subnet: SubnetRecord;
-  securityGroup: SecurityGroupRecord;
-  keyPair: KeyPairRecord;
-  instance: InstanceRecord;
-  loadBalancer: LoadBalancerRecord;
-  publicIp: PublicIpRecord;
-}
+/** The stored record of each registered kind. */
+export type RecordOfKind = { [D in BuiltinResources[number] as D["kind"]]: RecordOf<D> };
 
 export type ResourceRecord = RecordOfKind[ResourceKind];
 
-/** Id prefixes, as public clouds write them. */
-export const ID_PREFIX: Record<ResourceKind, string> = {
-  network: "vpc",
-  subnet: "subnet",
-  securityGroup: "sg",
-  keyPair: "key",
-  instance: "i",
-  loadBalancer: "lb",
-  publicIp: "eip",
-};
+/** The record of a kind: typed for the registered kinds, the common fields for any other. */
+export type RecordFor<K extends string> = K extends ResourceKind ? RecordOfKind[K] : StoredResource<K>;
 
-/** Human names of the kinds, for messages. */
-export const KIND_NOUN: Record<ResourceKind, string> = {
-  network: "network",
-  subnet: "subnet",
-  securityGroup: "security group",
-  keyPair: "key pair",
-  instance: "instance",
-  loadBalancer: "load balancer",
-  publicIp: "public IP",
-};
+/** The transitions a record's kind schedules. */
+export type TransitionAction<R extends StoredResource> = NonNullable<R["transition"]>["action"];

@@ -4,7 +4,8 @@ import { Type, type Static, type TSchema, type TProperties } from "@sinclair/typ
 import { Value } from "@sinclair/typebox/value";
 import { InvalidParameterError } from "./errors.ts";
 
-function Strict<T extends TProperties>(properties: T) {
+/** An object schema that refuses fields it does not name. */
+export function Strict<T extends TProperties>(properties: T) {
   return Type.Object(properties, { additionalProperties: false });
 }
 
@@ -16,7 +17,7 @@ export const TagsSchema = Type.Record(Type.String({ minLength: 1, maxLength: 128
 });
 
 /** Fields every create accepts: tags, and an idempotency token (the same token returns the same resource). */
-const CreateCommon = {
+export const CreateCommon = {
   tags: Type.Optional(TagsSchema),
   clientToken: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
 };

@@ -5,8 +5,8 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { Database as SqliteDatabase, Statement } from "better-sqlite3";
-import type { RecordOfKind, ResourceRecord } from "./records.ts";
-import type { ResourceKind } from "./types.ts";
+import type { RecordFor } from "./records.ts";
+import type { StoredResource } from "./resource-kinds.ts";
 
 export interface ClientTokenEntry {
   paramsHash: string;
@@ -39,9 +39,9 @@ CREATE TABLE IF NOT EXISTS settings (
 
 export class StateStore {
   private readonly db: SqliteDatabase;
-  private readonly records = new Map<string, ResourceRecord>();
+  private readonly records = new Map<string, StoredResource>();
   /** The same records by kind, so that listing one kind does not walk every other (thousands of instances). */
-  private readonly byKind = new Map<ResourceKind, Map<string, ResourceRecord>>();
+  private readonly byKind = new Map<string, Map<string, StoredResource>>();
   private readonly statements: {
     put: Statement<[string, string, string]>;
     remove: Statement<[string]>;
@@ -53,7 +53,7 @@ export class StateStore {
     settingsLike: Statement<[string]>;
   };
 
-  private readonly listeners = new Set<(record: ResourceRecord, removed: boolean) => void>();
+  private readonly listeners = new Set<(record: StoredResource, removed: boolean) => void>();
 
   /** Opens (or creates) the state file; ":memory:" keeps the state in memory only. */
   constructor(readonly path: string) {
@@ -79,7 +79,7 @@ export class StateStore {
       settingsLike: this.db.prepare("SELECT key, value FROM settings WHERE key LIKE ? ORDER BY key"),
     };
     for (const row of this.db.prepare("SELECT body FROM resources ORDER BY rowid").all() as { body: string }[]) {
-      const record = JSON.parse(row.body) as ResourceRecord;
+      const record = JSON.parse(row.body) as StoredResource;
       this.records.set(record.id, record);
       this.ofKind(record.kind).set(record.id, record);
     }
@@ -95,40 +95,40 @@ export class StateStore {
   }
 
   /** The record with that id, whatever its kind. */
-  find(id: string): ResourceRecord | undefined {
+  find(id: string): StoredResource | undefined {
     return this.records.get(id);
   }
 
   /** The record with that id if it is of that kind. */
-  get<K extends ResourceKind>(kind: K, id: string): RecordOfKind[K] | undefined {
+  get<K extends string>(kind: K, id: string): RecordFor<K> | undefined {
     const record = this.records.get(id);
-    return record && record.kind === kind ? (record as RecordOfKind[K]) : undefined;
+    return record && record.kind === kind ? (record as RecordFor<K>) : undefined;
   }
 
   /** Every record of a kind, in creation order (kept across restarts: an update keeps the row). */
-  all<K extends ResourceKind>(kind: K): RecordOfKind[K][] {
-    return [...this.ofKind(kind).values()] as RecordOfKind[K][];
+  all<K extends string>(kind: K): RecordFor<K>[] {
+    return [...this.ofKind(kind).values()] as RecordFor<K>[];
   }
 
-  private ofKind(kind: ResourceKind): Map<string, ResourceRecord> {
+  private ofKind(kind: string): Map<string, StoredResource> {
     let records = this.byKind.get(kind);
     if (!records) this.byKind.set(kind, (records = new Map()));
     return records;
   }
 
   /** Every record, in creation order. */
-  everything(): ResourceRecord[] {
+  everything(): StoredResource[] {
     return [...this.records.values()];
   }
 
   /** Tells `listener` of every record written (new or changed) or removed from now on. */
-  onChange(listener: (record: ResourceRecord, removed: boolean) => void): () => void {
+  onChange(listener: (record: StoredResource, removed: boolean) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
   /** Writes a record (new or changed). */
-  put(record: ResourceRecord): void {
+  put(record: StoredResource): void {
     this.statements.put.run(record.id, record.kind, JSON.stringify(record));
     this.records.set(record.id, record);
     this.ofKind(record.kind).set(record.id, record);
@@ -145,7 +145,7 @@ export class StateStore {
     if (record) for (const listener of this.listeners) listener(record, true);
   }
 
-  findToken(account: string, kind: ResourceKind, token: string): ClientTokenEntry | undefined {
+  findToken(account: string, kind: string, token: string): ClientTokenEntry | undefined {
     const row = this.statements.findToken.get(account, kind, token) as
       | { params_hash: string; resource_id: string; tombstone: string | null }
       | undefined;
@@ -153,7 +153,7 @@ export class StateStore {
     return { paramsHash: row.params_hash, resourceId: row.resource_id, tombstone: row.tombstone ?? undefined };
   }
 
-  saveToken(account: string, kind: ResourceKind, token: string, paramsHash: string, resourceId: string): void {
+  saveToken(account: string, kind: string, token: string, paramsHash: string, resourceId: string): void {
     this.statements.saveToken.run(account, kind, token, paramsHash, resourceId);
   }
 

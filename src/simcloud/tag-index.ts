@@ -1,9 +1,8 @@
 // The sim cloud's resources by tag, kept current as they change: finding a cluster's network or load
 // balancer by its tags walked every resource of the kind (tens of thousands in a large fleet) per call.
-import type { ResourceRecord } from "./records.ts";
+import type { StoredResource } from "./resource-kinds.ts";
 import type { Tags } from "./schemas.ts";
 import type { StateStore } from "./state.ts";
-import type { ResourceKind } from "./types.ts";
 
 export class TagIndex {
   /** Ids by "<kind> <key>=<value>", in the order they were first tagged. */
@@ -17,7 +16,7 @@ export class TagIndex {
   }
 
   /** Resources of the kind carrying every wanted tag (all of the kind when none are wanted). */
-  find(kind: ResourceKind, wanted: Tags | undefined): ResourceRecord[] {
+  find(kind: string, wanted: Tags | undefined): StoredResource[] {
     const pairs = Object.entries(wanted ?? {});
     if (pairs.length === 0) return this.state.all(kind);
     let smallest: Set<string> | undefined;
@@ -26,7 +25,7 @@ export class TagIndex {
       if (!ids) return [];
       if (!smallest || ids.size < smallest.size) smallest = ids;
     }
-    const found: ResourceRecord[] = [];
+    const found: StoredResource[] = [];
     for (const id of smallest!) {
       const record = this.state.get(kind, id);
       if (record && pairs.every(([key, value]) => tagsOf(record)[key] === value)) found.push(record);
@@ -34,7 +33,7 @@ export class TagIndex {
     return found;
   }
 
-  private update(record: ResourceRecord, removed: boolean): void {
+  private update(record: StoredResource, removed: boolean): void {
     for (const entry of this.entries.get(record.id) ?? []) {
       const ids = this.ids.get(entry);
       ids?.delete(record.id);
@@ -56,6 +55,6 @@ function entryOf(kind: string, key: string, value: string): string {
   return `${kind} ${key}=${value}`;
 }
 
-function tagsOf(record: ResourceRecord): Tags {
+function tagsOf(record: StoredResource): Tags {
   return ("tags" in record ? (record.tags as Tags | undefined) : undefined) ?? {};
 }

@@ -1,19 +1,10 @@
 // The public shape of the sim cloud: what its resources look like and the operations of `CloudApi`, which
 // both the in-process `SimCloud` and the HTTP `SimCloudClient` implement, so callers use either unchanged.
-import type {
-  CreateInstanceInput,
-  CreateKeyPairInput,
-  CreateLoadBalancerInput,
-  CreateNetworkInput,
-  CreatePublicIpInput,
-  CreateSecurityGroupInput,
-  CreateSubnetInput,
-  ListFilter,
-  Listener,
-  ResourceFilter,
-  SecurityGroupRule,
-  Tags,
-} from "./schemas.ts";
+// The operations on resources are derived from the registered kinds (services.ts): create<Kind>,
+// get<Kind>, list<Kinds>, delete<Kind> and each kind's actions.
+import type { ResourcesApi, ViewOf } from "./resource-kinds.ts";
+import type { BuiltinResources } from "./services.ts";
+import type { Listener, ResourceFilter, SecurityGroupRule, Tags } from "./schemas.ts";
 
 export type {
   CreateInstanceInput,
@@ -89,7 +80,8 @@ export interface Image {
   kubernetes?: { version: string; containerRuntime: string };
 }
 
-export type ResourceKind = "network" | "subnet" | "securityGroup" | "keyPair" | "instance" | "loadBalancer" | "publicIp";
+/** The kinds of resource the cloud offers (as registered in services.ts). */
+export type ResourceKind = BuiltinResources[number]["kind"];
 
 /** Fields every resource has. `state` "deleted" is only seen when an idempotency token outlives its resource. */
 export interface ResourceBase {
@@ -207,7 +199,8 @@ export interface PublicIp extends ResourceBase {
   instanceId?: string;
 }
 
-export type CloudResource = Network | Subnet | SecurityGroup | KeyPair | Instance | LoadBalancer | PublicIp;
+/** The view of any resource. */
+export type CloudResource = ViewOf<BuiltinResources[number]>;
 
 export interface QuotaLimits {
   vcpus: number;
@@ -224,11 +217,8 @@ export interface Quota {
   usage: QuotaLimits;
 }
 
-/**
- * The operations of the cloud for one account. Creates return at once with a pending state; transitions
- * happen later. Every create accepts `clientToken`: the same token returns the same resource.
- */
-export interface CloudApi {
+/** The operations of the cloud that are not about one kind of resource. */
+export interface CatalogApi {
   /** Lists the regions with their zones. */
   describeRegions(): Promise<Region[]>;
   /** Lists the zones of a region. */
@@ -241,75 +231,12 @@ export interface CloudApi {
   getQuota(region: string): Promise<Quota>;
   /** Lists every resource of the account (all regions unless filtered), e.g. to find what a tag left. */
   listResources(filter?: ResourceFilter): Promise<CloudResource[]>;
-
-  /** Creates a network (state pending → available). */
-  createNetwork(region: string, input: CreateNetworkInput): Promise<Network>;
-  /** Returns a network or throws NotFound. */
-  getNetwork(region: string, id: string): Promise<Network>;
-  /** Lists networks, optionally only those carrying every given tag. */
-  listNetworks(region: string, filter?: ListFilter): Promise<Network[]>;
-  /** Deletes a network; DependencyViolation while subnets, security groups or load balancers remain. */
-  deleteNetwork(region: string, id: string): Promise<void>;
-
-  /** Creates a subnet in a zone, inside its available network's range (pending → available). */
-  createSubnet(region: string, input: CreateSubnetInput): Promise<Subnet>;
-  /** Returns a subnet or throws NotFound. */
-  getSubnet(region: string, id: string): Promise<Subnet>;
-  /** Lists subnets, optionally filtered by tags. */
-  listSubnets(region: string, filter?: ListFilter): Promise<Subnet[]>;
-  /** Deletes a subnet; DependencyViolation while instances or load balancers use it. */
-  deleteSubnet(region: string, id: string): Promise<void>;
-
-  /** Creates a security group with its rules in a network (pending → available). */
-  createSecurityGroup(region: string, input: CreateSecurityGroupInput): Promise<SecurityGroup>;
-  /** Returns a security group or throws NotFound. */
-  getSecurityGroup(region: string, id: string): Promise<SecurityGroup>;
-  /** Lists security groups, optionally filtered by tags. */
-  listSecurityGroups(region: string, filter?: ListFilter): Promise<SecurityGroup[]>;
-  /** Deletes a security group; DependencyViolation while an instance that is not terminated uses it. */
-  deleteSecurityGroup(region: string, id: string): Promise<void>;
-
-  /** Imports an SSH public key under a name unique in the region (available at once). */
-  createKeyPair(region: string, input: CreateKeyPairInput): Promise<KeyPair>;
-  /** Returns a key pair or throws NotFound. */
-  getKeyPair(region: string, id: string): Promise<KeyPair>;
-  /** Lists key pairs, optionally filtered by tags. */
-  listKeyPairs(region: string, filter?: ListFilter): Promise<KeyPair[]>;
-  /** Deletes a key pair (instances launched with it keep running). */
-  deleteKeyPair(region: string, id: string): Promise<void>;
-
-  /** Allocates a public address (available at once). */
-  createPublicIp(region: string, input: CreatePublicIpInput): Promise<PublicIp>;
-  /** Returns a public IP or throws NotFound. */
-  getPublicIp(region: string, id: string): Promise<PublicIp>;
-  /** Lists public IPs, optionally filtered by tags. */
-  listPublicIps(region: string, filter?: ListFilter): Promise<PublicIp[]>;
-  /** Releases a public IP; DependencyViolation while an instance holds it. */
-  deletePublicIp(region: string, id: string): Promise<void>;
-
-  /** Launches an instance in a subnet (pending → running); its boot reads the user data. */
-  createInstance(region: string, input: CreateInstanceInput): Promise<Instance>;
-  /** Returns an instance (terminated ones stay visible for a while) or throws NotFound. */
-  getInstance(region: string, id: string): Promise<Instance>;
-  /** Lists instances, optionally filtered by tags (terminated ones included while retained). */
-  listInstances(region: string, filter?: ListFilter): Promise<Instance[]>;
-  /** Stops a running instance (stopping → stopped); a no-op when already stopping or stopped. */
-  stopInstance(region: string, id: string): Promise<Instance>;
-  /** Starts a stopped instance (pending → running); a no-op when pending or running. */
-  startInstance(region: string, id: string): Promise<Instance>;
-  /** Terminates an instance (stopping → terminated); the delete of instances, a no-op when terminated. */
-  terminateInstance(region: string, id: string): Promise<Instance>;
-
-  /** Creates a load balancer over subnets of one network (provisioning → active). */
-  createLoadBalancer(region: string, input: CreateLoadBalancerInput): Promise<LoadBalancer>;
-  /** Returns a load balancer with the current health of each target, or throws NotFound. */
-  getLoadBalancer(region: string, id: string): Promise<LoadBalancer>;
-  /** Lists load balancers, optionally filtered by tags. */
-  listLoadBalancers(region: string, filter?: ListFilter): Promise<LoadBalancer[]>;
-  /** Deletes a load balancer (deleting → gone); a no-op while already deleting. */
-  deleteLoadBalancer(region: string, id: string): Promise<void>;
-  /** Adds instances of the load balancer's network as targets (already registered ones are kept). */
-  registerTargets(region: string, id: string, instanceIds: string[]): Promise<LoadBalancer>;
-  /** Removes targets (ids not registered are ignored). */
-  deregisterTargets(region: string, id: string, instanceIds: string[]): Promise<LoadBalancer>;
 }
+
+/**
+ * The operations of the cloud for one account: the catalogue's, and those of every registered kind of
+ * resource (createNetwork, getNetwork, listNetworks, deleteNetwork, …, stopInstance, registerTargets, …; see
+ * each kind's descriptor). Creates return at once with a pending state; transitions happen later. Every
+ * create accepts `clientToken`: the same token returns the same resource.
+ */
+export type CloudApi = CatalogApi & ResourcesApi<BuiltinResources>;

@@ -2,8 +2,15 @@
 // subnet, target health of a load balancer) are computed, and the result is a copy callers may keep.
 import type { CloudCore } from "./core.ts";
 import { parseCidr, usableAddresses } from "./ipam.ts";
-import type { InstanceRecord, LoadBalancerRecord, RegisteredTarget, ResourceRecord, SubnetRecord } from "./records.ts";
-import type { CloudResource, Instance, LoadBalancer, LoadBalancerTarget, Subnet } from "./types.ts";
+import type { InstanceRecord, LoadBalancerRecord, RegisteredTarget, SubnetRecord } from "./records.ts";
+import type { ResourceView, StoredResource } from "./resource-kinds.ts";
+import type { Instance, LoadBalancer, LoadBalancerTarget, Subnet } from "./types.ts";
+
+/** The view of a record that keeps nothing but its pending transition from callers. */
+export function plainView<R extends StoredResource>(record: R): Omit<R, "transition"> {
+  const { transition: _transition, ...view } = record;
+  return structuredClone(view);
+}
 
 export function instanceView(record: InstanceRecord): Instance {
   const {
@@ -83,18 +90,7 @@ export function loadBalancerView(core: CloudCore, record: LoadBalancerRecord): L
   return { ...structuredClone(view), targets: targets.map((t) => targetHealth(core, record, t)) };
 }
 
-/** The view of any record. */
-export function viewOf(core: CloudCore, record: ResourceRecord): CloudResource {
-  switch (record.kind) {
-    case "instance":
-      return instanceView(record);
-    case "subnet":
-      return subnetView(core, record);
-    case "loadBalancer":
-      return loadBalancerView(core, record);
-    default: {
-      const { transition: _transition, ...view } = record;
-      return structuredClone(view);
-    }
-  }
+/** The view of any record, as its kind's descriptor makes it. */
+export function viewOf(core: CloudCore, record: StoredResource): ResourceView {
+  return core.registry.view(core, record);
 }

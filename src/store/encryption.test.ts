@@ -81,6 +81,24 @@ describe("EncryptedStore", () => {
     }
   });
 
+  it("still reads values sealed under a prefix that is no longer encrypted, and writes new ones in clear", async () => {
+    const file = join(dir, "prefix-dropped.db");
+    const writer = new EncryptedStore(SqliteStore.open(file), { key: KEY, prefixes: [SECRETS] });
+    await writer.create(`${SECRETS}a`, SECRET_VALUE);
+    await writer.close();
+
+    const inner = SqliteStore.open(file);
+    const reader = new EncryptedStore(inner, { key: KEY, prefixes: [] });
+    try {
+      const sealed = await reader.get(`${SECRETS}a`);
+      assert.equal(sealed?.value, SECRET_VALUE);
+      await reader.update(`${SECRETS}a`, "now plain", sealed!.modRevision);
+      assert.equal((await inner.get(`${SECRETS}a`))?.value, "now plain");
+    } finally {
+      await reader.close();
+    }
+  });
+
   it("fails with DecryptionError, never garbage, when the key is wrong", async () => {
     const file = join(dir, "wrong-key.db");
     const writer = new EncryptedStore(SqliteStore.open(file), { key: KEY, prefixes: [SECRETS] });

@@ -140,9 +140,13 @@ export class EncryptedStore implements Store {
     return FORMAT + Buffer.concat([nonce, ciphertext, cipher.getAuthTag()]).toString("base64");
   }
 
-  /** Decrypts a stored value; values written before encryption was turned on are returned as they are. */
+  /**
+   * Decrypts a stored value. Values written before encryption was turned on are returned as they are;
+   * sealed values are opened wherever they are, so a prefix taken off the list (a kind no longer
+   * marked sensitive) still reads until its objects are written again, in clear.
+   */
   private unseal(key: string, stored: string): string {
-    if (!this.encrypts(key) || !stored.startsWith(MARKER)) return stored;
+    if (!stored.startsWith(this.encrypts(key) ? MARKER : FORMAT)) return stored;
     if (!stored.startsWith(FORMAT)) throw new DecryptionError(key);
     const sealed = Buffer.from(stored.slice(FORMAT.length), "base64");
     if (sealed.length < NONCE_BYTES + TAG_BYTES) throw new DecryptionError(key);

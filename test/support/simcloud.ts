@@ -47,7 +47,11 @@ export async function startSimCloud(options: { profile?: string; seed?: number; 
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
   const exited = new Promise<void>((res) => child.once("exit", () => { running.delete(child); res(); }));
   await new Promise<void>((res, reject) => {
-    const timer = setTimeout(() => reject(new Error(`sim-cloud serve did not become ready:\n${out}`)), 30_000);
+    const timer = setTimeout(() => {
+      // A server left running would keep the test process (and the suite) waiting after the failure.
+      child.kill("SIGKILL");
+      reject(new Error(`sim-cloud serve did not become ready:\n${out}`));
+    }, 30_000);
     child.stdout!.on("data", () => {
       if (/ready/.test(out)) {
         clearTimeout(timer);

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createServer } from "node:net";
+import assert from "node:assert/strict";
 
 export const REPO = resolve(import.meta.dirname, "../..");
 export const SLIPWAY_BIN = join(REPO, "bin/slipway.mjs");
@@ -100,6 +101,13 @@ export function kubectl(kubeconfig: string, args: string[], input?: string): Kub
   return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** Runs kubectl, which must succeed: its output, else an assertion error with the command and kubectl's message. */
+export function kubectlOk(kubeconfig: string, args: string[], input?: string): string {
+  const r = kubectl(kubeconfig, args, input);
+  assert.equal(r.status, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
+  return r.stdout;
+}
+
 /** Runs kubectl asynchronously (for commands that wait or watch). */
 export function kubectlAsync(kubeconfig: string, args: string[]): { child: ChildProcess; output: () => string; done: Promise<number | null> } {
   const child = spawn(KUBECTL, ["--kubeconfig", kubeconfig, ...args], { stdio: ["ignore", "pipe", "pipe"] });
@@ -111,7 +119,19 @@ export function kubectlAsync(kubeconfig: string, args: string[]): { child: Child
   return { child, output: () => out, done };
 }
 
-/** Polls until `check` returns a value (not undefined/false), or fails after the timeout. */
+/**
+ * Thrown by a check of `eventually` when waiting longer cannot help (the cluster Failed, the operation
+ * ended otherwise): `eventually` rejects with it at once, instead of polling on until its timeout.
+ */
+export class StopWaiting extends Error {
+  override readonly name = "StopWaiting";
+}
+
+/**
+ * Polls until `check` returns a value (not undefined/false), or fails after the timeout. Errors a check
+ * throws are retried (the API may be briefly away) and the last is reported at the timeout — except
+ * StopWaiting, which ends the wait at once.
+ */
 export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, options: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 20_000);
   let last: unknown;
@@ -120,6 +140,7 @@ export async function eventually<T>(check: () => T | undefined | false | Promise
       const v = await check();
       if (v !== undefined && v !== false) return v;
     } catch (e) {
+      if (e instanceof StopWaiting) throw e;
       last = e;
     }
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 100));

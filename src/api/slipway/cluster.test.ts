@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { clusterKind, type ClusterObject } from "./cluster.ts";
+import type { TSchema } from "@sinclair/typebox";
+import { ClusterSpecSchema, clusterKind, type ClusterObject } from "./cluster.ts";
 import { admit, cell } from "../testing.ts";
 import type { FieldError } from "../registry.ts";
 
@@ -230,31 +231,70 @@ describe("Cluster updates", () => {
     return admit(clusterKind, next, old).errors;
   }
 
-  it("allow scaling, adding and removing pools, and pausing", () => {
-    assert.deepEqual(updateErrors((c) => (c.spec.controlPlane.replicas = 3)), []);
-    assert.deepEqual(updateErrors((c) => (c.spec.workers![0]!.replicas = 10)), []);
-    assert.deepEqual(updateErrors((c) => (c.spec.workers![0]!.machineType = "m.xlarge")), []);
-    assert.deepEqual(updateErrors((c) => c.spec.workers!.push({ name: "gpu", connection: "sim-west", machineType: "g.large" })), []);
-    assert.deepEqual(updateErrors((c) => (c.spec.workers = [])), []);
-    assert.deepEqual(updateErrors((c) => (c.spec.paused = true)), []);
-  });
-
-  const frozen: [string, (c: ClusterObject) => void][] = [
-    ["spec.kubernetesVersion", (c) => (c.spec.kubernetesVersion = "v1.32.0")],
-    ["spec.controlPlane.connection", (c) => (c.spec.controlPlane.connection = "sim-west")],
-    ["spec.controlPlane.machineType", (c) => (c.spec.controlPlane.machineType = "m.xlarge")],
-    ["spec.network.cni", (c) => (c.spec.network!.cni = "flannel")],
-    ["spec.network.podCIDR", (c) => (c.spec.network!.podCIDR = "10.245.0.0/16")],
-    ["spec.network.serviceCIDR", (c) => (c.spec.network!.serviceCIDR = "10.112.0.0/12")],
-    ["spec.network.nodeCIDR", (c) => (c.spec.network!.nodeCIDR = "10.1.0.0/16")],
-    ["spec.network.serviceDomain", (c) => (c.spec.network!.serviceDomain = "example.internal")],
-    ["spec.workers[0].connection", (c) => (c.spec.workers![0]!.connection = "sim-west")],
+  /** Fields the controllers apply when they change: scaling, pools added and removed, rolling, pausing. */
+  const applied: [string, (c: ClusterObject) => void][] = [
+    ["spec.controlPlane.replicas", (c) => (c.spec.controlPlane.replicas = 3)],
+    ["spec.workers[].name", (c) => (c.spec.workers![0]!.name = "renamed")],
+    ["spec.workers[].replicas", (c) => (c.spec.workers![0]!.replicas = 10)],
+    ["spec.workers[].machineType", (c) => (c.spec.workers![0]!.machineType = "m.xlarge")],
+    ["spec.workers[].image", (c) => (c.spec.workers![0]!.image = "ubuntu-24.04")],
+    ["spec.workers[].labels", (c) => (c.spec.workers![0]!.labels = { tier: "web" })],
+    ["spec.workers[].taints", (c) => (c.spec.workers![0]!.taints = [{ key: "dedicated", value: "db", effect: "NoSchedule" }])],
+    ["spec.workers[].strategy.maxSurge", (c) => (c.spec.workers![0]!.strategy = { maxSurge: 3 })],
+    ["spec.workers[].strategy.maxUnavailable", (c) => (c.spec.workers![0]!.strategy = { maxUnavailable: 1 })],
+    ["spec.paused", (c) => (c.spec.paused = true)],
   ];
-  for (const [field, mutate] of frozen) {
-    it(`refuse a change of ${field}`, () => {
-      assert.match(only(updateErrors(mutate), field).message, /field is immutable/);
+  for (const [field, mutate] of applied) {
+    it(`allow a change of ${field}, which the controllers apply`, () => {
+      assert.deepEqual(updateErrors(mutate), []);
     });
   }
+
+  it("allow adding and removing pools", () => {
+    assert.deepEqual(updateErrors((c) => c.spec.workers!.push({ name: "gpu", connection: "sim-west", machineType: "g.large" })), []);
+    assert.deepEqual(updateErrors((c) => (c.spec.workers = [])), []);
+  });
+
+  /** Fields no controller could apply: a change would be accepted and ignored, so it is refused, saying why. */
+  const frozen: [string, (c: ClusterObject) => void, RegExp][] = [
+    ["spec.kubernetesVersion", (c) => (c.spec.kubernetesVersion = "v1.32.0"), /field is immutable: upgrades are not supported yet: control-plane machines are not rolled yet/],
+    ["spec.controlPlane.connection", (c) => (c.spec.controlPlane.connection = "sim-west"), /field is immutable: the control plane cannot move to another connection/],
+    ["spec.controlPlane.machineType", (c) => (c.spec.controlPlane.machineType = "m.xlarge"), /field is immutable: control-plane machines are not rolled yet, so a change would never be applied/],
+    ["spec.controlPlane.image", (c) => (c.spec.controlPlane.image = "ubuntu-24.04"), /field is immutable: control-plane machines are not rolled yet/],
+    ["spec.network.cni", (c) => (c.spec.network!.cni = "flannel"), /field is immutable: a cluster's network is fixed when it is made/],
+    ["spec.network.podCIDR", (c) => (c.spec.network!.podCIDR = "10.245.0.0/16"), /field is immutable/],
+    ["spec.network.serviceCIDR", (c) => (c.spec.network!.serviceCIDR = "10.112.0.0/12"), /field is immutable/],
+    ["spec.network.nodeCIDR", (c) => (c.spec.network!.nodeCIDR = "10.1.0.0/16"), /field is immutable/],
+    ["spec.network.serviceDomain", (c) => (c.spec.network!.serviceDomain = "example.internal"), /field is immutable/],
+    ["spec.workers[].connection", (c) => (c.spec.workers![0]!.connection = "sim-west"), /field is immutable: a pool cannot move to another connection; add a pool there and remove this one/],
+  ];
+  for (const [field, mutate, message] of frozen) {
+    it(`refuse a change of ${field}, saying why`, () => {
+      assert.match(only(updateErrors(mutate), field.replace("[]", "[0]")).message, message);
+    });
+  }
+
+  it("decide for every field of the spec: applied when it changes, or refused (nothing is accepted and ignored)", () => {
+    const leaves = (schema: TSchema, path: string): string[] => {
+      // The pools are a list of objects whose fields are decided one by one; other lists (taints) as a whole.
+      const items = (schema as { items?: TSchema }).items;
+      if (schema.type === "array" && items && path === "spec.workers") return leaves(items, `${path}[]`);
+      const properties = (schema as { properties?: Record<string, TSchema> }).properties;
+      // A map (labels) is one field; a struct has fields of its own.
+      if (schema.type !== "object" || !properties || Object.keys(properties).length === 0) return [path];
+      return Object.entries(properties).flatMap(([key, child]) => leaves(child, `${path}.${key}`));
+    };
+    const decided = [...applied.map(([f]) => f), ...frozen.map(([f]) => f)].sort();
+    assert.deepEqual(leaves(ClusterSpecSchema, "spec").sort(), decided);
+  });
+
+  it("refuse a rollout strategy that could never replace a machine", () => {
+    const error = only(
+      updateErrors((c) => (c.spec.workers![0]!.strategy = { maxSurge: 0 })),
+      "spec.workers[0].strategy.maxSurge",
+    );
+    assert.match(error.message, /maxSurge and maxUnavailable may not both be 0/);
+  });
 
   it("match pools by name, not position", () => {
     const errors = updateErrors((c) => {

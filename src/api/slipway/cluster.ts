@@ -8,6 +8,7 @@ import { dnsLabelErrors, duplicate, immutable, invalid, notSupported } from "../
 import { InvalidCidrError, cidrsOverlap, parseCidr, type Cidr } from "../cidr.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
 import { DEFAULT_IMAGE, Taint, nodeLabelErrors, nodeLabels, taintErrors } from "./nodes.ts";
+import { RolloutStrategy, rolloutStrategyErrors } from "./rollout.ts";
 
 export const DEFAULT_KUBERNETES_VERSION = "v1.31.2";
 /** Kubernetes minor versions Slipway can install (1.28 to 1.32). */
@@ -30,6 +31,14 @@ export const CLUSTER_CONDITIONS = [
   "Ready",
 ] as const;
 export type ClusterConditionType = (typeof CLUSTER_CONDITIONS)[number];
+/** True once `kubeadm init` has completed: joining machines wait for it. */
+export const CONDITION_CONTROL_PLANE_INITIALIZED = "ControlPlaneInitialized";
+/** True once the network plugin is applied: no node is Ready before. */
+export const CONDITION_NETWORK_PLUGIN_INSTALLED = "NetworkPluginInstalled";
+
+/** Every object made for a cluster (Infrastructures, MachinePools, Machines, Secrets) carries its name under this label. */
+export const LABEL_CLUSTER = "slipway.dev/cluster";
+export const FINALIZER_CLUSTER = "slipway.dev/cluster";
 
 export const CNI_PLUGINS = ["calico", "flannel", "cilium"] as const;
 
@@ -56,8 +65,9 @@ const WorkerPoolSpec = Struct(
     image: Type.Optional(Type.String({ default: DEFAULT_IMAGE, description: "Operating-system image of the machines." })),
     labels: Type.Optional(nodeLabels("Labels the pool's nodes are registered with.")),
     taints: Type.Optional(Type.Array(Taint, { description: "Taints the pool's nodes are registered with." })),
+    strategy: Type.Optional(RolloutStrategy),
   },
-  { description: "A pool of identical worker machines." },
+  { description: "A pool of identical worker machines. A change of machineType, image, labels or taints rolls its machines (see strategy)." },
 );
 
 // Type.Object rather than Struct: the section has a default of its own ({} then filled field by field).
@@ -135,7 +145,8 @@ export const ClusterStatusSchema = Struct(
         {
           desired: Type.Integer({ description: "Control-plane machines wanted." }),
           ready: Type.Integer({ description: "Control-plane machines whose node is Ready." }),
-          updated: Type.Optional(Type.Integer({ description: "Control-plane machines at the desired version." })),
+          updated: Type.Optional(Type.Integer({ description: "Control-plane machines Ready at the desired version." })),
+          replicas: Type.Optional(Type.Integer({ description: "Control-plane machines that exist, those being removed included." })),
         },
         { description: "Control-plane machine counts." },
       ),
@@ -145,6 +156,8 @@ export const ClusterStatusSchema = Struct(
         {
           desired: Type.Integer({ description: "Worker machines wanted, over all pools." }),
           ready: Type.Integer({ description: "Worker machines whose node is Ready." }),
+          updated: Type.Optional(Type.Integer({ description: "Worker machines Ready and made from their pool's current template." })),
+          replicas: Type.Optional(Type.Integer({ description: "Worker machines that exist, those being removed included." })),
         },
         { description: "Worker machine counts." },
       ),
@@ -229,25 +242,43 @@ function workerErrors(workers: WorkerPoolSpec[]): FieldError[] {
     errors.push(...dnsLabelErrors(`${field}.name`, pool.name));
     if (names.has(pool.name)) errors.push(duplicate(`${field}.name`, pool.name));
     names.add(pool.name);
-    errors.push(...nodeLabelErrors(`${field}.labels`, pool.labels), ...taintErrors(`${field}.taints`, pool.taints));
+    errors.push(
+      ...nodeLabelErrors(`${field}.labels`, pool.labels),
+      ...taintErrors(`${field}.taints`, pool.taints),
+      ...rolloutStrategyErrors(`${field}.strategy`, pool.strategy),
+    );
   });
   return errors;
 }
 
+/** Why control-plane machines cannot take a change yet: they are not rolled. */
+const CONTROL_PLANE_NOT_ROLLED = "control-plane machines are not rolled yet, so a change would never be applied";
+
+/**
+ * What an update may not change. Every other field is applied by the controllers: controlPlane.replicas
+ * (machines joined or removed one at a time), workers (pools added, removed, scaled, and rolled for
+ * machineType, image, labels and taints), paused. The fields below would be accepted and then ignored,
+ * so they are refused, saying why.
+ */
 function immutableFieldErrors(cluster: ClusterObject, old: ClusterObject): FieldError[] {
   const spec = cluster.spec;
   const was = old.spec;
   const errors = [
-    ...immutable("spec.kubernetesVersion", spec.kubernetesVersion, was.kubernetesVersion),
-    ...immutable("spec.controlPlane.connection", spec.controlPlane.connection, was.controlPlane.connection),
-    ...immutable("spec.controlPlane.machineType", spec.controlPlane.machineType, was.controlPlane.machineType),
+    ...immutable("spec.kubernetesVersion", spec.kubernetesVersion, was.kubernetesVersion, `upgrades are not supported yet: ${CONTROL_PLANE_NOT_ROLLED}`),
+    ...immutable("spec.controlPlane.connection", spec.controlPlane.connection, was.controlPlane.connection, "the control plane cannot move to another connection"),
+    ...immutable("spec.controlPlane.machineType", spec.controlPlane.machineType, was.controlPlane.machineType, CONTROL_PLANE_NOT_ROLLED),
+    ...immutable("spec.controlPlane.image", spec.controlPlane.image, was.controlPlane.image, CONTROL_PLANE_NOT_ROLLED),
   ];
   for (const key of ["cni", ...NETWORK_RANGES, "serviceDomain"] as const) {
-    errors.push(...immutable(`spec.network.${key}`, spec.network?.[key], was.network?.[key]));
+    errors.push(...immutable(`spec.network.${key}`, spec.network?.[key], was.network?.[key], "a cluster's network is fixed when it is made"));
   }
   (spec.workers ?? []).forEach((pool, i) => {
     const before = was.workers?.find((p) => p.name === pool.name);
-    if (before) errors.push(...immutable(`spec.workers[${i}].connection`, pool.connection, before.connection));
+    if (before) {
+      errors.push(
+        ...immutable(`spec.workers[${i}].connection`, pool.connection, before.connection, "a pool cannot move to another connection; add a pool there and remove this one"),
+      );
+    }
   });
   return errors;
 }

@@ -3,16 +3,26 @@ import { Type, type Static } from "@sinclair/typebox";
 import { Condition, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
 import { ageColumn, fieldColumn } from "../columns.ts";
-import { immutable, invalid } from "../field-errors.ts";
+import { immutable, invalid, notSupported } from "../field-errors.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase } from "./group.ts";
 
-/** Providers Slipway can build with. */
-export const PROVIDERS = ["sim"] as const;
-export type ProviderName = (typeof PROVIDERS)[number];
+/** Objects (Infrastructures, Machines) made for a cluster in one connection carry its name under this label. */
+export const LABEL_CONNECTION = "slipway.dev/connection";
+
+/**
+ * The providers a control plane has installed (its provider registry), as Connection admission checks
+ * `spec.provider` against them.
+ */
+export interface InstalledProviders {
+  names(): readonly string[];
+}
 
 export const ConnectionSpecSchema = Struct(
   {
-    provider: StringEnum(PROVIDERS, { description: "Cloud provider: sim (the built-in emulated cloud)." }),
+    provider: Type.String({
+      minLength: 1,
+      description: "Provider to build with, one of those installed in the control plane: sim (the built-in emulated cloud), … Cannot be changed after creation.",
+    }),
     region: Type.String({ minLength: 1, description: "Region to build in. Cannot be changed after creation." }),
     credentialsRef: Type.Optional(
       Struct(
@@ -55,6 +65,20 @@ function endpointErrors(endpoint: string | undefined): FieldError[] {
   return url.protocol === "http:" || url.protocol === "https:" ? [] : [invalid("spec.endpoint", endpoint, "must be an http or https URL")];
 }
 
+/**
+ * A new Connection must name an installed provider. An update is not checked (the provider cannot change),
+ * so a Connection made before its provider was removed can still be edited and deleted.
+ */
+function providerErrors(connection: ConnectionObject, old: ConnectionObject | undefined, installed: InstalledProviders): FieldError[] {
+  if (old) return [];
+  const names = installed.names();
+  return names.includes(connection.spec.provider) ? [] : [notSupported("spec.provider", connection.spec.provider, names)];
+}
+
+/**
+ * The Connection kind. `connectionKind` checks everything but the provider's name; the control plane
+ * serves `connectionKindFor(its providers)`, which also refuses a provider it has not installed.
+ */
 export const connectionKind: KindDefinition<ConnectionObject> = {
   ...slipwayKindBase,
   kind: "Connection",
@@ -82,3 +106,10 @@ export const connectionKind: KindDefinition<ConnectionObject> = {
     return errors;
   },
 };
+
+export function connectionKindFor(installed: InstalledProviders): KindDefinition<ConnectionObject> {
+  return {
+    ...connectionKind,
+    validate: (connection, old) => [...providerErrors(connection, old, installed), ...(connectionKind.validate?.(connection, old) ?? [])],
+  };
+}

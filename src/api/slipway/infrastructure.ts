@@ -11,6 +11,8 @@ import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
 export const INFRASTRUCTURE_PHASES = ["Pending", "Provisioning", "Ready", "Deleting", "Failed"] as const;
 export type InfrastructurePhase = (typeof INFRASTRUCTURE_PHASES)[number];
 
+export const FINALIZER_INFRASTRUCTURE = "slipway.dev/infrastructure";
+
 export const InfrastructureSpecSchema = Struct(
   {
     clusterName: Type.String({ minLength: 1, description: "Cluster (in this namespace) the infrastructure is for." }),

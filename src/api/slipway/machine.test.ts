@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { machineKind, type MachineObject } from "./machine.ts";
+import { isMachineReady, machineKind, type MachineObject } from "./machine.ts";
 import { admit, cell } from "../testing.ts";
 
 function machine(spec: Partial<MachineObject["spec"]> = {}): MachineObject {
@@ -59,5 +59,20 @@ describe("Machine", () => {
       ],
     );
     assert.deepEqual(machineKind.printerColumns.filter((c) => c.priority).map((c) => c.name), ["CONNECTION", "ADDRESS"]);
+  });
+
+  it("counts a machine ready only while it runs with a Ready node and is not being deleted", () => {
+    const base: MachineObject = {
+      apiVersion: "slipway.dev/v1alpha1",
+      kind: "Machine",
+      metadata: { name: "demo-cp-0", namespace: "default" },
+      spec: { clusterName: "demo", role: "control-plane", connection: "east", machineType: "s1.medium" },
+    };
+    assert.equal(isMachineReady({ ...base, status: { phase: "Running", nodeReady: true } }), true);
+    assert.equal(isMachineReady({ ...base, status: { phase: "Running", nodeReady: false } }), false, "its node is not Ready");
+    assert.equal(isMachineReady({ ...base, status: { phase: "Provisioned", nodeReady: true } }), false, "it does not run (yet)");
+    assert.equal(isMachineReady(base), false, "no status yet");
+    const leaving = { ...base, metadata: { ...base.metadata, deletionTimestamp: "2026-01-01T00:00:00Z" }, status: { phase: "Running" as const, nodeReady: true } };
+    assert.equal(isMachineReady(leaving), false, "it is being deleted");
   });
 });

@@ -13,6 +13,14 @@ export type MachinePhase = (typeof MACHINE_PHASES)[number];
 
 export const MACHINE_ROLES = ["control-plane", "worker"] as const;
 export type MachineRole = (typeof MACHINE_ROLES)[number];
+export const ROLE_CONTROL_PLANE = "control-plane" satisfies MachineRole;
+export const ROLE_WORKER = "worker" satisfies MachineRole;
+
+/** Machines (and worker pools) carry their role under this label. */
+export const LABEL_ROLE = "slipway.dev/role";
+/** On the first control-plane machine: it runs `kubeadm init`; every other machine joins. */
+export const ANNOTATION_BOOTSTRAP = "slipway.dev/bootstrap";
+export const FINALIZER_MACHINE = "slipway.dev/machine";
 
 export const MachineSpecSchema = Struct(
   {
@@ -63,6 +71,11 @@ export const MachineSchema = objectSchema(SLIPWAY_API_VERSION, "Machine", "One V
   status: Type.Optional(MachineStatusSchema),
 });
 export type MachineObject = ObjectOf<typeof MachineSchema>;
+
+/** A machine is ready when it runs, its node is Ready, and it is not being deleted. */
+export function isMachineReady(machine: MachineObject): boolean {
+  return machine.status?.phase === "Running" && machine.status.nodeReady === true && !machine.metadata.deletionTimestamp;
+}
 
 /** The address to show for a machine: its first internal address, else its first address. */
 export function primaryAddress(addresses: MachineAddress[] | undefined): string | undefined {

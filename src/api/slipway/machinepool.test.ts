@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { machinePoolKind, type MachinePoolObject } from "./machinepool.ts";
+import { MachinePoolSpecSchema, machinePoolKind, type MachinePoolObject } from "./machinepool.ts";
 import { admit, cell } from "../testing.ts";
 
 function pool(spec: Partial<MachinePoolObject["spec"]> = {}): MachinePoolObject {
@@ -35,11 +35,17 @@ describe("MachinePool", () => {
     assert.deepEqual(errors.map((e) => e.field), ["spec.labels", "spec.taints[0].key"]);
   });
 
-  it("can be scaled and re-typed, but not moved to another cluster or connection", () => {
+  it("can be scaled, re-typed, re-imaged and re-labelled (its machines roll), but not moved to another cluster or connection", () => {
     const old = admit(machinePoolKind, pool()).object;
-    assert.deepEqual(admit(machinePoolKind, { ...old, spec: { ...old.spec, replicas: 5, machineType: "m.large" } }, old).errors, []);
+    const changed = { replicas: 5, machineType: "m.large", image: "ubuntu-24.04", labels: { tier: "web" }, taints: [{ key: "gpu", effect: "NoSchedule" as const }], strategy: { maxSurge: 2, maxUnavailable: 1 } };
+    assert.deepEqual(admit(machinePoolKind, { ...old, spec: { ...old.spec, ...changed } }, old).errors, []);
+    // Every field of the spec is either applied above or refused below.
+    assert.deepEqual(Object.keys(MachinePoolSpecSchema.properties).sort(), ["clusterName", "connection", ...Object.keys(changed)].sort());
     const moved = admit(machinePoolKind, { ...old, spec: { ...old.spec, clusterName: "other", connection: "sim-west" } }, old);
     assert.deepEqual(moved.errors.map((e) => e.field), ["spec.clusterName", "spec.connection"]);
+    assert.match(moved.errors[1]!.message, /field is immutable: a pool cannot move to another connection/);
+    const stuck = admit(machinePoolKind, { ...old, spec: { ...old.spec, strategy: { maxSurge: 0, maxUnavailable: 0 } } }, old);
+    assert.deepEqual(stuck.errors.map((e) => e.field), ["spec.strategy.maxSurge"]);
   });
 
   it("shows ready/desired replicas, phase and machine type", () => {

@@ -7,6 +7,7 @@ import { immutable } from "../field-errors.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
 import { DEFAULT_IMAGE, Taint, nodeLabelErrors, nodeLabels, taintErrors } from "./nodes.ts";
 import { MAX_WORKER_REPLICAS } from "./cluster.ts";
+import { RolloutStrategy, rolloutStrategyErrors } from "./rollout.ts";
 
 /** As Cluster API's MachinePool phases. */
 export const MACHINE_POOL_PHASES = [
@@ -21,6 +22,12 @@ export const MACHINE_POOL_PHASES = [
 ] as const;
 export type MachinePoolPhase = (typeof MACHINE_POOL_PHASES)[number];
 
+/** A pool's machines (and the pool made from a Cluster's worker pool) carry the worker pool's name under this label. */
+export const LABEL_POOL = "slipway.dev/pool";
+/** On a pool's machines: the hash of the pool template (controllers/rollout/hash.ts) the machine was made from. */
+export const LABEL_TEMPLATE_HASH = "slipway.dev/template-hash";
+export const FINALIZER_MACHINE_POOL = "slipway.dev/machinepool";
+
 export const MachinePoolSpecSchema = Struct(
   {
     clusterName: Type.String({ minLength: 1, description: "Cluster (in this namespace) the pool belongs to." }),
@@ -32,8 +39,9 @@ export const MachinePoolSpecSchema = Struct(
     ),
     labels: Type.Optional(nodeLabels("Labels the nodes are registered with.")),
     taints: Type.Optional(Type.Array(Taint, { description: "Taints the nodes are registered with." })),
+    strategy: Type.Optional(RolloutStrategy),
   },
-  { description: "The machines wanted." },
+  { description: "The machines wanted. A change of machineType, image, labels or taints rolls the machines (see strategy)." },
 );
 export type MachinePoolSpec = Static<typeof MachinePoolSpecSchema>;
 
@@ -44,6 +52,7 @@ export const MachinePoolStatusSchema = Struct(
     phase: Type.Optional(StringEnum(MACHINE_POOL_PHASES, { description: "Where the pool is in its life cycle." })),
     replicas: count("Machines that exist."),
     readyReplicas: count("Machines whose node is Ready."),
+    updatedReplicas: count("Machines made from the current template (machine type, image, labels, taints)."),
     availableReplicas: count("Machines whose node has been Ready for the minimum time."),
     unavailableReplicas: count("Machines wanted that are not yet available."),
     conditions: Type.Optional(Type.Array(Condition, { description: "Current conditions, e.g. Ready." })),
@@ -88,12 +97,19 @@ export const machinePoolKind: KindDefinition<MachinePoolObject> = {
     fieldColumn("CONNECTION", ".spec.connection", "Connection the machines are built in.", { priority: 1 }),
   ],
   defaults: specDefaults(MachinePoolSpecSchema),
+  // Every field of the spec is applied by the pool controller: replicas by scaling, machineType, image,
+  // labels and taints by rolling the machines, strategy by how they roll. The cluster and the connection
+  // cannot change: a pool does not move.
   validate(pool, old) {
-    const errors = [...nodeLabelErrors("spec.labels", pool.spec.labels), ...taintErrors("spec.taints", pool.spec.taints)];
+    const errors = [
+      ...nodeLabelErrors("spec.labels", pool.spec.labels),
+      ...taintErrors("spec.taints", pool.spec.taints),
+      ...rolloutStrategyErrors("spec.strategy", pool.spec.strategy),
+    ];
     if (old) {
       errors.push(
-        ...immutable("spec.clusterName", pool.spec.clusterName, old.spec.clusterName),
-        ...immutable("spec.connection", pool.spec.connection, old.spec.connection),
+        ...immutable("spec.clusterName", pool.spec.clusterName, old.spec.clusterName, "a pool cannot move to another cluster"),
+        ...immutable("spec.connection", pool.spec.connection, old.spec.connection, "a pool cannot move to another connection; make a new pool there and remove this one"),
       );
     }
     return errors;

@@ -45,6 +45,9 @@ export const OperationStatusSchema = Struct(
       ),
     ),
     message: Type.Optional(Type.String({ description: "What the operation is doing now." })),
+    recoveredTime: Type.Optional(
+      Type.String({ description: "For a Failed operation: when its target applied the change after all and was Ready (RFC 3339). The phase stays Failed." }),
+    ),
   },
   { description: "Progress and outcome." },
 );

@@ -1,6 +1,6 @@
 // How the console writes times, money and counts: the CLI's words, so a page and a terminal agree.
 export { humanAge } from "../../api/age.ts";
-export { formatDuration } from "../../cli/output.ts";
+export { formatDuration } from "../../views/duration.ts";
 
 export function money(dollars: number, digits = 2): string {
   return `$${dollars.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })}`;

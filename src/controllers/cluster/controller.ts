@@ -2,7 +2,7 @@
 // cluster changes and when any of its children (infrastructure, pools, machines) or connections do;
 // every object of a cluster lives in the cluster's shard.
 import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
-import { clusterKind } from "../../api/slipway/cluster.ts";
+import { clusterKind, FINALIZER_CLUSTER, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
@@ -12,8 +12,11 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { FINALIZER_CLUSTER, heldByPause, LABEL_CLUSTER } from "../contract.ts";
-import { clusterPhases, deleteChildren, type ClusterDeps, type ClusterScope, type ClusterTiming } from "./phases.ts";
+import { heldByPause } from "../contract.ts";
+import { KubeconfigTargets } from "./kubeconfig.ts";
+import { clusterDeletePhases, clusterPhases } from "./phases.ts";
+import { RecentChecks } from "./recent-checks.ts";
+import type { ClusterDeps, ClusterMemory, ClusterScope, ClusterTiming } from "./scope.ts";
 import { clusterConnections } from "./preflight.ts";
 import { stepEvents, summarizeCluster } from "./status.ts";
 
@@ -30,10 +33,10 @@ function machineView(m: MachineObject): string {
   return JSON.stringify([m.metadata.deletionTimestamp, st?.phase, st?.nodeReady, st?.bootstrapped, st?.instanceId, ready?.status, ready?.lastTransitionTime, st?.failureReason, st?.failureMessage]);
 }
 
-/** What the cluster reads of a pool. */
+/** What the cluster reads of a pool (whether its status speaks of its current spec, too). */
 function poolView(p: MachinePoolObject): string {
   const failed = p.status?.phase === "Failed";
-  return JSON.stringify([p.metadata.deletionTimestamp, p.spec, p.status?.phase, failed ? p.status?.reason : "", failed ? p.status?.message : ""]);
+  return JSON.stringify([p.metadata.deletionTimestamp, p.metadata.generation, p.spec, p.status?.observedGeneration, p.status?.phase, failed ? p.status?.reason : "", failed ? p.status?.message : ""]);
 }
 
 function ofCluster<T extends { metadata: { namespace?: string } }>(items: T[], namespace: string | undefined): T[] {
@@ -48,6 +51,7 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
   const machines = manager.informer(machineKind);
   const pollMs = options.pollMs ?? 1000;
   const timing: ClusterTiming = { pollMs, recheckMs: options.recheckMs ?? 120 * pollMs, revalidateMs: options.revalidateMs ?? 30_000 };
+  const memory: ClusterMemory = { checks: new RecentChecks(), kubeconfigs: new KubeconfigTargets() };
 
   const reconcile = objectReconciler<ClusterObject, ClusterScope>({
     kind: clusterKind,
@@ -65,15 +69,17 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
         ...base,
         deps,
         timing,
+        memory,
         connections: conns,
         infrastructures: ofCluster(infrastructures.cache.withLabel(LABEL_CLUSTER, name), ns) as InfrastructureObject[],
         pools: ofCluster(pools.cache.withLabel(LABEL_CLUSTER, name), ns) as MachinePoolObject[],
         controlPlane: all.filter((m) => m.spec.role === "control-plane"),
         machines: all,
+        changedChildren: new Set<string>(),
       };
     },
     phases: clusterPhases,
-    deletePhases: [deleteChildren],
+    deletePhases: clusterDeletePhases,
     summarize: summarizeCluster,
     afterStatusWrite: async (ctx, _scope, previous, written) => {
       for (const e of stepEvents(previous.status?.steps, written.status?.steps)) await ctx.event(written, e.type, e.reason, e.message);

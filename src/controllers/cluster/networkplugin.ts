@@ -5,7 +5,7 @@
 import { CNI_DAEMONSETS, type CniName } from "../../bootstrap/cni.ts";
 import { KubeNotFoundError, type KubeClient, type KubeObject } from "../../kubeclient/index.ts";
 import type { ConditionInput } from "../../runtime/conditions.ts";
-import { CONDITION_NETWORK_PLUGIN_INSTALLED } from "../contract.ts";
+import { CONDITION_NETWORK_PLUGIN_INSTALLED } from "../../api/slipway/cluster.ts";
 
 export interface DaemonSetView extends KubeObject {
   spec?: { selector?: { matchLabels?: Record<string, string> } };

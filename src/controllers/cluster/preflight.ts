@@ -3,6 +3,7 @@
 // control-plane machines must meet kubeadm's preflight minimums, and quota in every connection must
 // cover the whole cluster. Every problem is reported at once.
 import type { ClusterSpec } from "../../api/slipway/cluster.ts";
+import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
 import type { ImageInfo, MachineTypeInfo, QuotaReport, QuotaResources } from "../../providers/provider.ts";
 
 /** kubeadm's preflight minimums for control-plane machines. */
@@ -39,12 +40,12 @@ interface MachineGroup {
 function groups(spec: ClusterSpec): MachineGroup[] {
   const cp = spec.controlPlane;
   return [
-    { field: "spec.controlPlane", connection: cp.connection, machineType: cp.machineType, image: cp.image ?? "ubuntu-22.04", replicas: cp.replicas ?? 1, controlPlane: true },
+    { field: "spec.controlPlane", connection: cp.connection, machineType: cp.machineType, image: cp.image ?? DEFAULT_IMAGE, replicas: cp.replicas ?? 1, controlPlane: true },
     ...(spec.workers ?? []).map((w, i) => ({
       field: `spec.workers[${i}]`,
       connection: w.connection,
       machineType: w.machineType,
-      image: w.image ?? "ubuntu-22.04",
+      image: w.image ?? DEFAULT_IMAGE,
       replicas: w.replicas ?? 1,
       controlPlane: false,
     })),

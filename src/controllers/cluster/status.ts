@@ -2,24 +2,36 @@
 // the phase with a reason when something is wrong, and the step journal the CLI draws as a timeline.
 import type { ClusterObject, ClusterStep, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
 import type { ConditionT } from "../../api/meta.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED } from "../../api/slipway/cluster.ts";
+import { isMachineReady } from "../../api/slipway/machine.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { getCondition, isTrue, setCondition, type ConditionInput } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
-import type { ClusterScope } from "./phases.ts";
-import { CONDITION_CONTROL_PLANE_INITIALIZED } from "../contract.ts";
+import { INTERNAL_ERROR, InternalReconcileError, describeError } from "../../runtime/failures.ts";
+import { names } from "../../api/slipway/names.ts";
+import { poolSpec } from "./children.ts";
+import type { ClusterScope } from "./scope.ts";
+import { isCurrent, poolTemplate, type PoolTemplate } from "../machinepool/template.ts";
 
 type Status = NonNullable<ClusterObject["status"]>;
 
-function machineReady(m: MachineObject): boolean {
-  return m.status?.phase === "Running" && m.status.nodeReady === true && !m.metadata.deletionTimestamp;
+/**
+ * Whether a child's status speaks of the spec it has now, and that spec is the one the cluster wants:
+ * a child this reconcile just changed, or one that has not looked at its change yet, reports what its
+ * old spec met, which says nothing of the cluster's current generation.
+ */
+function reportsCurrentSpec(scope: ClusterScope, child: { metadata: { name?: string; generation?: number }; status?: { observedGeneration?: number } }): boolean {
+  if (scope.changedChildren.has(child.metadata.name ?? "")) return false;
+  const observed = child.status?.observedGeneration;
+  return observed === undefined || observed >= (child.metadata.generation ?? 0);
 }
 
 function failingChild(scope: ClusterScope): { reason: string; message: string } | undefined {
   for (const infra of scope.infrastructures) {
-    if (infra.status?.phase === "Failed") return { reason: infra.status.reason ?? "InfrastructureFailed", message: `infrastructure ${infra.spec.connection}: ${infra.status.message ?? "failed"}` };
+    if (infra.status?.phase === "Failed" && reportsCurrentSpec(scope, infra)) return { reason: infra.status.reason ?? "InfrastructureFailed", message: `infrastructure ${infra.spec.connection}: ${infra.status.message ?? "failed"}` };
   }
   for (const pool of scope.pools) {
-    if (pool.status?.phase === "Failed") return { reason: pool.status.reason ?? "WorkerPoolFailed", message: `pool ${pool.metadata.name}: ${pool.status.message ?? "failed"}` };
+    if (pool.status?.phase === "Failed" && reportsCurrentSpec(scope, pool)) return { reason: pool.status.reason ?? "WorkerPoolFailed", message: `pool ${pool.metadata.name}: ${pool.status.message ?? "failed"}` };
   }
   return undefined;
 }
@@ -31,6 +43,19 @@ function replacing(scope: ClusterScope): string | undefined {
   return failed.map((m) => `${m.metadata.name} ${m.status?.failureReason ?? "failed"}: ${m.status?.failureMessage ?? ""}`.trim()).join("; ");
 }
 
+/** The current template of each worker pool the cluster declares, by MachinePool name. */
+function workerTemplates(cluster: ClusterObject): Map<string, PoolTemplate> {
+  const templates = new Map<string, PoolTemplate>();
+  for (const worker of cluster.spec.workers ?? []) templates.set(names.machinePool(cluster.metadata.name!, worker.name), poolTemplate(poolSpec(cluster, worker)));
+  return templates;
+}
+
+/** A worker machine Ready and made from its pool's current template (a pool no longer declared has none). */
+function workerUpToDate(machine: MachineObject, templates: Map<string, PoolTemplate>): boolean {
+  const template = templates.get(machine.spec.pool ?? "");
+  return isMachineReady(machine) && template !== undefined && isCurrent(machine, template);
+}
+
 export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, error: unknown): void {
   const cluster = scope.object;
   const st: Status = (cluster.status ??= {});
@@ -38,12 +63,15 @@ export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, err
   const deleting = cluster.metadata.deletionTimestamp !== undefined;
 
   const cpDesired = cluster.spec.controlPlane.replicas ?? 1;
-  const cpReady = scope.controlPlane.filter(machineReady).length;
+  const cpReady = scope.controlPlane.filter(isMachineReady).length;
   const workersDesired = (cluster.spec.workers ?? []).reduce((sum, w) => sum + (w.replicas ?? 1), 0);
   const workerMachines = scope.machines.filter((m) => m.spec.role === "worker");
-  const workersReady = workerMachines.filter(machineReady).length;
-  st.controlPlane = { desired: cpDesired, ready: cpReady };
-  st.workers = { desired: workersDesired, ready: workersReady };
+  const workersReady = workerMachines.filter(isMachineReady).length;
+  const templates = workerTemplates(cluster);
+  const workersUpdated = workerMachines.filter((m) => workerUpToDate(m, templates)).length;
+  // The control plane is not rolled (its template cannot change): a Ready machine is up to date.
+  st.controlPlane = { desired: cpDesired, ready: cpReady, updated: cpReady, replicas: scope.controlPlane.length };
+  st.workers = { desired: workersDesired, ready: workersReady, updated: workersUpdated, replicas: workerMachines.length };
   st.version = scope.controlPlane.some((m) => m.status?.bootstrapped) ? cluster.spec.kubernetesVersion : st.version;
 
   const infraReady = scope.infrastructures.length > 0 && scope.infrastructures.every((i) => isTrue(i.status?.conditions, "Ready"));
@@ -55,33 +83,48 @@ export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, err
   );
   const initialized = scope.controlPlane.some((m) => m.status?.bootstrapped);
   set(initialized ? { type: CONDITION_CONTROL_PLANE_INITIALIZED, status: "True", reason: "Initialized", message: "kubeadm init completed" } : { type: CONDITION_CONTROL_PLANE_INITIALIZED, status: "False", reason: "WaitingForInit", message: "the first control-plane machine has not initialised the cluster yet" });
-  set({ type: "ControlPlaneReady", status: cpReady >= cpDesired ? "True" : "False", reason: cpReady >= cpDesired ? "Ready" : "Scaling", message: `${cpReady}/${cpDesired} control-plane nodes Ready` });
-  set({ type: "WorkersReady", status: workersReady >= workersDesired && workerMachines.length === workersDesired ? "True" : "False", reason: workersReady >= workersDesired ? "Ready" : "Scaling", message: `${workersReady}/${workersDesired} worker nodes Ready` });
+  const cpExtra = scope.controlPlane.length - cpDesired;
+  const cpDone = cpReady >= cpDesired && cpExtra <= 0;
+  set({ type: "ControlPlaneReady", status: cpDone ? "True" : "False", reason: cpDone ? "Ready" : "Scaling", message: `${cpReady}/${cpDesired} control-plane nodes Ready${cpExtra > 0 ? `, ${cpExtra} to remove` : ""}` });
+  const workersDone = workersUpdated >= workersDesired && workerMachines.length === workersDesired;
+  const rolling = workersUpdated < Math.min(workersReady, workersDesired);
+  set({
+    type: "WorkersReady",
+    status: workersDone ? "True" : "False",
+    reason: workersDone ? "Ready" : rolling ? "Rolling" : "Scaling",
+    message: `${workersReady}/${workersDesired} worker nodes Ready${workersUpdated < workersReady ? `, ${workersUpdated} from their pool's current template` : ""}${workerMachines.length > workersDesired ? `, ${workerMachines.length - workersDesired} more machine(s) to remove` : ""}`,
+  });
   const validated = isTrue(st.conditions, "Validated");
   const ready = validated && infraReady && initialized && ["ControlPlaneReady", "WorkersReady", "NetworkPluginInstalled"].every((t) => isTrue(st.conditions, t));
   set(ready ? { type: "Ready", status: "True", reason: "Ready", message: "every node is Ready" } : { type: "Ready", status: "False", reason: "NotReady", message: scope.waitingOn ? `waiting for ${scope.waitingOn}` : "provisioning" });
 
   const failing = scope.problem ?? failingChild(scope);
   const wasRunning = st.phase === "Running" || st.phase === "Updating";
+  // On its way: to Running again once built, else through validation and provisioning.
+  const progressing = wasRunning || (st.phase === "Failed" && initialized) ? "Updating" : validated ? "Provisioning" : "Validating";
   if (deleting) {
     st.phase = "Deleting";
     st.reason = undefined;
     st.message = scope.waitingOn ? `waiting for ${scope.waitingOn}` : undefined;
+  } else if (error instanceof InternalReconcileError) {
+    st.phase = "Failed";
+    st.reason = INTERNAL_ERROR;
+    st.message = error.message;
   } else if (failing) {
     st.phase = "Failed";
     st.reason = failing.reason;
     st.message = failing.message;
   } else if (error !== undefined) {
-    // A reconcile error is retried with backoff; it is shown, not made the cluster's fate.
-    st.reason = st.reason ?? "Retrying";
-    st.message = `retrying after: ${(error as Error).message}`;
-    if (!st.phase || st.phase === "Pending") st.phase = "Provisioning";
+    // A reconcile error is retried with backoff: the cluster is not where its spec asks, and says why.
+    st.phase = progressing;
+    st.reason = "Retrying";
+    st.message = `retrying after: ${describeError(error)}`;
   } else if (ready) {
     st.phase = "Running";
     st.reason = undefined;
     st.message = undefined;
   } else {
-    st.phase = wasRunning || (st.phase === "Failed" && initialized) ? "Updating" : validated ? "Provisioning" : "Validating";
+    st.phase = progressing;
     const replaced = replacing(scope);
     st.reason = replaced ? "ReplacingMachine" : undefined;
     st.message = replaced ?? (scope.waitingOn ? `waiting for ${scope.waitingOn}` : undefined);

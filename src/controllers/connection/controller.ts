@@ -1,5 +1,5 @@
-// The connection controller: checks that a Connection can be used — its provider is installed, its
-// credentials are accepted and its region exists — and says so in its status. It checks again now and
+// The connection controller: checks that a Connection can be used — its provider is installed and has a
+// catalogue to ask, its credentials are accepted and its region exists — and says so in its status. It checks again now and
 // then, so a fixed credential or a cloud that came back shows up without anyone touching the object.
 import type { ConnectionObject } from "../../api/kinds.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
@@ -25,8 +25,8 @@ function checkConnection(providers: ProviderResolver, recheckMs: number): Phase<
     const status = { ...connection.status };
     connection.status = status;
     try {
-      const provider = await providers.open(connection);
-      status.regionZones = await provider.zones();
+      const catalogue = await providers.capability(connection, "catalogue");
+      status.regionZones = await catalogue.zones();
       status.phase = "Ready";
       delete status.message;
       setCondition(status as { conditions?: [] }, { type: "Ready", status: "True", reason: "Checked", message: `region ${connection.spec.region} has zones ${status.regionZones.join(", ")}` }, now);
@@ -34,7 +34,7 @@ function checkConnection(providers: ProviderResolver, recheckMs: number): Phase<
     } catch (e) {
       const permanent = e instanceof ConnectionUnusableError || (isProviderError(e) && !e.retryable);
       if (!permanent) throw e;
-      const reason = e instanceof ConnectionUnusableError ? "Unusable" : isProviderError(e, "permission") ? "CredentialsRefused" : "RegionUnavailable";
+      const reason = e instanceof ConnectionUnusableError ? e.reason : isProviderError(e, "permission") ? "CredentialsRefused" : "RegionUnavailable";
       status.phase = "Failed";
       status.message = (e as Error).message;
       setCondition(status as { conditions?: [] }, { type: "Ready", status: "False", reason, message: status.message }, now);

@@ -5,11 +5,12 @@ import type { ClusterObject, InfrastructureObject, SecretObject } from "../../ap
 import { apiVersionOf } from "../../api/registry.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
-import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
+import { infrastructureKind, FINALIZER_INFRASTRUCTURE } from "../../api/slipway/infrastructure.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { until } from "../../runtime/testing.ts";
 import { DEFAULT_ACCOUNT, type SimCloudOptions } from "../../simcloud/cloud.ts";
-import { controllerRef, FINALIZER_INFRASTRUCTURE, names, TAG_CLUSTER_UID, TAG_OWNER_UID, TAG_ROLE } from "../contract.ts";
+import { controllerRef, TAG_CLUSTER_UID, TAG_OWNER_UID, TAG_ROLE } from "../contract.ts";
+import { names } from "../../api/slipway/names.ts";
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
 import { registerInfrastructureController, type InfrastructureControllerOptions } from "./controller.ts";
 import { SSH_PRIVATE_KEY, SSH_PUBLIC_KEY } from "./sshkey.ts";

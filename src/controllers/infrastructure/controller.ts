@@ -6,13 +6,13 @@
 import type { ClusterObject, ConnectionObject, InfrastructureObject } from "../../api/kinds.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
-import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
+import { infrastructureKind, FINALIZER_INFRASTRUCTURE } from "../../api/slipway/infrastructure.ts";
 import type { Controller } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import type { BackoffOptions } from "../../runtime/queue.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { FINALIZER_INFRASTRUCTURE, unlessPaused } from "../contract.ts";
+import { unlessPaused } from "../contract.ts";
 import type { ProviderResolver } from "../providers.ts";
 import { infrastructureDeletePhases, infrastructurePhases, type InfrastructureScope, type InfrastructureSettings } from "./phases.ts";
 import { statusEvents, summarizeInfrastructure } from "./status.ts";

@@ -8,18 +8,24 @@ import type { ConnectionObject, InfrastructureObject } from "../../api/kinds.ts"
 import type { OwnerReferenceT } from "../../api/meta.ts";
 import { formatCidr, parseCidr } from "../../api/cidr.ts";
 import {
+  CapabilityMissingError,
   isProviderError,
-  type CloudProvider,
+  type Catalogue,
+  type CapabilityName,
+  type ClusterInfrastructure,
   type FirewallRule,
+  type InfrastructureResourceKind,
   type ResourceInfos,
   type ResourceSpecs,
 } from "../../providers/provider.ts";
 import { getCondition, isTrue, setCondition } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, PhaseResult, Scope } from "../../runtime/reconciler.ts";
-import { cloudTags, controllerOf, FINALIZER_INFRASTRUCTURE, names, TAG_OWNER_UID, TAG_ROLE } from "../contract.ts";
+import { cloudTags, controllerOf, TAG_OWNER_UID, TAG_ROLE } from "../contract.ts";
+import { FINALIZER_INFRASTRUCTURE } from "../../api/slipway/infrastructure.ts";
+import { names } from "../../api/slipway/names.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
-import { DELETE_ORDER, deleteOwned, findOrCreate, RESOURCE_NAMES, TokenChainError, type InfrastructureResourceKind } from "./resources.ts";
+import { DELETE_ORDER, deleteOwned, findOrCreate, RESOURCE_NAMES, TokenChainError } from "./resources.ts";
 import { ensureClusterSshKey, SshKeySecretError } from "./sshkey.ts";
 import {
   CATALOG_RESOLVED,
@@ -70,8 +76,9 @@ export interface InfrastructureScope extends Scope<InfrastructureObject> {
   providers: ProviderResolver;
   /** The Connection named in spec.connection, from the informer cache. */
   connection?: ConnectionObject;
-  /** Set by openConnection. */
-  provider?: CloudProvider;
+  /** Set by openConnection (the catalogue) and openConnectionForDelete (the infrastructure only). */
+  catalogue?: Catalogue;
+  infrastructure?: ClusterInfrastructure;
   cluster?: ClusterIdentity;
   /**
    * Events about what this reconcile did, recorded once its status is written: a reconcile that worked
@@ -86,19 +93,32 @@ function notify(scope: InfrastructureScope, type: InfrastructureEvent["type"], r
 
 // ---- connection and catalogue ----
 
-/** Why the connection's provider cannot be opened, or undefined once it is open (scope.provider). */
-async function openProvider(scope: InfrastructureScope): Promise<string | undefined> {
+/** What cannot be used, and the reason it is reported under. */
+interface Unusable {
+  reason: string;
+  message: string;
+}
+
+/**
+ * Opens the connection's provider with the capabilities the infrastructure needs (the catalogue only to
+ * build, not to delete) and sets them in the scope; says why it cannot, or undefined once it has.
+ */
+async function openProvider(scope: InfrastructureScope, needs: CapabilityName[]): Promise<Unusable | undefined> {
   const { spec } = scope.object;
   const connection = scope.connection;
-  if (!connection) return `connection "${spec.connection}" does not exist in namespace ${scope.object.metadata.namespace}`;
+  const unusable = (message: string) => ({ reason: REASON_VALIDATION_FAILED, message });
+  if (!connection) return unusable(`connection "${spec.connection}" does not exist in namespace ${scope.object.metadata.namespace}`);
   if (connection.spec.region !== spec.region) {
-    return `connection "${spec.connection}" builds in region ${connection.spec.region}, not in ${spec.region}`;
+    return unusable(`connection "${spec.connection}" builds in region ${connection.spec.region}, not in ${spec.region}`);
   }
   try {
-    scope.provider = await scope.providers.open(connection);
+    const provider = await scope.providers.open(connection, needs);
+    scope.catalogue = provider.capabilities.catalogue;
+    scope.infrastructure = provider.capabilities.clusterInfrastructure;
     return undefined;
   } catch (error) {
-    if (error instanceof ConnectionUnusableError) return error.message;
+    // A provider without what an infrastructure is made of says so under its own reason (CapabilityMissing).
+    if (error instanceof ConnectionUnusableError) return { reason: error.cause instanceof CapabilityMissingError ? error.reason : REASON_VALIDATION_FAILED, message: error.message };
     throw error;
   }
 }
@@ -110,8 +130,8 @@ function clusterIdentity(infra: InfrastructureObject): ClusterIdentity | string 
   return { namespace: infra.metadata.namespace ?? "", name: infra.spec.clusterName, uid: owner.uid, owner };
 }
 
-function validationFailed(ctx: ReconcileContext, scope: InfrastructureScope, message: string): PhaseResult {
-  setCondition(statusOf(scope.object), { type: CATALOG_RESOLVED, status: "False", reason: REASON_VALIDATION_FAILED, message }, nowOf(ctx));
+function validationFailed(ctx: ReconcileContext, scope: InfrastructureScope, message: string, reason = REASON_VALIDATION_FAILED): PhaseResult {
+  setCondition(statusOf(scope.object), { type: CATALOG_RESOLVED, status: "False", reason, message }, nowOf(ctx));
   return { halt: true, requeueAfterMs: scope.settings.failureRetryMs };
 }
 
@@ -120,8 +140,8 @@ export const openConnection: Phase<InfrastructureScope> = async (ctx, scope) => 
   const identity = clusterIdentity(scope.object);
   if (typeof identity === "string") return validationFailed(ctx, scope, identity);
   scope.cluster = identity;
-  const problem = await openProvider(scope);
-  if (problem) return validationFailed(ctx, scope, problem);
+  const problem = await openProvider(scope, ["catalogue", "clusterInfrastructure"]);
+  if (problem) return validationFailed(ctx, scope, problem.message, problem.reason);
 };
 
 function sortedList(names: Iterable<string>): string {
@@ -138,8 +158,8 @@ export const resolveCatalog: Phase<InfrastructureScope> = async (ctx, scope) => 
   const status = statusOf(infra);
   const resolved = getCondition(status.conditions, CATALOG_RESOLVED);
   if (resolved?.status === "True" && resolved.observedGeneration === infra.metadata.generation) return;
-  const provider = scope.provider!;
-  let catalogue: [string[], Awaited<ReturnType<CloudProvider["machineTypes"]>>, Awaited<ReturnType<CloudProvider["images"]>>];
+  const provider = scope.catalogue!;
+  let catalogue: [string[], Awaited<ReturnType<Catalogue["machineTypes"]>>, Awaited<ReturnType<Catalogue["images"]>>];
   try {
     catalogue = await Promise.all([provider.zones(), provider.machineTypes(), provider.images()]);
   } catch (error) {
@@ -221,7 +241,7 @@ async function runStep<K extends InfrastructureResourceKind>(ctx: ReconcileConte
       ? { state: "failed", afterMs: settings.failureRetryMs }
       : undefined;
   try {
-    const found = await findOrCreate(scope.provider!, {
+    const found = await findOrCreate(scope.infrastructure!, {
       kind: step.kind,
       recordedId: step.recordedId,
       identity: { [TAG_OWNER_UID]: infra.metadata.uid!, [TAG_ROLE]: step.kind },
@@ -451,13 +471,13 @@ async function deleteBlocked(ctx: ReconcileContext, scope: InfrastructureScope, 
  * started making resources goes at once; otherwise deletion waits, loudly, for the connection.
  */
 export const openConnectionForDelete: Phase<InfrastructureScope> = async (ctx, scope) => {
-  const problem = await openProvider(scope);
+  const problem = await openProvider(scope, ["clusterInfrastructure"]);
   if (!problem) return;
   if (!mayHaveCloudResources(scope.object.status)) return;
   return deleteBlocked(
     ctx,
     scope,
-    `${problem}; the cloud resources cannot be deleted until the connection can be used again (removing the finalizer ${FINALIZER_INFRASTRUCTURE} abandons them)`,
+    `${problem.message}; the cloud resources cannot be deleted until the connection can be used again (removing the finalizer ${FINALIZER_INFRASTRUCTURE} abandons them)`,
   );
 };
 
@@ -466,7 +486,7 @@ export const openConnectionForDelete: Phase<InfrastructureScope> = async (ctx, s
  * the tags catch a resource whose id never reached the status — and waits until each kind is gone.
  */
 export const deleteResources: Phase<InfrastructureScope> = async (ctx, scope) => {
-  const provider = scope.provider;
+  const provider = scope.infrastructure;
   if (!provider) return;
   const infra = scope.object;
   const status = statusOf(infra);

@@ -7,15 +7,14 @@
 // marked gone. Making it again needs a new token, and every replica must pick the same one, so the next
 // token is derived from the id of the gone resource: "network", then "network/after/<id>", and so on.
 // The chain is walked from its start each time, which costs a call per resource lost in the past.
-import type { CloudProvider, ResourceInfo, ResourceInfos, ResourceKind, ResourceSpecs, Tags } from "../../providers/provider.ts";
+import type { ClusterInfrastructure, InfrastructureResourceKind, ResourceInfo, ResourceInfos, ResourceSpecs, Tags } from "../../providers/provider.ts";
 import { idempotencyToken } from "../contract.ts";
 
 /** How many gone resources a token chain may pass before it is taken for a loop. */
 const MAX_TOKEN_CHAIN = 16;
 
 /** Every resource this controller makes, in the order they are deleted (dependents first). */
-export const DELETE_ORDER = ["loadBalancer", "securityGroup", "subnet", "network", "keyPair"] as const;
-export type InfrastructureResourceKind = (typeof DELETE_ORDER)[number];
+export const DELETE_ORDER: readonly InfrastructureResourceKind[] = ["loadBalancer", "securityGroup", "subnet", "network", "keyPair"];
 
 /** What the messages, events and conditions call a kind of resource. */
 export const RESOURCE_NAMES: Record<InfrastructureResourceKind, { noun: string; title: string }> = {
@@ -39,7 +38,7 @@ function oldestFirst(a: ResourceInfo, b: ResourceInfo): number {
   return (a.createdAt ?? "").localeCompare(b.createdAt ?? "") || a.id.localeCompare(b.id);
 }
 
-export interface ResourceIntent<K extends ResourceKind> {
+export interface ResourceIntent<K extends InfrastructureResourceKind> {
   kind: K;
   /** The id recorded in status, if any. */
   recordedId?: string;
@@ -55,7 +54,7 @@ export interface ResourceIntent<K extends ResourceKind> {
   creating?: () => Promise<void> | void;
 }
 
-export interface FoundResource<K extends ResourceKind> {
+export interface FoundResource<K extends InfrastructureResourceKind> {
   info: ResourceInfos[K];
   /** Where it came from: the id in status, its tags, or a create call. */
   origin: "recorded" | "adopted" | "created";
@@ -66,7 +65,7 @@ export interface FoundResource<K extends ResourceKind> {
 }
 
 /** The resource an intent names: recorded, found by its tags, or made (see the file comment). */
-export async function findOrCreate<K extends ResourceKind>(provider: CloudProvider, intent: ResourceIntent<K>): Promise<FoundResource<K>> {
+export async function findOrCreate<K extends InfrastructureResourceKind>(provider: ClusterInfrastructure, intent: ResourceIntent<K>): Promise<FoundResource<K>> {
   let lostId: string | undefined;
   if (intent.recordedId) {
     const info = await provider.get(intent.kind, intent.recordedId);
@@ -106,7 +105,7 @@ export async function findOrCreate<K extends ResourceKind>(provider: CloudProvid
  * Errors (a dependency still using one, a refused permission) are thrown as the provider raised them.
  */
 export async function deleteOwned(
-  provider: CloudProvider,
+  provider: ClusterInfrastructure,
   kind: InfrastructureResourceKind,
   recordedIds: readonly (string | undefined)[],
   ownerTags: Tags,

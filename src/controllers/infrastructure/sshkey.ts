@@ -6,9 +6,10 @@ import { generateKeyPairSync, randomBytes } from "node:crypto";
 import type { OwnerReferenceT } from "../../api/meta.ts";
 import type { SecretObject } from "../../api/kinds.ts";
 import { secretKind } from "../../api/core.ts";
-import { AlreadyExistsError } from "../../apiserver/errors.ts";
+import { createIfAbsent } from "../../api/presence.ts";
 import type { Client } from "../../runtime/client.ts";
-import { LABEL_CLUSTER, names } from "../contract.ts";
+import { LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
+import { names } from "../../api/slipway/names.ts";
 
 export const SSH_PRIVATE_KEY = "ssh-privatekey";
 export const SSH_PUBLIC_KEY = "ssh-publickey";
@@ -123,10 +124,5 @@ export async function ensureClusterSshKey(client: Client, namespace: string, clu
       [SSH_PUBLIC_KEY]: Buffer.from(pair.publicKey, "utf8").toString("base64"),
     },
   } as SecretObject;
-  try {
-    return readSshPublicKey(await secrets.create(secret));
-  } catch (error) {
-    if (!(error instanceof AlreadyExistsError)) throw error;
-    return readSshPublicKey(await secrets.get(namespace, name));
-  }
+  return readSshPublicKey((await createIfAbsent(() => secrets.create(secret))) ?? (await secrets.get(namespace, name)));
 }

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import type { InfrastructureObject } from "../../api/kinds.ts";
 import { getCondition, setCondition } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
+import { InternalReconcileError } from "../../runtime/failures.ts";
 import {
   mayHaveCloudResources,
   statusEvents,
@@ -96,6 +97,15 @@ describe("summarizeInfrastructure", () => {
     assert.equal(failed.status?.reason, "CreateSubnetFailed");
     assert.equal(failed.status?.message, "subnet.cidr overlaps");
     assert.equal(getCondition(failed.status?.conditions, "Ready")?.status, "False");
+  });
+
+  it("is Failed with InternalError once a step failed with an unexpected error", () => {
+    const broken = infra();
+    stepInProgress(broken.status!, "network", "Creating", "creating", T0, TEN_MINUTES);
+    const error = new InternalReconcileError("ensureNetwork", 5, new TypeError("cidr.split is not a function"));
+    summarizeInfrastructure(contextAt(1), { original: broken, object: broken }, error);
+    assert.deepEqual([broken.status?.phase, broken.status?.reason], ["Failed", "InternalError"]);
+    assert.match(broken.status?.message ?? "", /^step ensureNetwork failed 5 times in a row with an unexpected error: TypeError: cidr\.split is not a function\. This is a defect in Slipway: please report it/);
   });
 
   it("is Ready when every resource is, and needs a load balancer only in the control plane's connection", () => {

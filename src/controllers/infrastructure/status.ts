@@ -8,7 +8,9 @@ import { getCondition, READY, setCondition, summarize } from "../../runtime/cond
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { EventType } from "../../runtime/events.ts";
 import type { Scope } from "../../runtime/reconciler.ts";
-import { RESOURCE_NAMES, type InfrastructureResourceKind } from "./resources.ts";
+import type { InfrastructureResourceKind } from "../../providers/provider.ts";
+import { RESOURCE_NAMES } from "./resources.ts";
+import { InternalReconcileError } from "../../runtime/failures.ts";
 
 export const CATALOG_RESOLVED = "CatalogResolved";
 export const NETWORK_READY = "NetworkReady";
@@ -111,6 +113,12 @@ export function summarizeInfrastructure(ctx: ReconcileContext, scope: Scope<Infr
   const types = readinessConditions(infra);
   const ready = summarize(status.conditions, types);
   setCondition(status, ready, now);
+  if (error instanceof InternalReconcileError) {
+    status.phase = "Failed";
+    status.reason = error.reason;
+    status.message = error.message;
+    return;
+  }
   const failing = types.map((t) => getCondition(status.conditions, t)).find((c): c is ConditionT => c?.status === "False");
   if (ready.status === "True") {
     status.phase = "Ready";

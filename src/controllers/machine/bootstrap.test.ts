@@ -7,7 +7,7 @@ import { readCloudConfig } from "../../simcloud/workload/cloud-init.ts";
 import { readKubeadmConfig } from "../../simcloud/workload/kubeadm-config.ts";
 import { caCertHash } from "../../bootstrap/pki.ts";
 import { clusterPki } from "../../simcloud/workload/test-support.ts";
-import { ANNOTATION_BOOTSTRAP } from "../contract.ts";
+import { ANNOTATION_BOOTSTRAP } from "../../api/slipway/machine.ts";
 import { renderBootstrapData } from "./bootstrap.ts";
 
 const TOKEN = "abcdef.0123456789abcdef";

@@ -2,11 +2,11 @@
 // control-plane machine and `kubeadm join` on every other one, rendered from the Cluster, the
 // control-plane endpoint, the cluster's PKI and bootstrap token, and (for pool machines) the pool.
 import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
-import { DEFAULT_KUBERNETES_VERSION } from "../../api/slipway/cluster.ts";
+import { DEFAULT_KUBERNETES_VERSION, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { initUserData, joinUserData } from "../../bootstrap/cloudinit.ts";
 import type { ClusterPki, NodeRegistration } from "../../bootstrap/kubeadm.ts";
 import { caCertHash } from "../../bootstrap/pki.ts";
-import { LABEL_CLUSTER, LABEL_POOL } from "../contract.ts";
+import { LABEL_POOL } from "../../api/slipway/machinepool.ts";
 import { isControlPlane, isInitMachine } from "./status.ts";
 
 /**

@@ -4,10 +4,10 @@
 // is initialised, requeues the machines of its cluster, which wait on it. A machine lives in the shard of
 // its cluster. While its cluster is paused a machine is left as it is.
 import type { ClusterObject, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
-import { clusterKind } from "../../api/slipway/cluster.ts";
+import { clusterKind, CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
-import { machineKind } from "../../api/slipway/machine.ts";
+import { machineKind, FINALIZER_MACHINE } from "../../api/slipway/machine.ts";
 import { machinePoolKind } from "../../api/slipway/machinepool.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import type { Controller } from "../../runtime/controller.ts";
@@ -15,7 +15,8 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
 import { getCondition } from "../../runtime/conditions.ts";
-import { CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, FINALIZER_MACHINE, unlessPaused, names } from "../contract.ts";
+import { unlessPaused } from "../contract.ts";
+import { names } from "../../api/slipway/names.ts";
 import { machineDeletePhases, machinePhases, type MachineDependencies, type MachineScope, type MachineTimings } from "./phases.ts";
 import { summarizeMachine } from "./status.ts";
 
@@ -82,7 +83,7 @@ export function registerMachineController(
         pool: pool ? pools.cache.get(keyFor(namespace, pool)) : undefined,
       };
     },
-    summarize: (ctx, scope) => summarizeMachine(scope.object, nowTimestamp(new Date(ctx.clock.now()))),
+    summarize: (ctx, scope, error) => summarizeMachine(scope.object, nowTimestamp(new Date(ctx.clock.now())), error),
   });
 
   const controller = manager.add<MachineObject>({

@@ -5,7 +5,8 @@
 // for as long as that machine may take to boot and join: its expiration is moved on, or its Secret is
 // made again when the cluster's token cleaner has removed it. A cluster whose machines do not change
 // holds no valid join token a day later; whoever reads a machine's user data then cannot join a node.
-import { KubeNotFoundError, type KubeClient, type KubeObject } from "../../kubeclient/index.ts";
+import { ifPresent } from "../../api/presence.ts";
+import type { KubeClient, KubeObject } from "../../kubeclient/index.ts";
 
 /** How long a refreshed token stays valid: kubeadm's default token lifetime. */
 export const JOIN_TOKEN_TTL_MS = 24 * 3_600_000;
@@ -56,12 +57,7 @@ export type JoinTokenOutcome = "valid" | "extended" | "recreated";
  */
 export async function ensureJoinToken(kube: KubeClient, token: string, nowMs: number, neededMs: number): Promise<JoinTokenOutcome> {
   const [id] = token.split(".") as [string];
-  let current: TokenSecret | undefined;
-  try {
-    current = await kube.get<TokenSecret>(tokenPath(id));
-  } catch (error) {
-    if (!(error instanceof KubeNotFoundError)) throw error;
-  }
+  const current = await ifPresent(() => kube.get<TokenSecret>(tokenPath(id)));
   const expiresAtMs = nowMs + JOIN_TOKEN_TTL_MS;
   if (!current) {
     await kube.create(`/api/v1/namespaces/kube-system/secrets`, tokenSecret(token, expiresAtMs));

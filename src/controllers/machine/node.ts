@@ -1,6 +1,7 @@
 // A machine's Node in its workload cluster, through that cluster's own API: reading it, cordoning and
 // draining it before the machine goes (through the Eviction API, which honours PodDisruptionBudgets),
 // and deleting it afterwards.
+import { deleteIfPresent, ifPresent } from "../../api/presence.ts";
 import { KubeApiError, KubeNotFoundError, KubeUnreachableError, type KubeClient, type KubeObject } from "../../kubeclient/index.ts";
 
 export interface WorkloadNode extends KubeObject {
@@ -25,13 +26,8 @@ function nodePath(name: string): string {
 }
 
 /** The Node, or undefined when it does not exist. */
-export async function readNode(kube: KubeClient, name: string): Promise<WorkloadNode | undefined> {
-  try {
-    return await kube.get<WorkloadNode>(nodePath(name));
-  } catch (error) {
-    if (error instanceof KubeNotFoundError) return undefined;
-    throw error;
-  }
+export function readNode(kube: KubeClient, name: string): Promise<WorkloadNode | undefined> {
+  return ifPresent(() => kube.get<WorkloadNode>(nodePath(name)));
 }
 
 export function nodeIsReady(node: WorkloadNode): boolean {
@@ -47,13 +43,7 @@ export function nodeNotReadyMessage(node: WorkloadNode): string {
 
 /** Marks the node unschedulable; false when it does not exist. */
 export async function cordonNode(kube: KubeClient, name: string): Promise<boolean> {
-  try {
-    await kube.patch(nodePath(name), { spec: { unschedulable: true } }, "merge");
-    return true;
-  } catch (error) {
-    if (error instanceof KubeNotFoundError) return false;
-    throw error;
-  }
+  return (await ifPresent(() => kube.patch(nodePath(name), { spec: { unschedulable: true } }, "merge").then(() => true))) ?? false;
 }
 
 /** Pods a drain evicts: all bound to the node except DaemonSet pods and mirror pods of static pods. */
@@ -109,9 +99,5 @@ export async function drainNode(kube: KubeClient, name: string): Promise<DrainPa
 
 /** Deletes the Node object; a node already gone is fine. */
 export async function deleteNode(kube: KubeClient, name: string): Promise<void> {
-  try {
-    await kube.delete(nodePath(name));
-  } catch (error) {
-    if (!(error instanceof KubeNotFoundError)) throw error;
-  }
+  await deleteIfPresent(() => kube.delete(nodePath(name)));
 }

@@ -7,14 +7,18 @@ import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObje
 import { secretKind } from "../../api/core.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
-import { AlreadyExistsError } from "../../apiserver/errors.ts";
+import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { KubeApiError, type KubeClient } from "../../kubeclient/index.ts";
-import { ProviderError, type CloudProvider, type InstanceInfo } from "../../providers/provider.ts";
+import { ProviderError, type Capabilities, type CapabilityName, type InstanceInfo } from "../../providers/provider.ts";
 import { getCondition, removeCondition, setCondition, type ConditionInput } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, PhaseResult, Scope } from "../../runtime/reconciler.ts";
-import { cloudTags, CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, controllerRef, idempotencyToken, LABEL_CLUSTER, names, TAG_OWNER_UID } from "../contract.ts";
+import { cloudTags, controllerRef, idempotencyToken, TAG_OWNER_UID } from "../contract.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
+import { names } from "../../api/slipway/names.ts";
+import { LABEL_TEMPLATE_HASH } from "../../api/slipway/machinepool.ts";
+import { poolTemplate } from "../machinepool/template.ts";
 import { readBootstrapToken, readClusterPki } from "../pki.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
@@ -95,9 +99,10 @@ function describe(scope: MachineScope): string {
   return `machine ${scope.object.metadata.name}`;
 }
 
-async function providerOf(scope: MachineScope): Promise<CloudProvider> {
+/** A capability of the machine's connection: its machines, or (for the load balancer) its cluster infrastructure. */
+async function capabilityOf<C extends CapabilityName>(scope: MachineScope, capability: C): Promise<Capabilities[C]> {
   if (!scope.connection) throw new ConnectionUnusableError(`connection "${scope.object.spec.connection}" does not exist`);
-  return scope.deps.providers.open(scope.connection);
+  return scope.deps.providers.capability(scope.connection, capability);
 }
 
 /** Ends the machine for good: its owner replaces it. */
@@ -196,14 +201,29 @@ function decode(secret: SecretObject | undefined): string | undefined {
   return value === undefined ? undefined : Buffer.from(value, "base64").toString("utf8");
 }
 
-/** Writes the machine's user data into its bootstrap Secret, once. */
+/**
+ * Writes the machine's user data into its bootstrap Secret, once. A pool machine's node labels and
+ * taints come from its pool: only from the template the machine was made from (a cache that has not
+ * seen the pool's change yet is waited for; a pool that moved on rolls the machine away).
+ */
 export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
   if (scope.object.status?.instanceId) return;
   const machine = scope.object;
   const namespace = machine.metadata.namespace;
   const name = names.bootstrapSecret(machine.metadata.name!);
   const secrets = ctx.client.of<SecretObject>(secretKind);
-  let userData = decode(await secrets.tryGet(namespace, name));
+  let existing = await secrets.tryGet(namespace, name);
+  if (existing?.metadata.ownerReferences?.some((r) => r.kind === machine.kind && r.uid !== machine.metadata.uid)) {
+    // Left by an earlier machine of the same name, not yet collected: its user data is not this machine's.
+    await deleteIfPresent(() => secrets.delete(namespace, name, { preconditions: { uid: existing!.metadata.uid! } }));
+    existing = undefined;
+  }
+  let userData = decode(existing);
+  const madeFrom = machine.metadata.labels?.[LABEL_TEMPLATE_HASH];
+  if (userData === undefined && scope.pool && madeFrom !== undefined && poolTemplate(scope.pool.spec).hash !== madeFrom) {
+    const message = `pool ${scope.pool.metadata.name} has template ${poolTemplate(scope.pool.spec).hash}, the machine was made from ${madeFrom}`;
+    return wait(ctx, scope, { type: BOOTSTRAP_READY, status: "False", reason: REASONS.waitingForPoolTemplate, message });
+  }
   if (userData === undefined) {
     const lb = scope.controlPlaneInfrastructure!.status!.loadBalancer!;
     userData = renderBootstrapData({
@@ -221,12 +241,8 @@ export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
       type: "Opaque",
       data: { value: Buffer.from(userData, "utf8").toString("base64") },
     } as SecretObject;
-    try {
-      await secrets.create(secret); // the InstanceCreated event names it
-    } catch (error) {
-      if (!(error instanceof AlreadyExistsError)) throw error;
-      userData = decode(await secrets.get(namespace, name));
-    }
+    // The InstanceCreated event names the Secret; one made by an earlier attempt holds what it rendered.
+    if (!(await createIfAbsent(() => secrets.create(secret)))) userData = decode(await secrets.get(namespace, name));
   }
   scope.userData = userData;
   condition(ctx, scope, { type: BOOTSTRAP_READY, status: "True", reason: REASONS.bootstrapDataReady, message: `Secret ${name}` });
@@ -269,18 +285,20 @@ export const ensureInstance: Phase<MachineScope> = async (ctx, scope) => {
     if (!zone || !infra.subnetId || !infra.securityGroupId) {
       throw new ProviderError("invalid", `infrastructure ${scope.infrastructure!.metadata.name} reports no zone, subnet or security group`);
     }
-    const provider = await providerOf(scope);
+    const machines = await capabilityOf(scope, "machines");
     const cluster = scope.cluster!;
-    instance = await provider.create(
+    instance = await machines.create(
       "instance",
       {
         zone,
-        subnetId: infra.subnetId,
         machineType: machine.spec.machineType,
         imageId,
-        ...(infra.keyPairId ? { keyPairId: infra.keyPairId } : {}),
-        securityGroupIds: [infra.securityGroupId],
         userData: scope.userData!,
+        placement: {
+          subnetId: infra.subnetId,
+          securityGroupIds: [infra.securityGroupId],
+          ...(infra.keyPairId ? { keyPairId: infra.keyPairId } : {}),
+        },
       },
       {
         token: idempotencyToken(machine.metadata.uid!, "instance"),
@@ -315,7 +333,7 @@ export const recordProviderId: Phase<MachineScope> = async (ctx, scope) => {
 export const followInstance: Phase<MachineScope> = async (ctx, scope) => {
   const machine = scope.object;
   const id = machine.status!.instanceId!;
-  const instance = await (await providerOf(scope)).get("instance", id);
+  const instance = await (await capabilityOf(scope, "machines")).get("instance", id);
   const wasRunning = has(machine, INSTANCE_READY);
   if (!instance || instance.state === "gone" || instance.state === "deleting" || instance.state === "failed") {
     const reason = instance?.reason?.code ?? (instance?.state === "failed" ? REASONS.instanceFailed : REASONS.instanceGone);
@@ -351,10 +369,10 @@ export const registerLoadBalancerTarget: Phase<MachineScope> = async (ctx, scope
     return wait(ctx, scope, { type: LOAD_BALANCER_TARGET, status: "False", reason: REASONS.waitingForControlPlaneEndpoint, message: "the control-plane load balancer is not known" });
   }
   const id = machine.status!.instanceId!;
-  const provider = await providerOf(scope);
-  const target = isRegisteredTarget(machine) ? (await provider.get("loadBalancer", lb.id))?.targets.find((t) => t.instanceId === id) : undefined;
+  const infrastructure = await capabilityOf(scope, "clusterInfrastructure");
+  const target = isRegisteredTarget(machine) ? (await infrastructure.get("loadBalancer", lb.id))?.targets.find((t) => t.instanceId === id) : undefined;
   if (!target) {
-    await provider.registerTargets(lb.id, [id]);
+    await infrastructure.registerTargets(lb.id, [id]);
     condition(ctx, scope, { type: LOAD_BALANCER_TARGET, status: "False", reason: REASONS.healthChecksPending, message: `instance ${id} is a target of load balancer ${lb.id}; waiting for its health checks` });
     await ctx.event(machine, "Normal", "LoadBalancerTargetRegistered", `instance ${id} registered with the control-plane load balancer ${lb.id}`);
     return paced(ctx, scope, LOAD_BALANCER_TARGET);
@@ -450,7 +468,7 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.nodeGone, message: `node ${status.nodeName ?? machine.metadata.name} was removed from the cluster` });
     return fail(ctx, scope, REASONS.nodeGone, `node ${status.nodeName ?? machine.metadata.name} was removed from the cluster`);
   }
-  const printed = kubeadmFailure(await (await providerOf(scope)).consoleOutput(status.instanceId!));
+  const printed = kubeadmFailure(await (await capabilityOf(scope, "machines")).consoleOutput(status.instanceId!));
   if (printed) {
     const reason = bootstrapFailureReason(machine);
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason, message: printed });
@@ -532,7 +550,7 @@ export const deregisterLoadBalancerTarget: Phase<MachineScope> = async (ctx, sco
   const id = machine.status?.instanceId;
   const lb = scope.controlPlaneInfrastructure?.status?.loadBalancer;
   if (!isControlPlane(machine) || !id || !isRegisteredTarget(machine)) return;
-  if (lb) await (await providerOf(scope)).deregisterTargets(lb.id, [id]);
+  if (lb) await (await capabilityOf(scope, "clusterInfrastructure")).deregisterTargets(lb.id, [id]);
   condition(ctx, scope, { type: LOAD_BALANCER_TARGET, status: "False", reason: "Deregistered", message: `instance ${id} left the control-plane load balancer` });
 };
 
@@ -542,7 +560,7 @@ async function instanceIdOf(scope: MachineScope): Promise<string | undefined> {
   if (machine.status?.instanceId) return machine.status.instanceId;
   // Only a machine that got as far as creating may have an instance nobody recorded.
   if (!has(machine, BOOTSTRAP_READY) || !scope.connection) return undefined;
-  const found = await (await providerOf(scope)).findTagged("instance", { [TAG_OWNER_UID]: machine.metadata.uid! });
+  const found = await (await capabilityOf(scope, "machines")).findTagged("instance", { [TAG_OWNER_UID]: machine.metadata.uid! });
   return found[0]?.id;
 }
 
@@ -550,8 +568,8 @@ async function instanceIdOf(scope: MachineScope): Promise<string | undefined> {
 export const terminateInstance: Phase<MachineScope> = async (ctx, scope) => {
   const id = await instanceIdOf(scope);
   if (!id) return;
-  const provider = await providerOf(scope);
-  const instance = await provider.get("instance", id);
+  const machines = await capabilityOf(scope, "machines");
+  const instance = await machines.get("instance", id);
   if (!instance || instance.state === "gone") {
     if (getCondition(scope.object.status?.conditions, INSTANCE_READY)?.reason !== "InstanceTerminated") {
       condition(ctx, scope, { type: INSTANCE_READY, status: "False", reason: "InstanceTerminated", message: `instance ${id} is terminated` });
@@ -560,7 +578,7 @@ export const terminateInstance: Phase<MachineScope> = async (ctx, scope) => {
     return;
   }
   if (instance.state !== "deleting") {
-    await provider.delete("instance", id);
+    await machines.delete("instance", id);
     ctx.log.info({ step: "terminateInstance", instance: id }, "terminating instance");
     await ctx.event(scope.object, "Normal", "TerminatingInstance", `terminating instance ${id}`);
   }

@@ -2,7 +2,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { MachineObject } from "../../api/kinds.ts";
 import { getCondition } from "../../runtime/conditions.ts";
-import { ANNOTATION_BOOTSTRAP } from "../contract.ts";
+import { InternalReconcileError } from "../../runtime/failures.ts";
+import { ANNOTATION_BOOTSTRAP } from "../../api/slipway/machine.ts";
 import {
   BOOTSTRAP_READY,
   INSTANCE_READY,
@@ -81,6 +82,16 @@ describe("machine status", () => {
     assert.deepEqual(createFailure(refused), { reason: "QuotaExceeded", message: "vCPU quota" });
     assert.equal(machinePhase(refused), "Failed");
     assert.equal(refused.status?.failureReason, undefined);
+  });
+
+  it("shows a step that failed with an unexpected error on Ready, without failing the machine for good", () => {
+    const m = machine({ status: { instanceId: "i-1", conditions: [trueCondition(BOOTSTRAP_READY), trueCondition(INSTANCE_READY)] } });
+    summarizeMachine(m, NOW, new InternalReconcileError("observeNode", 5, new TypeError("node.status is undefined")));
+    const ready = getCondition(m.status?.conditions, "Ready");
+    assert.deepEqual([ready?.status, ready?.reason], ["False", "InternalError"]);
+    assert.match(ready?.message ?? "", /please report it/);
+    assert.equal(m.status?.failureReason, undefined, "its owner does not replace it: a new machine would meet the same defect");
+    assert.equal(m.status?.phase, "Provisioning");
   });
 
   it("is Ready only when every stage is, and shows the failure as Ready's reason", () => {

@@ -2,9 +2,9 @@
 // balancer target, node joined, node Ready), the phase they add up to, and the failure that ends it.
 // Kept free of I/O so every rule can be read and tested in one place.
 import type { MachineObject, MachineStatus } from "../../api/kinds.ts";
-import type { MachinePhase } from "../../api/slipway/machine.ts";
+import { type MachinePhase, ANNOTATION_BOOTSTRAP, ROLE_CONTROL_PLANE } from "../../api/slipway/machine.ts";
 import { READY, getCondition, isTrue, setCondition, summarize, type ConditionInput } from "../../runtime/conditions.ts";
-import { ANNOTATION_BOOTSTRAP, ROLE_CONTROL_PLANE } from "../contract.ts";
+import { InternalReconcileError } from "../../runtime/failures.ts";
 
 /** The bootstrap data Secret exists (and what it needs did: infrastructure, endpoint, cluster secrets). */
 export const BOOTSTRAP_READY = "BootstrapReady";
@@ -32,6 +32,7 @@ export const REASONS = {
   waitingForControlPlaneEndpoint: "WaitingForControlPlaneEndpoint",
   waitingForClusterSecrets: "WaitingForClusterSecrets",
   waitingForJoinToken: "WaitingForJoinToken",
+  waitingForPoolTemplate: "WaitingForPoolTemplate",
   bootstrapDataReady: "BootstrapDataReady",
   instanceProvisioning: "InstanceProvisioning",
   instanceRunning: "InstanceRunning",
@@ -140,11 +141,17 @@ export function readinessConditions(machine: MachineObject): string[] {
   return [BOOTSTRAP_READY, INSTANCE_READY, ...(isControlPlane(machine) ? [LOAD_BALANCER_TARGET] : []), NODE_JOINED, NODE_READY];
 }
 
-/** Sets phase and Ready from the other conditions and the failure, if any. */
-export function summarizeMachine(machine: MachineObject, now: string): void {
+/**
+ * Sets phase and Ready from the other conditions and the failure, if any. A step that failed with an
+ * unexpected error (`error`) shows on Ready; it does not fail the machine for good (replacing it would
+ * meet the same defect).
+ */
+export function summarizeMachine(machine: MachineObject, now: string, error?: unknown): void {
   const status: MachineStatus = (machine.status ??= {});
   let ready: ConditionInput;
-  if (status.failureReason !== undefined) {
+  if (error instanceof InternalReconcileError) {
+    ready = { type: READY, status: "False", reason: error.reason, message: error.message };
+  } else if (status.failureReason !== undefined) {
     ready = { type: READY, status: "False", reason: status.failureReason, message: status.failureMessage ?? "" };
   } else if (machine.metadata.deletionTimestamp) {
     ready = { type: READY, status: "False", reason: "Deleting", message: "the machine is being deleted" };

@@ -5,22 +5,24 @@
 // (applied, and the Cluster's NetworkPluginInstalled condition set).
 import type { ClusterObject, ConnectionObject, InfrastructureObject, SecretObject } from "../../api/kinds.ts";
 import { secretKind } from "../../api/core.ts";
-import { clusterKind } from "../../api/slipway/cluster.ts";
+import { clusterKind, CONDITION_CONTROL_PLANE_INITIALIZED, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { renderCniManifest } from "../../bootstrap/cni.ts";
 import { renderKubeconfig } from "../../bootstrap/kubeconfig.ts";
 import { issueCertificate } from "../../bootstrap/pki.ts";
 import { KubeClient } from "../../kubeclient/index.ts";
-import type { CloudProvider, LoadBalancerInfo } from "../../providers/provider.ts";
+import type { LoadBalancerInfo } from "../../providers/provider.ts";
+import { SimProvider } from "../../providers/sim/index.ts";
 import { sshPublicKey, waitFor } from "../../simcloud/test-support.ts";
-import { machineKind } from "../../api/slipway/machine.ts";
+import { machineKind, ROLE_CONTROL_PLANE } from "../../api/slipway/machine.ts";
 import { ConflictError } from "../../apiserver/errors.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { setCondition } from "../../runtime/conditions.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
-import { CONDITION_CONTROL_PLANE_INITIALIZED, controllerRef, LABEL_CLUSTER, names, ROLE_CONTROL_PLANE } from "../contract.ts";
+import { controllerRef } from "../contract.ts";
+import { names } from "../../api/slipway/names.ts";
 import { ensureBootstrapToken, ensureClusterPki } from "../pki.ts";
 import { networkPluginCondition, pluginPodsReady, readPluginDaemonSet } from "../cluster/networkplugin.ts";
 import type { ControllerTestEnv } from "../testing.ts";
@@ -35,7 +37,8 @@ export interface ClusterFixture {
   cluster: ClusterObject;
   connection: ConnectionObject;
   infrastructure: InfrastructureObject;
-  provider: CloudProvider;
+  /** The sim cloud, as the connection's provider sees it. */
+  provider: SimProvider;
   loadBalancer: LoadBalancerInfo;
   /** A client of the workload cluster's API (answers once the first control-plane node initialised it). */
   kube: KubeClient;
@@ -59,7 +62,7 @@ export async function clusterFixture(env: ControllerTestEnv, fixture: { targetPo
     metadata: { name: CLUSTER, namespace: NAMESPACE },
     spec: { controlPlane: { connection: CONNECTION, machineType: "s1.medium" }, network: { podCIDR: POD_CIDR } },
   });
-  const provider = await env.providers.open(connection);
+  const provider = new SimProvider(env.cloud, REGION);
   const tags = { [LABEL_CLUSTER]: `${NAMESPACE}/${CLUSTER}` };
   const options = (purpose: string) => ({ token: `${cluster.metadata.uid}/${purpose}`, tags });
   const zone = (await provider.zones())[0]!;

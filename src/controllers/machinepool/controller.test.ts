@@ -4,9 +4,9 @@ import type { ClusterObject, EventObject, MachineObject, MachinePoolObject } fro
 import { eventKind } from "../../api/core.ts";
 import { ConflictError } from "../../apiserver/errors.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
-import { machineKind } from "../../api/slipway/machine.ts";
+import { machineKind, ANNOTATION_BOOTSTRAP } from "../../api/slipway/machine.ts";
 import { machinePoolKind } from "../../api/slipway/machinepool.ts";
-import { ANNOTATION_BOOTSTRAP, controllerRef } from "../contract.ts";
+import { controllerRef } from "../contract.ts";
 import { registerMachineController } from "../machine/controller.ts";
 import { applyNetworkPlugin, clusterFixture, registerControlPlaneInitialized, CLUSTER, CONNECTION, NAMESPACE, workloadNodes, type ClusterFixture } from "../machine/test-support.ts";
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
@@ -34,18 +34,20 @@ function helpers(env: () => ControllerTestEnv) {
   return {
     pools,
     machines,
-    /** As `slipway scale`: read, change, write — again on a conflict with the controller's status writes. */
-    async scale(replicas: number) {
+    /** As `slipway scale` or an edit: read, change, write — again on a conflict with the controller's status writes. */
+    async change(mutate: (spec: MachinePoolObject["spec"]) => void): Promise<MachinePoolObject> {
       for (;;) {
         const current = await pools().get(NAMESPACE, POOL);
-        current.spec.replicas = replicas;
+        mutate(current.spec);
         try {
-          await pools().update(current);
-          return;
+          return await pools().update(current);
         } catch (error) {
           if (!(error instanceof ConflictError)) throw error;
         }
       }
+    },
+    async scale(replicas: number) {
+      await this.change((spec) => (spec.replicas = replicas));
     },
     async machinesOfPool(): Promise<MachineObject[]> {
       const list = await machines().list(NAMESPACE, { labelSelector: `slipway.dev/pool=${POOL}` });
@@ -125,6 +127,26 @@ describe("machine pool controller, with machines driven by hand", () => {
     const p = await h.waitPool((p) => p.status?.replicas === 1 && p.status.phase === "Running");
     assert.equal(p.status?.observedGeneration, p.metadata.generation);
     assert.deepEqual((await h.machinesOfPool()).map((m) => m.metadata.name), ["demo-w-2"]);
+  });
+
+  it("rolls to a new machine type: a new machine first, the old one deleted once the new one is Running", async () => {
+    await h.change((spec) => (spec.machineType = "s1.large"));
+    const fresh = await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m !== undefined);
+    assert.equal(fresh?.spec.machineType, "s1.large");
+    const rolling = await h.waitPool((p) => p.status?.observedGeneration === p.metadata.generation && p.status?.replicas === 2);
+    assert.equal(rolling.status?.phase, "ScalingUp");
+    assert.equal(rolling.status?.conditions?.find((c) => c.type === "MachinesUpToDate")?.reason, "Rolling");
+    const old = await h.machines().get(NAMESPACE, "demo-w-2");
+    assert.equal(old.metadata.deletionTimestamp, undefined, "the old machine serves until the new one does");
+
+    await setMachine("demo-w-0", running);
+    await env.waitFor(machineKind, NAMESPACE, "demo-w-2", (m) => m === undefined);
+    const done = await h.waitPool((p) => p.status?.phase === "Running");
+    assert.deepEqual([done.status?.replicas, done.status?.readyReplicas, done.status?.updatedReplicas], [1, 1, 1]);
+    assert.deepEqual((await h.machinesOfPool()).map((m) => [m.metadata.name, m.spec.machineType]), [["demo-w-0", "s1.large"]]);
+    const rolled = (await poolEvents(env)).filter((e) => e.reason === "RollingMachines").map((e) => e.message);
+    assert.ok(rolled.some((m) => /creating demo-w-0$/.test(m ?? "")), rolled.join("\n"));
+    assert.ok(rolled.some((m) => /deleting demo-w-2$/.test(m ?? "")), rolled.join("\n"));
   });
 
   it("deletes its machines when deleted, then goes", async () => {
@@ -211,6 +233,32 @@ describe("machine pool controller, with real machines and nodes", () => {
     const replacing = (await poolEvents(env)).find((e) => e.reason === "ReplacingMachine");
     assert.match(replacing?.message ?? "", new RegExp(`${victim!.metadata.name}: InstanceFailure`));
     assert.equal((await workloadNodes(fixture)).filter((n) => n.ready).length, 3);
+  });
+
+  it("rolls a change of node labels and taints: new nodes register with them, the old ones are drained and removed", async () => {
+    await h.waitPool((p) => p.status?.phase === "Running" && p.status.readyReplicas === 2);
+    const before = await h.machinesOfPool();
+    const changed = await h.change((spec) => {
+      spec.labels = { tier: "api" };
+      spec.taints = [{ key: "dedicated", value: "api", effect: "NoSchedule" }];
+    });
+    const done = await h.waitPool(
+      (p) => p.status?.observedGeneration === changed.metadata.generation && p.status?.phase === "Running" && p.status.updatedReplicas === 2 && p.status.replicas === 2,
+      40_000,
+    );
+    assert.equal(done.status?.readyReplicas, 2);
+    const after = await h.machinesOfPool();
+    const kept = after.filter((m) => before.some((b) => b.metadata.uid === m.metadata.uid));
+    assert.deepEqual(kept, [], "every machine was replaced");
+    const nodes = (await workloadNodes(fixture)).filter((n) => n.name !== "demo-cp-0");
+    assert.deepEqual(nodes.map((n) => n.name), after.map((m) => m.metadata.name), "a node per machine, the old ones removed from the cluster");
+    for (const node of nodes) {
+      assert.equal(node.ready, true);
+      assert.equal(node.labels.tier, "api", `node ${node.name} registered with the new label`);
+    }
+    const events = await env.client.of<EventObject>(eventKind).list(NAMESPACE);
+    const drained = events.items.filter((e) => e.reason === "NodeDrained" && before.some((b) => b.metadata.uid === e.involvedObject.uid));
+    assert.equal(drained.length, 2, "each old node was drained before its machine went");
   });
 });
 

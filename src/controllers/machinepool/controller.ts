@@ -1,17 +1,18 @@
-// The MachinePool controller: keeps a set of identical worker machines at the wanted number, replacing
-// those that fail for good (see phases.ts), and reports counts and phase as Cluster API's MachinePool
+// The MachinePool controller: keeps a set of identical worker machines at the wanted number, made from
+// the pool's current template, replacing those that fail for good and rolling them when the template
+// changes (see phases.ts, through rollout/), and reports counts and phase as Cluster API's MachinePool
 // does (status.ts). A pool is reconciled when it changes, when one of its machines does, and when its
 // Cluster does; it lives in the shard of its cluster. While its cluster is paused a pool is left as it is.
 import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
-import { clusterKind } from "../../api/slipway/cluster.ts";
+import { clusterKind, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
-import { machinePoolKind } from "../../api/slipway/machinepool.ts";
+import { machinePoolKind, FINALIZER_MACHINE_POOL } from "../../api/slipway/machinepool.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import type { Controller } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { controllerOf, FINALIZER_MACHINE_POOL, unlessPaused, LABEL_CLUSTER } from "../contract.ts";
+import { controllerOf, unlessPaused } from "../contract.ts";
 import type { ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
 import { machinePoolDeletePhases, machinePoolPhases, ownedBy, type MachinePoolScope, type MachinePoolTimings } from "./phases.ts";
@@ -72,8 +73,8 @@ export function registerMachinePoolController(
         deleted: new Set<string>(),
       };
     },
-    summarize: (ctx, scope) =>
-      summarizePool(scope.object, { machines: scope.machines, deleted: scope.deleted }, nowTimestamp(new Date(ctx.clock.now()))),
+    summarize: (ctx, scope, error) =>
+      summarizePool(scope.object, { machines: scope.machines, deleted: scope.deleted }, nowTimestamp(new Date(ctx.clock.now())), error),
   });
 
   const controller = manager.add<MachinePoolObject>({

@@ -1,18 +1,25 @@
-// The MachinePool controller's phases: replace machines that failed for good, remove machines beyond
-// the wanted number, create the missing ones — all at once, in parallel. Machines are named
-// `<pool>-<index>` with the lowest free indexes, so a create repeated after a crash (or from a stale
-// cache) finds the machine already there instead of making a second one. Delete: delete every machine
-// and wait until they are gone (each drains its node and terminates its instance first).
+// The MachinePool controller's phases: bring the machines to the wanted number, made from the pool's
+// current template (machine type, image, node labels, taints), through the rolling mechanism
+// (rollout/plan.ts): failed machines are replaced, missing ones created and surplus ones removed at
+// once; a changed template rolls the machines, new ones first, old ones drained and deleted within
+// maxSurge/maxUnavailable. Machines are named `<pool>-<index>` with the lowest free indexes, so a create
+// repeated after a crash (or from a stale cache) finds the machine already there instead of making a
+// second one. Delete: delete every machine and wait until they are gone (each drains its node and
+// terminates its instance first).
 import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import { apiVersionOf } from "../../api/registry.ts";
-import { machineKind } from "../../api/slipway/machine.ts";
-import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
-import { AlreadyExistsError, NotFoundError } from "../../apiserver/errors.ts";
+import { isMachineReady, machineKind, LABEL_ROLE, ROLE_WORKER } from "../../api/slipway/machine.ts";
+import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, Scope } from "../../runtime/reconciler.ts";
-import { controllerOf, controllerRef, LABEL_CLUSTER, LABEL_POOL, LABEL_ROLE, names, ROLE_WORKER } from "../contract.ts";
+import { controllerOf, controllerRef } from "../contract.ts";
+import { LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
+import { LABEL_POOL, LABEL_TEMPLATE_HASH } from "../../api/slipway/machinepool.ts";
+import { names } from "../../api/slipway/names.ts";
 import { isFailedForGood } from "../machine/status.ts";
-import { desiredReplicas, isDeleting, isReady } from "./status.ts";
+import { planRollout, type RolloutPlan } from "../rollout/plan.ts";
+import { desiredReplicas, isDeleting } from "./status.ts";
+import { machineTemplateHash, poolTemplate, type PoolTemplate } from "./template.ts";
 
 export interface MachinePoolTimings {
   /** Delay between checks while machines are being deleted. */
@@ -46,15 +53,29 @@ export function lowestFreeIndexes(taken: ReadonlySet<number>, count: number): nu
   return free;
 }
 
-/** Which machines go when there are `excess` too many: failed first, then those not Running, then the highest index. */
-export function scaleDownVictims(pool: string, machines: readonly MachineObject[], excess: number): MachineObject[] {
-  const rank = (m: MachineObject) => (m.status?.phase === "Failed" ? 0 : isReady(m) ? 2 : 1);
+/** The order in which machines go, among equals (the rollout takes unavailable ones first): highest index first. */
+export function deletionPreference(pool: string, machines: readonly MachineObject[]): MachineObject[] {
   const index = (m: MachineObject) => machineIndex(pool, m.metadata.name ?? "") ?? Number.MAX_SAFE_INTEGER;
-  return [...machines].sort((a, b) => rank(a) - rank(b) || index(b) - index(a)).slice(0, Math.max(0, excess));
+  return [...machines].sort((a, b) => index(b) - index(a) || (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""));
 }
 
-/** The Machine a pool makes at an index. */
-export function poolMachine(pool: MachinePoolObject, index: number): MachineObject {
+/**
+ * Which machines a scale-down by `excess` removes, as the rollout picks them: failed ones first, then
+ * those not Ready, then the highest index (for plans of a change, before it is made).
+ */
+export function scaleDownVictims(pool: string, machines: readonly MachineObject[], excess: number): MachineObject[] {
+  if (excess <= 0) return [];
+  const ordered = deletionPreference(pool, machines);
+  const plan = planRollout({
+    desired: machines.length - excess,
+    templateHash: "current",
+    machines: ordered.map((m) => ({ name: m.metadata.name!, templateHash: "current", available: isMachineReady(m), deleting: false, failed: isFailedForGood(m) })),
+  });
+  return plan.delete.slice(0, excess).map((name) => ordered.find((m) => m.metadata.name === name)!);
+}
+
+/** The Machine a pool makes at an index, from its current template. */
+export function poolMachine(pool: MachinePoolObject, index: number, template: PoolTemplate = poolTemplate(pool.spec)): MachineObject {
   const name = pool.metadata.name!;
   return {
     apiVersion: apiVersionOf(machineKind),
@@ -62,15 +83,15 @@ export function poolMachine(pool: MachinePoolObject, index: number): MachineObje
     metadata: {
       name: names.poolMachine(name, index),
       namespace: pool.metadata.namespace,
-      labels: { [LABEL_CLUSTER]: pool.spec.clusterName, [LABEL_POOL]: name, [LABEL_ROLE]: ROLE_WORKER },
+      labels: { [LABEL_CLUSTER]: pool.spec.clusterName, [LABEL_POOL]: name, [LABEL_ROLE]: ROLE_WORKER, [LABEL_TEMPLATE_HASH]: template.hash },
       ownerReferences: [controllerRef(pool)],
     },
     spec: {
       clusterName: pool.spec.clusterName,
       role: ROLE_WORKER,
       connection: pool.spec.connection,
-      machineType: pool.spec.machineType,
-      image: pool.spec.image ?? DEFAULT_IMAGE,
+      machineType: template.machineType,
+      image: template.image,
       pool: name,
     },
   };
@@ -81,10 +102,22 @@ function active(scope: MachinePoolScope): MachineObject[] {
   return scope.machines.filter((m) => !isDeleting(m, scope.deleted));
 }
 
-/** True when the machines as cached call for an action: then they are read again from the API first. */
-function needsAction(scope: MachinePoolScope): boolean {
-  const current = active(scope);
-  return current.length !== desiredReplicas(scope.object) || current.some(isFailedForGood);
+/** The rollout's plan for the machines as the scope holds them. */
+export function planPool(scope: MachinePoolScope): RolloutPlan {
+  const pool = scope.object;
+  const template = poolTemplate(pool.spec);
+  return planRollout({
+    desired: desiredReplicas(pool),
+    templateHash: template.hash,
+    machines: deletionPreference(pool.metadata.name!, scope.machines).map((m) => ({
+      name: m.metadata.name!,
+      templateHash: machineTemplateHash(m, template),
+      available: isMachineReady(m),
+      deleting: isDeleting(m, scope.deleted),
+      failed: isFailedForGood(m),
+    })),
+    strategy: pool.spec.strategy,
+  });
 }
 
 /** Deletes machines (already gone is fine), in parallel; remembers them as deleted. */
@@ -92,11 +125,7 @@ async function deleteMachines(ctx: ReconcileContext, scope: MachinePoolScope, vi
   const machines = ctx.client.of(machineKind);
   const results = await Promise.allSettled(
     victims.map(async (m) => {
-      try {
-        await machines.delete(m.metadata.namespace, m.metadata.name!, { preconditions: { uid: m.metadata.uid! } });
-      } catch (error) {
-        if (!(error instanceof NotFoundError)) throw error;
-      }
+      await deleteIfPresent(() => machines.delete(m.metadata.namespace, m.metadata.name!, { preconditions: { uid: m.metadata.uid! } }));
       scope.deleted.add(m.metadata.name!);
     }),
   );
@@ -106,61 +135,66 @@ async function deleteMachines(ctx: ReconcileContext, scope: MachinePoolScope, vi
 
 /** Reads the machines from the API before acting, so no decision rests on a cache that lags behind. */
 export const refreshMachines: Phase<MachinePoolScope> = async (_ctx, scope) => {
-  if (needsAction(scope)) scope.machines = await scope.listMachines();
+  const plan = planPool(scope);
+  if (plan.create > 0 || plan.delete.length > 0) scope.machines = await scope.listMachines();
 };
 
-/** Machines that failed for good are deleted; the scale-up below creates their replacements. */
-export const replaceFailedMachines: Phase<MachinePoolScope> = async (ctx, scope) => {
-  const failed = active(scope).filter(isFailedForGood);
-  if (failed.length === 0) return;
-  await deleteMachines(ctx, scope, failed);
-  for (const m of failed) {
-    await ctx.event(scope.object, "Warning", "ReplacingMachine", `replacing machine ${m.metadata.name}: ${m.status?.failureReason}: ${m.status?.failureMessage ?? ""}`.trimEnd());
+function describeTemplate(template: PoolTemplate): string {
+  return `machine type ${template.machineType}, image ${template.image}`;
+}
+
+/**
+ * Deletes what the rollout names — failed machines (replaced), surplus ones (a scale-down), and old ones
+ * while rolling — then creates the new machines it asks for, all at once, at the lowest free indexes.
+ */
+export const rollOut: Phase<MachinePoolScope> = async (ctx, scope) => {
+  const pool = scope.object;
+  const plan = planPool(scope);
+  const template = poolTemplate(pool.spec);
+  const victims = scope.machines.filter((m) => plan.delete.includes(m.metadata.name!));
+  if (victims.length > 0) {
+    await deleteMachines(ctx, scope, victims);
+    for (const m of victims.filter(isFailedForGood)) {
+      await ctx.event(pool, "Warning", "ReplacingMachine", `replacing machine ${m.metadata.name}: ${m.status?.failureReason}: ${m.status?.failureMessage ?? ""}`.trimEnd());
+    }
+    const healthy = victims.filter((m) => !isFailedForGood(m));
+    const outdated = healthy.filter((m) => machineTemplateHash(m, template) !== template.hash);
+    const surplus = healthy.filter((m) => !outdated.includes(m));
+    if (outdated.length > 0) {
+      await ctx.event(pool, "Normal", "RollingMachines", `rolling to template ${template.hash} (${describeTemplate(template)}): ${plan.updatedAvailable} of ${desiredReplicas(pool)} machines updated; deleting ${outdated.map((m) => m.metadata.name).join(", ")}`);
+    }
+    if (surplus.length > 0) await ctx.event(pool, "Normal", "ScalingDown", `scaling down to ${desiredReplicas(pool)}: deleting ${surplus.map((m) => m.metadata.name).join(", ")}`);
   }
-};
-
-/** Deletes the machines beyond the wanted number; each drains its node before it goes. */
-export const scaleDown: Phase<MachinePoolScope> = async (ctx, scope) => {
-  const current = active(scope);
-  const excess = current.length - desiredReplicas(scope.object);
-  if (excess <= 0) return;
-  const victims = scaleDownVictims(scope.object.metadata.name!, current, excess);
-  await deleteMachines(ctx, scope, victims);
-  await ctx.event(scope.object, "Normal", "ScalingDown", `scaling down to ${desiredReplicas(scope.object)}: deleting ${victims.map((m) => m.metadata.name).join(", ")}`);
-};
-
-/** Creates the missing machines, all in the same reconcile, at the lowest free indexes. */
-export const scaleUp: Phase<MachinePoolScope> = async (ctx, scope) => {
-  const missing = desiredReplicas(scope.object) - active(scope).length;
-  if (missing <= 0) return;
-  const cluster = scope.cluster;
+  if (plan.create === 0) return;
   // No new machines for a cluster that does not exist (yet) or is going away.
+  const cluster = scope.cluster;
   if (!cluster || cluster.metadata.deletionTimestamp) return;
-  const poolName = scope.object.metadata.name!;
+  const poolName = pool.metadata.name!;
   // Names of machines still being deleted stay taken until they are gone.
   const taken = new Set(scope.machines.map((m) => machineIndex(poolName, m.metadata.name ?? "")).filter((i): i is number => i !== undefined));
-  const wanted = lowestFreeIndexes(taken, missing).map((i) => poolMachine(scope.object, i));
+  const wanted = lowestFreeIndexes(taken, plan.create).map((i) => poolMachine(pool, i, template));
   const machines = ctx.client.of(machineKind);
   const results = await Promise.allSettled(
-    wanted.map(async (machine) => {
-      try {
-        return await machines.create(machine);
-      } catch (error) {
-        if (error instanceof AlreadyExistsError) return undefined;
-        throw error;
-      }
-    }),
+    wanted.map((machine) => createIfAbsent(() => machines.create(machine))),
   );
   const created = results.flatMap((r) => (r.status === "fulfilled" && r.value ? [r.value] : []));
   scope.machines.push(...created);
   if (created.length > 0) {
-    await ctx.event(scope.object, "Normal", "ScalingUp", `scaling up to ${desiredReplicas(scope.object)}: created ${created.map((m) => m.metadata.name).join(", ")}`);
+    const rolling = plan.outdated > 0;
+    await ctx.event(
+      pool,
+      "Normal",
+      rolling ? "RollingMachines" : "ScalingUp",
+      rolling
+        ? `rolling to template ${template.hash} (${describeTemplate(template)}): creating ${created.map((m) => m.metadata.name).join(", ")}`
+        : `scaling up to ${desiredReplicas(pool)}: created ${created.map((m) => m.metadata.name).join(", ")}`,
+    );
   }
   const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed) throw failed.reason;
 };
 
-export const machinePoolPhases: readonly Phase<MachinePoolScope>[] = [refreshMachines, replaceFailedMachines, scaleDown, scaleUp];
+export const machinePoolPhases: readonly Phase<MachinePoolScope>[] = [refreshMachines, rollOut];
 
 /** Deletes every machine of the pool and waits until they are gone. */
 export const deleteAllMachines: Phase<MachinePoolScope> = async (ctx, scope) => {

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import type { MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import type { MachinePoolPhase } from "../../api/slipway/machinepool.ts";
 import { getCondition } from "../../runtime/conditions.ts";
+import { InternalReconcileError } from "../../runtime/failures.ts";
 import { countMachines, poolPhase, summarizePool } from "./status.ts";
 
 const NOW = "2025-01-01T00:00:00Z";
@@ -19,7 +20,7 @@ function pool(replicas: number, extra: { deleting?: boolean; phase?: MachinePool
 
 type Stage = "pending" | "provisioning" | "joined" | "running" | "failed" | "refused";
 
-function machine(index: number, stage: Stage, deleting = false): MachineObject {
+function machine(index: number, stage: Stage, deleting = false, machineType = "s1.medium"): MachineObject {
   const status: MachineObject["status"] = {};
   if (stage !== "pending" && stage !== "refused") status.instanceId = `i-${index}`;
   if (stage === "joined" || stage === "running") status.bootstrapped = true;
@@ -40,7 +41,7 @@ function machine(index: number, stage: Stage, deleting = false): MachineObject {
     apiVersion: "slipway.dev/v1alpha1",
     kind: "Machine",
     metadata: { name: `demo-w-${index}`, namespace: "default", uid: `m-${index}`, ...(deleting ? { deletionTimestamp: NOW } : {}) },
-    spec: { clusterName: "demo", role: "worker", connection: "east", machineType: "s1.medium", pool: "demo-w" },
+    spec: { clusterName: "demo", role: "worker", connection: "east", machineType, pool: "demo-w" },
     status,
   };
 }
@@ -97,6 +98,54 @@ describe("machine pool status", () => {
     summarizePool(p, { machines: [machine(0, "running"), machine(1, "refused")], deleted: none }, NOW);
     assert.equal(p.status?.phase, "Failed");
     assert.equal(p.status?.reason, "QuotaExceeded");
+  });
+
+  it("rolls to a new template: ScalingUp until new machines serve, ScalingDown as old ones go, Running only when all are new", () => {
+    const rolled = (machines: MachineObject[], phase: MachinePoolPhase = "Running") => {
+      const p = pool(2, { phase });
+      p.spec.machineType = "s1.large";
+      summarizePool(p, { machines, deleted: none }, NOW);
+      return p;
+    };
+    const old = [machine(0, "running"), machine(1, "running")];
+    const started = rolled([...old, machine(2, "provisioning", false, "s1.large")]);
+    assert.equal(started.status?.phase, "ScalingUp");
+    assert.equal(started.status?.updatedReplicas, 1);
+    const upToDate = getCondition(started.status?.conditions, "MachinesUpToDate");
+    assert.equal(upToDate?.status, "False");
+    assert.equal(upToDate?.reason, "Rolling");
+    assert.match(upToDate?.message ?? "", /^0 of 2 machines Ready from the current template \([0-9a-f]{10}: machine type s1\.large, image ubuntu-22\.04\); 2 of an older template to replace$/);
+    assert.equal(getCondition(started.status?.conditions, "Ready")?.status, "False");
+
+    const halfway = rolled([machine(0, "running"), machine(2, "running", false, "s1.large"), machine(3, "running", false, "s1.large")]);
+    assert.equal(halfway.status?.phase, "ScalingDown");
+    assert.equal(getCondition(halfway.status?.conditions, "Ready")?.status, "False", "all machines Ready is not enough: one is old");
+
+    const done = rolled([machine(2, "running", false, "s1.large"), machine(3, "running", false, "s1.large")]);
+    assert.equal(done.status?.phase, "Running");
+    assert.deepEqual([done.status?.replicas, done.status?.readyReplicas, done.status?.updatedReplicas], [2, 2, 2]);
+    assert.equal(getCondition(done.status?.conditions, "MachinesUpToDate")?.status, "True");
+    assert.equal(getCondition(done.status?.conditions, "Ready")?.status, "True");
+  });
+
+  it("does not fail for machines of an older template the cloud refused: the roll replaces them", () => {
+    const p = pool(1, { phase: "Failed" });
+    p.spec.machineType = "s1.large";
+    summarizePool(p, { machines: [machine(0, "refused"), machine(1, "provisioning", false, "s1.large")], deleted: none }, NOW);
+    assert.equal(p.status?.phase, "ScalingUp");
+    assert.equal(p.status?.reason, "QuotaExceeded", "what the old machine met is still shown");
+    // The new template refused as well: that is the pool's failure now.
+    summarizePool(p, { machines: [machine(0, "refused"), { ...machine(1, "refused"), spec: { ...machine(1, "refused").spec, machineType: "s1.large" } }], deleted: none }, NOW);
+    assert.equal(p.status?.phase, "Failed");
+    assert.match(p.status?.message ?? "", /^Machine demo-w-1:/, "the current template's failure comes first");
+  });
+
+  it("fails with InternalError once a step failed with an unexpected error", () => {
+    const p = pool(2, { phase: "Running" });
+    summarizePool(p, { machines: [machine(0, "running"), machine(1, "running")], deleted: none }, NOW, new InternalReconcileError("rollOut", 5, new TypeError("plan.delete is undefined")));
+    assert.deepEqual([p.status?.phase, p.status?.reason], ["Failed", "InternalError"]);
+    assert.match(p.status?.message ?? "", /^step rollOut failed 5 times in a row with an unexpected error: TypeError: plan\.delete is undefined\. This is a defect in Slipway: please report it/);
+    assert.equal(getCondition(p.status?.conditions, "Ready")?.status, "False");
   });
 
   it("is Deleting once deleted", () => {

@@ -1,15 +1,21 @@
 // What a MachinePool's status says, from its machines: replica counts, the phase (as Cluster API's
 // MachinePool phases), whether its machines are healthy (a failing machine's reason is shown on the
-// pool), and Ready. Kept free of I/O so every rule can be read and tested in one place.
+// pool), whether they are made from its current template, and Ready. Kept free of I/O so every rule can
+// be read and tested in one place.
 import type { MachineObject, MachinePoolObject, MachinePoolStatus } from "../../api/kinds.ts";
+import { isMachineReady } from "../../api/slipway/machine.ts";
 import type { MachinePoolPhase } from "../../api/slipway/machinepool.ts";
 import { READY, setCondition, summarize } from "../../runtime/conditions.ts";
+import { InternalReconcileError } from "../../runtime/failures.ts";
 import { createFailure, isFailedForGood } from "../machine/status.ts";
+import { isCurrent, poolTemplate, type PoolTemplate } from "./template.ts";
 
 /** False while one of the pool's machines is failing (its reason and message shown). */
 export const MACHINES_HEALTHY = "MachinesHealthy";
 /** True when exactly the wanted number of machines exists and each has a Ready node. */
 export const REPLICAS_READY = "ReplicasReady";
+/** True when every machine is made from the pool's current template; False while they are rolled. */
+export const MACHINES_UP_TO_DATE = "MachinesUpToDate";
 
 export function desiredReplicas(pool: MachinePoolObject): number {
   return pool.spec.replicas ?? 1;
@@ -25,51 +31,59 @@ export function isDeleting(machine: MachineObject, deleted: ReadonlySet<string>)
   return machine.metadata.deletionTimestamp !== undefined || deleted.has(machine.metadata.name ?? "");
 }
 
-export function isReady(machine: MachineObject): boolean {
-  return machine.status?.phase === "Running" && machine.status.nodeReady === true;
-}
-
 export interface PoolCounts {
   desired: number;
   /** Machines that exist and are not being deleted. */
   replicas: number;
   ready: number;
+  /** Machines made from the current template. */
+  updated: number;
+  /** Of those, the Ready ones. */
+  updatedReady: number;
+  /** Machines made from another template: being rolled. */
+  outdated: number;
   /** Machines with an instance. */
   provisioned: number;
   /** Machines whose node joined. */
   joined: number;
   /** Machines being deleted other than failed ones being replaced: a scale-down in progress. */
   leaving: number;
-  /** Machines whose create the cloud refuses (quota, spec): replacing them would not help. */
+  /** Machines of the current template whose create the cloud refuses (quota, spec): replacing them would not help. */
   refused: number;
 }
 
-export function countMachines(pool: MachinePoolObject, { machines, deleted }: PoolMachines): PoolCounts {
+export function countMachines(pool: MachinePoolObject, { machines, deleted }: PoolMachines, template: PoolTemplate = poolTemplate(pool.spec)): PoolCounts {
   const active = machines.filter((m) => !isDeleting(m, deleted));
+  const current = active.filter((m) => isCurrent(m, template));
   return {
     desired: desiredReplicas(pool),
     replicas: active.length,
-    ready: active.filter(isReady).length,
+    ready: active.filter(isMachineReady).length,
+    updated: current.length,
+    updatedReady: current.filter(isMachineReady).length,
+    outdated: active.length - current.length,
     provisioned: active.filter((m) => m.status?.instanceId !== undefined).length,
     joined: active.filter((m) => m.status?.bootstrapped === true).length,
     leaving: machines.filter((m) => isDeleting(m, deleted) && !isFailedForGood(m)).length,
-    refused: active.filter((m) => createFailure(m) !== undefined).length,
+    refused: current.filter((m) => createFailure(m) !== undefined).length,
   };
 }
 
 const STARTING: ReadonlySet<string | undefined> = new Set([undefined, "Pending", "Provisioning", "Provisioned"]);
 
 /**
- * The phase: Deleting; Failed while a machine cannot be created; ScalingDown while machines beyond the
- * wanted number exist or are leaving; Running with every wanted machine Ready; before the pool first
- * ran, Pending → Provisioning → Provisioned as its machines get instances and nodes; afterwards
- * (more replicas wanted, a failed machine replaced) ScalingUp.
+ * The phase: Deleting; Failed while a machine of the current template cannot be created; while rolling
+ * to a new template, ScalingUp until enough new machines are Ready, then ScalingDown as old ones go;
+ * ScalingDown while machines beyond the wanted number exist or are leaving; Running with every wanted
+ * machine Ready and up to date; before the pool first ran, Pending → Provisioning → Provisioned as its
+ * machines get instances and nodes; afterwards (more replicas wanted, a failed machine replaced) ScalingUp.
  */
 export function poolPhase(pool: MachinePoolObject, counts: PoolCounts, previous: MachinePoolPhase | undefined): MachinePoolPhase {
   if (pool.metadata.deletionTimestamp) return "Deleting";
   if (counts.refused > 0) return "Failed";
+  if (counts.outdated > 0) return counts.updatedReady < counts.desired ? "ScalingUp" : "ScalingDown";
   if (counts.replicas > counts.desired || counts.leaving > 0) return "ScalingDown";
-  if (counts.ready === counts.desired && counts.replicas === counts.desired) return "Running";
+  if (counts.updatedReady === counts.desired && counts.replicas === counts.desired) return "Running";
   if (STARTING.has(previous)) {
     if (counts.provisioned === 0) return "Pending";
     return counts.joined === counts.replicas && counts.replicas === counts.desired ? "Provisioned" : "Provisioning";
@@ -77,9 +91,13 @@ export function poolPhase(pool: MachinePoolObject, counts: PoolCounts, previous:
   return "ScalingUp";
 }
 
-/** The failure to show on the pool: a machine's that failed for good, or one whose create is refused. */
-export function poolFailure(machines: readonly MachineObject[]): { reason: string; message: string } | undefined {
-  for (const machine of machines) {
+/**
+ * The failure to show on the pool: a machine's that failed for good, or one whose create is refused —
+ * of the current template first: what an older template's machines met is replaced by the roll.
+ */
+export function poolFailure(machines: readonly MachineObject[], template?: PoolTemplate): { reason: string; message: string } | undefined {
+  const ordered = template ? [...machines].sort((a, b) => Number(isCurrent(b, template)) - Number(isCurrent(a, template))) : machines;
+  for (const machine of ordered) {
     const status = machine.status;
     if (status?.failureReason !== undefined) {
       return { reason: status.failureReason, message: `Machine ${machine.metadata.name}: ${status.failureMessage ?? status.failureReason}` };
@@ -90,17 +108,28 @@ export function poolFailure(machines: readonly MachineObject[]): { reason: strin
   return undefined;
 }
 
-/** Writes counts, conditions, reason/message and phase into the pool's status. */
-export function summarizePool(pool: MachinePoolObject, state: PoolMachines, now: string): void {
+/**
+ * Writes counts, conditions, reason/message and phase into the pool's status; a step that failed with an
+ * unexpected error (`error`) fails the pool with reason InternalError.
+ */
+export function summarizePool(pool: MachinePoolObject, state: PoolMachines, now: string, error?: unknown): void {
   const previous = pool.status?.phase;
   const status: MachinePoolStatus = (pool.status ??= {});
-  const counts = countMachines(pool, state);
+  const template = poolTemplate(pool.spec);
+  const counts = countMachines(pool, state, template);
   status.replicas = counts.replicas;
   status.readyReplicas = counts.ready;
+  status.updatedReplicas = counts.updated;
   status.availableReplicas = counts.ready;
   status.unavailableReplicas = Math.max(0, counts.desired - counts.ready);
 
-  const failure = poolFailure(state.machines);
+  if (counts.outdated > 0) {
+    const message = `${counts.updatedReady} of ${counts.desired} machines Ready from the current template (${template.hash}: machine type ${template.machineType}, image ${template.image}); ${counts.outdated} of an older template to replace`;
+    setCondition(status, { type: MACHINES_UP_TO_DATE, status: "False", reason: "Rolling", message }, now);
+  } else {
+    setCondition(status, { type: MACHINES_UP_TO_DATE, status: "True", reason: "UpToDate", message: `every machine is made from template ${template.hash}` }, now);
+  }
+  const failure = error instanceof InternalReconcileError ? { reason: error.reason, message: error.message } : poolFailure(state.machines, template);
   if (failure) {
     setCondition(status, { type: MACHINES_HEALTHY, status: "False", reason: failure.reason, message: failure.message }, now);
     status.reason = failure.reason;
@@ -112,12 +141,13 @@ export function summarizePool(pool: MachinePoolObject, state: PoolMachines, now:
   }
   const phase = poolPhase(pool, counts, previous);
   const replicasMessage = `${counts.ready} of ${counts.desired} machines ready, ${counts.replicas} exist`;
-  if (phase === "Running") {
+  const replicasReady = !pool.metadata.deletionTimestamp && counts.ready === counts.desired && counts.replicas === counts.desired && counts.leaving === 0;
+  if (replicasReady) {
     setCondition(status, { type: REPLICAS_READY, status: "True", reason: "AllReady", message: replicasMessage }, now);
   } else {
     const reason = phase === "ScalingDown" || phase === "ScalingUp" || phase === "Deleting" ? phase : "WaitingForMachines";
     setCondition(status, { type: REPLICAS_READY, status: "False", reason, message: replicasMessage }, now);
   }
-  setCondition(status, summarize(status.conditions, [MACHINES_HEALTHY, REPLICAS_READY], READY), now);
-  status.phase = phase;
+  setCondition(status, summarize(status.conditions, [MACHINES_HEALTHY, REPLICAS_READY, MACHINES_UP_TO_DATE], READY), now);
+  status.phase = error instanceof InternalReconcileError && !pool.metadata.deletionTimestamp ? "Failed" : phase;
 }

@@ -43,10 +43,20 @@ async function setup() {
       },
     });
   const setClusterStatus = (name: string, status: ClusterStatus) => clusters.patch("default", name, "merge", { status }, { subresource: "status" });
+  /** What a cluster of one control-plane machine and no workers reports once it is built. */
+  const built = (observedGeneration: number): ClusterStatus => ({
+    phase: "Running",
+    observedGeneration,
+    reason: null as unknown as undefined,
+    conditions: [{ type: "Ready", status: "True", reason: "Ready", lastTransitionTime: "2025-01-01T00:00:00Z" }],
+    controlPlane: { desired: 1, ready: 1, updated: 1, replicas: 1 },
+    workers: { desired: 0, ready: 0, updated: 0, replicas: 0 },
+    steps: [],
+  });
   const phaseOf = async (name: string) => (await operations.get("default", name)).status?.phase;
   const eventsOf = async (op: OperationObject) =>
     (await events.list("default", { fieldSelector: `involvedObject.uid=${op.metadata.uid}` })).items;
-  return { manager, createCluster, createOperation, setClusterStatus, phaseOf, eventsOf, operations, clusters };
+  return { manager, createCluster, createOperation, setClusterStatus, built, phaseOf, eventsOf, operations, clusters };
 }
 
 describe("operation controller", () => {
@@ -67,7 +77,11 @@ describe("operation controller", () => {
     await until(async () => (await env.operations.get("default", "create-demo")).status?.percentComplete === 50, "progress");
     assert.equal((await env.operations.get("default", "create-demo")).status?.message, "Cluster demo: CreateMachine");
 
-    await env.setClusterStatus("demo", { phase: "Running", observedGeneration: 1 });
+    // Running for its generation but not Ready yet: still in progress.
+    await env.setClusterStatus("demo", { ...env.built(1), conditions: [{ type: "Ready", status: "False", lastTransitionTime: "2025-01-01T00:00:00Z" }] });
+    await until(async () => /is Running/.test((await env.operations.get("default", "create-demo")).status?.message ?? ""), "the controller to see it Running");
+    assert.equal(await env.phaseOf("create-demo"), "InProgress");
+    await env.setClusterStatus("demo", env.built(1));
     await until(async () => (await env.phaseOf("create-demo")) === "Succeeded", "the operation to succeed");
     const done = await env.operations.get("default", "create-demo");
     assert.equal(done.status?.percentComplete, 100);
@@ -81,22 +95,38 @@ describe("operation controller", () => {
     assert.ok(events.every((e) => e.reportingInstance === "replica-a" && e.reportingComponent === OPERATION_COMPONENT));
   });
 
-  it("fails with the cluster's reason, and never changes an operation that ended", async () => {
+  it("fails with the cluster's reason, stays Failed, and notes a recovery under the same generation", async () => {
     const env = await setup();
     const cluster = await env.createCluster("demo");
-    await env.createOperation("create-demo", "Create", cluster);
+    const op = await env.createOperation("create-demo", "Create", cluster);
     await env.setClusterStatus("demo", { phase: "Failed", observedGeneration: 1, reason: "QuotaExceeded", message: "needs 8 vCPU, 4 left" });
     await until(async () => (await env.phaseOf("create-demo")) === "Failed", "the operation to fail");
     const failed = await env.operations.get("default", "create-demo");
     assert.deepEqual(failed.status?.error, { code: "QuotaExceeded", message: "needs 8 vCPU, 4 left" });
+    assert.equal(failed.status?.recoveredTime, undefined);
 
-    // The cluster recovers later; the record of the failed operation stays as it was.
-    await env.setClusterStatus("demo", { phase: "Running", observedGeneration: 1 });
-    await until(() => env.manager.informer(clusterKind).cache.get("default/demo")?.status?.phase === "Running", "the controller to see the recovery");
-    const second = await env.createOperation("marker", "Create", await env.clusters.get("default", "demo"));
+    // Someone raises the quota; the cluster is built under the same generation.
+    await env.setClusterStatus("demo", env.built(1));
+    const recovered = await until(async () => {
+      const now = await env.operations.get("default", "create-demo");
+      return now.status?.recoveredTime !== undefined && now;
+    }, "the recovery to be noted");
+    assert.equal(recovered.status?.phase, "Failed", "the record of the attempt stays Failed");
+    assert.deepEqual(recovered.status?.error, failed.status?.error);
+    assert.equal(recovered.status?.endTime, failed.status?.endTime);
+    assert.equal(recovered.status?.message, "Cluster demo failed (QuotaExceeded), then recovered: the change is applied and every node is Ready");
+    const events = await until(async () => {
+      const found = await env.eventsOf(op);
+      return found.some((e) => e.reason === "Recovered") && found;
+    }, "a Recovered event");
+    assert.deepEqual(events.map((e) => e.reason).filter((r) => r !== "Started").sort(), ["Failed", "Recovered"]);
+
+    // Noted once: further changes of the cluster leave the record alone.
+    await env.setClusterStatus("demo", { ...env.built(1), message: "still fine" });
+    const marker = await env.createOperation("marker", "Create", await env.clusters.get("default", "demo"));
     await until(async () => (await env.phaseOf("marker")) === "Succeeded", "a later operation on the same cluster");
-    assert.equal((await env.operations.get("default", "create-demo")).metadata.resourceVersion, failed.metadata.resourceVersion);
-    assert.ok(second);
+    assert.equal((await env.operations.get("default", "create-demo")).metadata.resourceVersion, recovered.metadata.resourceVersion);
+    assert.ok(marker);
   });
 
   it("cancels a create when the cluster is deleted, and completes a delete when it is gone", async () => {

@@ -15,11 +15,11 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
 import { operationPhases, type OperationScope } from "./phases.ts";
-import { isTerminal, phaseEvent, type TargetObject } from "./status.ts";
+import { awaitsRecovery, isTerminal, phaseEvent, recoveryEvent, type TargetObject } from "./status.ts";
 
 export const OPERATION_CONTROLLER = "operation";
 export const OPERATION_COMPONENT = "slipway.dev/operation-controller";
-/** Index of the operations in progress by target: "<apiVersion>/<kind>/<namespace>/<name>". */
+/** Index of the operations that follow their target (in progress, or Failed and not recovered), by target: "<apiVersion>/<kind>/<namespace>/<name>". */
 export const TARGET_INDEX = "target";
 
 /** Kinds whose objects operations act on (they follow the phase/observedGeneration convention). */
@@ -39,9 +39,10 @@ function targetId(apiVersion: string, kind: string, namespace: string | undefine
 
 export function registerOperationController(manager: ControllerManager, options: OperationControllerOptions = {}): Controller<OperationObject> {
   const operations = manager.informer(operationKind);
-  // Ended operations never change again: only those in progress follow their target.
+  // Ended operations never change again: only those in progress follow their target, and Failed ones
+  // until their target recovers.
   operations.cache.addIndex(TARGET_INDEX, (op) => {
-    if (isTerminal(op.status?.phase)) return [];
+    if (isTerminal(op.status?.phase) && !awaitsRecovery(op.status)) return [];
     const t = op.spec.target;
     return [targetId(t.apiVersion, t.kind, op.metadata.namespace, t.name)];
   });
@@ -63,6 +64,10 @@ export function registerOperationController(manager: ControllerManager, options:
     },
     afterStatusWrite: async (ctx, _scope, previous, written) => {
       const phase = written.status?.phase;
+      if (written.status?.recoveredTime && !previous.status?.recoveredTime) {
+        const event = recoveryEvent(written);
+        await ctx.event(written, event.type, event.reason, event.message);
+      }
       if (!phase || phase === previous.status?.phase) return;
       const event = phaseEvent(written, phase);
       await ctx.event(written, event.type, event.reason, event.message);

@@ -1,23 +1,11 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { OperationObject } from "../../api/kinds.ts";
-import type { ReconcileContext } from "../../runtime/controller.ts";
-import { ManualClock, silentLogger } from "../../runtime/testing.ts";
-import { Client } from "../../runtime/client.ts";
-import type { ObjectService } from "../../apiserver/objects.ts";
+import { ManualClock, reconcileContext } from "../../runtime/testing.ts";
 import { followTarget, skipEnded, startOperation, type OperationScope } from "./phases.ts";
 
 const clock = new ManualClock();
-const ctx: ReconcileContext = {
-  key: "default/op",
-  namespace: "default",
-  name: "op",
-  signal: new AbortController().signal,
-  client: new Client(undefined as unknown as ObjectService),
-  log: silentLogger,
-  clock,
-  event: async () => {},
-};
+const ctx = reconcileContext({ key: "default/op", name: "op", clock });
 
 function scope(status?: OperationObject["status"], followed = true): OperationScope {
   const object: OperationObject = {

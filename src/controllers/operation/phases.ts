@@ -3,7 +3,7 @@ import type { OperationObject } from "../../api/kinds.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, Scope } from "../../runtime/reconciler.ts";
-import { applyVerdict, isTerminal, judge, type TargetObject } from "./status.ts";
+import { applyVerdict, awaitsRecovery, isTerminal, judge, judgeFailed, type TargetObject } from "./status.ts";
 
 export interface OperationScope extends Scope<OperationObject> {
   /** The target as the informer cache holds it (undefined: it does not exist). */
@@ -16,8 +16,19 @@ function now(ctx: ReconcileContext): string {
   return nowTimestamp(new Date(ctx.clock.now()));
 }
 
-/** An operation that ended is a record of the past: nothing changes it again. */
-export const skipEnded: Phase<OperationScope> = (_ctx, scope) => (isTerminal(scope.object.status?.phase) ? { halt: true } : undefined);
+/**
+ * An operation that ended is a record of the past: nothing changes it again — except that a Failed one
+ * notes its target's recovery (status.ts).
+ */
+export const skipEnded: Phase<OperationScope> = (ctx, scope) => {
+  const status = scope.object.status;
+  if (!isTerminal(status?.phase)) return undefined;
+  if (awaitsRecovery(status) && scope.followed) {
+    const verdict = judgeFailed(scope.object, scope.target);
+    if (verdict) scope.object.status = applyVerdict(status, verdict, now(ctx));
+  }
+  return { halt: true };
+};
 
 /** A new operation is InProgress from the moment the controller first sees it. */
 export const startOperation: Phase<OperationScope> = (ctx, scope) => {

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { OperationObject } from "../../api/kinds.ts";
-import { applyVerdict, isTerminal, judge, phaseEvent, progressOf, type TargetObject, type TargetStatus } from "./status.ts";
+import { applyVerdict, changeProgress, groupsOf, isTerminal, judge, judgeFailed, phaseEvent, progressOf, type TargetObject, type TargetSpec, type TargetStatus } from "./status.ts";
 
 function operation(type: "Create" | "Update" | "Delete", generation?: number): OperationObject {
   return {
@@ -12,24 +12,76 @@ function operation(type: "Create" | "Update" | "Delete", generation?: number): O
   };
 }
 
-function cluster(status: TargetStatus, extra: Partial<TargetObject["metadata"]> = {}): TargetObject {
-  return { apiVersion: "slipway.dev/v1alpha1", kind: "Cluster", metadata: { name: "demo", namespace: "default", uid: "cluster-uid", generation: 2, ...extra }, status };
+const READY = [{ type: "Ready", status: "True" as const, lastTransitionTime: "2025-01-01T00:00:00Z" }];
+const NOT_READY = [{ type: "Ready", status: "False" as const, lastTransitionTime: "2025-01-01T00:00:00Z" }];
+/** One control-plane machine and a pool of three workers. */
+const SPEC: TargetSpec = { controlPlane: { replicas: 1 }, workers: [{ replicas: 3 }] };
+/** What a cluster that has all of SPEC observes. */
+const BUILT: TargetStatus = {
+  phase: "Running",
+  observedGeneration: 2,
+  conditions: READY,
+  controlPlane: { desired: 1, ready: 1, updated: 1, replicas: 1 },
+  workers: { desired: 3, ready: 3, updated: 3, replicas: 3 },
+};
+
+function cluster(status: TargetStatus, extra: Partial<TargetObject["metadata"]> = {}, spec: TargetSpec = SPEC): TargetObject {
+  return { apiVersion: "slipway.dev/v1alpha1", kind: "Cluster", metadata: { name: "demo", namespace: "default", uid: "cluster-uid", generation: 2, ...extra }, spec, status };
 }
 
 const steps = (outcomes: string[]) => outcomes.map((outcome, i) => ({ name: `Step${i}`, outcome }));
 
 describe("judging an operation by its target", () => {
-  it("keeps a create in progress until the target observed its generation and runs", () => {
+  it("succeeds only once the target applied its generation, runs, is Ready, and has every machine it asks for", () => {
     const op = operation("Create", 2);
-    assert.equal(judge(op, cluster({ phase: "Provisioning", observedGeneration: 2 })).phase, "InProgress");
-    assert.equal(judge(op, cluster({ phase: "Running", observedGeneration: 1 })).phase, "InProgress", "Running, but for an older spec");
-    assert.deepEqual(judge(op, cluster({ phase: "Running", observedGeneration: 2 })), { phase: "Succeeded", percentComplete: 100, message: "Cluster demo is Running" });
+    assert.equal(judge(op, cluster({ ...BUILT, phase: "Provisioning" })).phase, "InProgress");
+    assert.equal(judge(op, cluster({ ...BUILT, observedGeneration: 1 })).phase, "InProgress", "Running, but for an older spec");
+    assert.equal(judge(op, cluster({ ...BUILT, conditions: NOT_READY })).phase, "InProgress", "Running, but not Ready");
+    assert.equal(judge(op, cluster({ ...BUILT, workers: { desired: 3, ready: 2, updated: 2, replicas: 3 } })).phase, "InProgress", "a worker is not Ready");
+    assert.deepEqual(judge(op, cluster(BUILT)), { phase: "Succeeded", percentComplete: 100, message: "Cluster demo is Running: the change is applied and every node is Ready" });
   });
 
-  it("fails with the target's reason as the error code", () => {
-    const verdict = judge(operation("Update", 2), cluster({ phase: "Failed", observedGeneration: 2, reason: "QuotaExceeded", message: "needs 12 vCPU, 8 left" }));
+  it("keeps a scale from 1 to 3 workers in progress while the pool has 1, with honest progress", () => {
+    // What was reported: a cloud error during the scale left the status saying Running and Ready.
+    const stale = cluster({ ...BUILT, workers: { desired: 1, ready: 1, updated: 1, replicas: 1 } });
+    const verdict = judge(operation("Update", 2), stale);
+    assert.equal(verdict.phase, "InProgress");
+    assert.equal(verdict.percentComplete, 33, "one of the three wanted workers is in place");
+    assert.equal(verdict.message, "Cluster demo is Running: worker machines: 1 of 3 in place, 2 to go");
+    const retrying = judge(operation("Update", 2), cluster({ ...BUILT, phase: "Updating", reason: "Retrying", message: "retrying after: the cloud answered 503", observedGeneration: 1 }));
+    assert.equal(retrying.phase, "InProgress");
+    assert.equal(retrying.message, "Cluster demo is Updating: Retrying: retrying after: the cloud answered 503");
+  });
+
+  it("counts a roll by the machines in place: new ones Ready, old ones gone", () => {
+    const rolling = (workers: TargetStatus["workers"]) => judge(operation("Update", 2), cluster({ ...BUILT, phase: "Updating", workers }));
+    assert.equal(rolling({ desired: 3, ready: 3, updated: 0, replicas: 4 }).percentComplete, 0, "a surge machine booting: nothing in place yet");
+    assert.equal(rolling({ desired: 3, ready: 4, updated: 1, replicas: 4 }).percentComplete, 25);
+    assert.equal(rolling({ desired: 3, ready: 3, updated: 3, replicas: 4 }).percentComplete, 75, "an old machine still draining");
+    const done = judge(operation("Update", 2), cluster(BUILT));
+    assert.equal(done.phase, "Succeeded");
+    assert.equal(changeProgress(groupsOf(cluster(BUILT))), undefined, "nothing is changing");
+  });
+
+  it("judges a MachinePool by its replicas", () => {
+    const pool: TargetObject = { apiVersion: "slipway.dev/v1alpha1", kind: "MachinePool", metadata: { name: "demo", uid: "cluster-uid", generation: 2 }, spec: { replicas: 2 }, status: { phase: "Running", observedGeneration: 2, conditions: READY, replicas: 2, readyReplicas: 2, updatedReplicas: 1 } };
+    assert.equal(judge(operation("Update", 2), pool).phase, "InProgress", "one machine of an older template");
+    assert.equal(judge(operation("Update", 2), { ...pool, status: { ...pool.status, updatedReplicas: 2 } }).phase, "Succeeded");
+  });
+
+  it("fails with the target's reason as the error code, once the target judged the generation", () => {
+    const failed = { ...BUILT, phase: "Failed", reason: "QuotaExceeded", message: "needs 12 vCPU, 8 left" };
+    const verdict = judge(operation("Update", 2), cluster(failed));
     assert.equal(verdict.phase, "Failed");
     assert.deepEqual(verdict.error, { code: "QuotaExceeded", message: "needs 12 vCPU, 8 left" });
+    assert.equal(judge(operation("Update", 2), cluster({ ...failed, observedGeneration: 1 })).phase, "InProgress", "a failure of the spec before says nothing of this one");
+  });
+
+  it("cancels an update superseded by a later change, naming that change's operation; a create follows the cluster", () => {
+    const later = cluster(BUILT, { generation: 3 });
+    assert.deepEqual(judge(operation("Update", 2), later), { phase: "Canceled", message: "superseded by a later change of Cluster demo: generation 3 (operation demo-update-3)" });
+    assert.equal(judge(operation("Create", 1), later).phase, "InProgress", "the create waits for the latest spec to be applied");
+    assert.equal(judge(operation("Create", 1), cluster({ ...BUILT, observedGeneration: 3 }, { generation: 3 })).phase, "Succeeded");
   });
 
   it("cancels a create or update whose target is gone, replaced or being deleted; a delete then succeeds", () => {
@@ -42,13 +94,24 @@ describe("judging an operation by its target", () => {
     assert.equal(judge(operation("Delete"), cluster({}, { uid: "another-uid" })).phase, "Succeeded");
   });
 
-  it("reports progress as finished steps over all steps, below 100 until done, and names the running step", () => {
+  it("reports a create's progress as finished steps over all steps, below 100 until done, and names the running step", () => {
     assert.equal(progressOf(undefined), undefined);
     assert.equal(progressOf(steps(["Succeeded", "Succeeded", "Running", "Running"])), 50);
     assert.equal(progressOf(steps(["Succeeded", "Failed", "Succeeded"])), 99);
     const verdict = judge(operation("Create", 2), cluster({ phase: "Provisioning", observedGeneration: 2, steps: steps(["Succeeded", "Running"]) }));
     assert.equal(verdict.percentComplete, 50);
     assert.equal(verdict.message, "Cluster demo: Step1");
+  });
+
+  it("notes on a Failed operation that its target applied the same generation after all, and stays Failed", () => {
+    const op: OperationObject = { ...operation("Create", 2), status: { phase: "Failed", error: { code: "QuotaExceeded", message: "needs 12 vCPU" }, endTime: "2025-01-01T00:05:00Z" } };
+    assert.equal(judgeFailed(op, cluster({ ...BUILT, phase: "Updating", conditions: NOT_READY })), undefined, "not recovered yet");
+    assert.equal(judgeFailed(op, cluster(BUILT, { generation: 3 })), undefined, "another generation: that is another operation's business");
+    const verdict = judgeFailed(op, cluster(BUILT));
+    assert.deepEqual(verdict, { phase: "Failed", recovered: true, message: "Cluster demo failed (QuotaExceeded), then recovered: the change is applied and every node is Ready" });
+    const status = applyVerdict(op.status, verdict!, "2025-01-01T00:09:00Z");
+    assert.deepEqual([status.phase, status.error?.code, status.endTime, status.recoveredTime], ["Failed", "QuotaExceeded", "2025-01-01T00:05:00Z", "2025-01-01T00:09:00Z"]);
+    assert.equal(judgeFailed({ ...op, status }, cluster(BUILT)), undefined, "noted once");
   });
 });
 

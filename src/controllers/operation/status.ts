@@ -1,16 +1,37 @@
 // What an Operation's status should say, given its target: the operation controller's judgement, kept
 // free of I/O so that every rule can be read (and tested) in one place.
 //
-// Create and Update are InProgress until the target has observed the operation's generation
-// (status.observedGeneration >= spec.generation) and reached phase Running (Succeeded) or Failed
-// (Failed, with the target's reason as the error code). A target that is gone, replaced (same name,
-// another uid) or being deleted cancels them. Delete is InProgress while the target exists, and
-// Succeeded once it is gone. Progress is the share of the target's step journal that has finished.
-// An operation that ended never changes again.
-import type { KubeObject } from "../../api/meta.ts";
+// Create and Update succeed only once the change they record is there: the target has applied their
+// generation (status.observedGeneration, written only after a reconcile that ran to its end), is Ready
+// and Running, and what the spec asks for is observed — every wanted machine exists, is Ready and is
+// made from its current template, and no machine is left to remove. A target that failed for their
+// generation fails them, with its reason as the error code. Until then they are InProgress, saying what
+// the target is doing (and why it retries). A target that is gone, replaced (same name, another uid) or
+// being deleted cancels them; an Update whose generation a later spec change superseded is Canceled in
+// favour of that change's operation (a Create follows the cluster to its latest spec instead). Delete is
+// InProgress while the target exists, and Succeeded once it is gone.
+//
+// Progress: a Create counts the finished steps of the target's journal; an Update counts machines — of
+// the groups its change touches, those in place over those in place plus those still to make or remove
+// — so it starts where the change starts, not at the share of the cluster already built.
+//
+// An operation that ended keeps its phase, error and end time: a client that stopped polling was told
+// the truth about that attempt. A Failed operation whose target later applies the same generation and is
+// Ready (someone raised the quota, the cloud recovered) is not made Succeeded after the fact; it gains a
+// recovery time and a message saying the change is applied after all.
+import type { ConditionT, KubeObject } from "../../api/meta.ts";
 import type { OperationObject, OperationStatus } from "../../api/kinds.ts";
 import type { OperationPhase } from "../../api/slipway/operation.ts";
 import type { EventType } from "../../runtime/events.ts";
+import { names } from "../contract.ts";
+
+/** Machine counts of one group of a target (a cluster's control plane, its workers; a pool). */
+interface GroupCounts {
+  desired: number;
+  ready: number;
+  updated?: number;
+  replicas?: number;
+}
 
 /** What the controller reads of a target: the status convention Cluster and MachinePool follow. */
 export interface TargetStatus {
@@ -18,10 +39,26 @@ export interface TargetStatus {
   reason?: string;
   message?: string;
   observedGeneration?: number;
+  conditions?: readonly ConditionT[];
   steps?: readonly { name: string; outcome: string }[];
+  // A Cluster's counts.
+  controlPlane?: GroupCounts;
+  workers?: GroupCounts;
+  // A MachinePool's counts.
+  replicas?: number;
+  readyReplicas?: number;
+  updatedReplicas?: number;
+}
+
+/** What the controller reads of a target's spec: the machines it asks for. */
+export interface TargetSpec {
+  replicas?: number;
+  controlPlane?: { replicas?: number };
+  workers?: readonly { replicas?: number }[];
 }
 
 export interface TargetObject extends KubeObject {
+  spec?: TargetSpec;
   status?: TargetStatus;
 }
 
@@ -30,12 +67,19 @@ export interface Verdict {
   percentComplete?: number;
   error?: { code: string; message: string };
   message: string;
+  /** For a Failed operation: the target has since applied its generation and is Ready. */
+  recovered?: boolean;
 }
 
 const TERMINAL: ReadonlySet<OperationPhase> = new Set(["Succeeded", "Failed", "Canceled"]);
 
 export function isTerminal(phase: OperationPhase | undefined): boolean {
   return phase !== undefined && TERMINAL.has(phase);
+}
+
+/** A Failed operation that may still see its target recover (so it keeps following it). */
+export function awaitsRecovery(status: OperationStatus | undefined): boolean {
+  return status?.phase === "Failed" && status.recoveredTime === undefined;
 }
 
 function describeTarget(op: OperationObject): string {
@@ -49,14 +93,70 @@ export function progressOf(steps: TargetStatus["steps"]): number | undefined {
   return Math.min(99, Math.floor((finished * 100) / steps.length));
 }
 
-function currentActivity(op: OperationObject, target: TargetObject): string {
-  const steps = target.status?.steps ?? [];
-  for (let i = steps.length - 1; i >= 0; i--) {
-    const step = steps[i]!;
-    if (step.outcome === "Running") return `${describeTarget(op)}: ${step.name}`;
+interface Group {
+  name: string;
+  desired: number;
+  /** Wanted machines in place: Ready, from the current template. */
+  inPlace: number;
+  /** Machines still to make Ready or to remove. */
+  remaining: number;
+}
+
+/** The target's machine groups, what its spec asks of each and what its status observes. */
+export function groupsOf(target: TargetObject): Group[] {
+  const group = (name: string, desired: number, counts: GroupCounts | undefined): Group => {
+    const ready = counts?.ready ?? 0;
+    const updated = Math.min(counts?.updated ?? ready, ready);
+    const replicas = counts?.replicas ?? ready;
+    const inPlace = Math.min(updated, desired);
+    return { name, desired, inPlace, remaining: desired - inPlace + Math.max(0, replicas - desired) };
+  };
+  const spec = target.spec ?? {};
+  const status = target.status ?? {};
+  if (target.kind === "MachinePool") {
+    return [group("machines", spec.replicas ?? 1, { desired: spec.replicas ?? 1, ready: status.readyReplicas ?? 0, updated: status.updatedReplicas, replicas: status.replicas })];
   }
-  const phase = target.status?.phase;
-  return phase ? `${describeTarget(op)} is ${phase}` : `waiting for ${describeTarget(op)}`;
+  if (target.kind === "Cluster") {
+    const workers = (spec.workers ?? []).reduce((sum, w) => sum + (w.replicas ?? 1), 0);
+    return [group("control-plane machines", spec.controlPlane?.replicas ?? 1, status.controlPlane), group("worker machines", workers, status.workers)];
+  }
+  return [];
+}
+
+/** Of the groups a change touches, the machines in place over those in place and those still to do. */
+export function changeProgress(groups: readonly Group[]): number | undefined {
+  const changing = groups.filter((g) => g.remaining > 0);
+  if (changing.length === 0) return undefined;
+  const inPlace = changing.reduce((sum, g) => sum + g.inPlace, 0);
+  const total = inPlace + changing.reduce((sum, g) => sum + g.remaining, 0);
+  return Math.min(99, Math.floor((inPlace * 100) / total));
+}
+
+/** What is still missing, e.g. "worker machines: 1 of 3 in place, 2 to go". */
+function missing(groups: readonly Group[]): string | undefined {
+  const open = groups.filter((g) => g.remaining > 0);
+  if (open.length === 0) return undefined;
+  return open.map((g) => `${g.name}: ${g.inPlace} of ${g.desired} in place, ${g.remaining} to go`).join("; ");
+}
+
+function currentActivity(op: OperationObject, target: TargetObject, groups: readonly Group[]): string {
+  const what = describeTarget(op);
+  const status = target.status ?? {};
+  if (status.reason) return `${what} is ${status.phase ?? "pending"}: ${status.reason}: ${status.message ?? ""}`.trimEnd();
+  if (op.spec.type === "Create") {
+    const steps = status.steps ?? [];
+    for (let i = steps.length - 1; i >= 0; i--) {
+      const step = steps[i]!;
+      if (step.outcome === "Running") return `${what}: ${step.name}`;
+    }
+  }
+  const left = missing(groups);
+  if (!status.phase) return `waiting for ${what}`;
+  return left ? `${what} is ${status.phase}: ${left}` : `${what} is ${status.phase}`;
+}
+
+function isReady(conditions: readonly ConditionT[] | undefined): boolean {
+  return conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
 }
 
 export function judge(op: OperationObject, target: TargetObject | undefined): Verdict {
@@ -67,24 +167,46 @@ export function judge(op: OperationObject, target: TargetObject | undefined): Ve
     return deleteOp ? { phase: "Succeeded", percentComplete: 100, message: why } : { phase: "Canceled", message: why };
   }
   const status = target.status ?? {};
-  const progress = progressOf(status.steps);
-  const inProgress = (): Verdict => ({
-    phase: "InProgress",
-    ...(progress !== undefined ? { percentComplete: progress } : {}),
-    message: currentActivity(op, target),
-  });
-  if (deleteOp) return inProgress();
-  if (target.metadata.deletionTimestamp) return { phase: "Canceled", message: `${what} is being deleted` };
-  const caughtUp = (status.observedGeneration ?? 0) >= (op.spec.generation ?? 0);
-  if (caughtUp && status.phase === "Running") return { phase: "Succeeded", percentComplete: 100, message: `${what} is Running` };
-  if (caughtUp && status.phase === "Failed") {
-    return {
-      phase: "Failed",
-      error: { code: status.reason ?? "Failed", message: status.message ?? `${what} failed` },
-      message: `${what} failed`,
-    };
+  const groups = groupsOf(target);
+  if (deleteOp) {
+    const progress = progressOf(status.steps);
+    return { phase: "InProgress", ...(progress !== undefined ? { percentComplete: progress } : {}), message: currentActivity(op, target, groups) };
   }
-  return inProgress();
+  if (target.metadata.deletionTimestamp) return { phase: "Canceled", message: `${what} is being deleted` };
+  const generation = target.metadata.generation ?? 0;
+  const asked = op.spec.generation ?? 0;
+  if (op.spec.type === "Update" && generation > asked) {
+    const next = op.spec.target.kind === "Cluster" ? ` (operation ${names.operation(op.spec.target.name, "Update", generation)})` : "";
+    return { phase: "Canceled", message: `superseded by a later change of ${what}: generation ${generation}${next}` };
+  }
+  // A Create follows the target to its latest spec: the cluster is made when it is made as it is now wanted.
+  const applied = (status.observedGeneration ?? 0) >= Math.max(asked, op.spec.type === "Create" ? generation : asked);
+  const left = missing(groups);
+  if (applied && status.phase === "Running" && isReady(status.conditions) && left === undefined) {
+    return { phase: "Succeeded", percentComplete: 100, message: `${what} is Running: the change is applied and every node is Ready` };
+  }
+  if (applied && status.phase === "Failed") {
+    return { phase: "Failed", error: { code: status.reason ?? "Failed", message: status.message ?? `${what} failed` }, message: `${what} failed` };
+  }
+  const progress = op.spec.type === "Create" ? progressOf(status.steps) : changeProgress(groups);
+  return { phase: "InProgress", ...(progress !== undefined ? { percentComplete: progress } : {}), message: currentActivity(op, target, groups) };
+}
+
+/**
+ * The verdict on a Failed operation: it stays Failed, and is marked recovered once its target has
+ * applied the same generation and is Ready after all.
+ */
+export function judgeFailed(op: OperationObject, target: TargetObject | undefined): Verdict | undefined {
+  if (!awaitsRecovery(op.status) || !target || target.metadata.uid !== op.spec.target.uid || op.spec.type === "Delete") return undefined;
+  if ((target.metadata.generation ?? 0) !== (op.spec.generation ?? 0)) return undefined;
+  const now = judge(op, target);
+  if (now.phase !== "Succeeded") return undefined;
+  const error = op.status?.error;
+  return {
+    phase: "Failed",
+    recovered: true,
+    message: `${describeTarget(op)} failed${error ? ` (${error.code})` : ""}, then recovered: the change is applied and every node is Ready`,
+  };
 }
 
 /** The status after a verdict: start and end times set once, progress and error as judged. */
@@ -93,6 +215,7 @@ export function applyVerdict(status: OperationStatus | undefined, verdict: Verdi
   if (verdict.percentComplete !== undefined) next.percentComplete = verdict.percentComplete;
   if (isTerminal(verdict.phase)) next.endTime = status?.endTime ?? now;
   if (verdict.error) next.error = verdict.error;
+  if (verdict.recovered) next.recoveredTime = status?.recoveredTime ?? now;
   return next;
 }
 
@@ -111,4 +234,9 @@ export function phaseEvent(op: OperationObject, phase: OperationPhase): { type: 
     case "Canceled":
       return { type: "Normal", reason: "Canceled", message: `${what} was canceled: ${op.status?.message ?? ""}`.trimEnd() };
   }
+}
+
+/** The Event recorded when a Failed operation's target recovers. */
+export function recoveryEvent(op: OperationObject): { type: EventType; reason: string; message: string } {
+  return { type: "Normal", reason: "Recovered", message: `${op.spec.type} of ${describeTarget(op)} failed earlier; the change is now applied and every node is Ready` };
 }

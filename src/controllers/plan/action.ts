@@ -4,7 +4,7 @@
 // fields named in errors), then the clouds are asked what a build would need. Nothing is written, and
 // nothing is made in any cloud.
 import type { ConnectionObject } from "../../api/kinds.ts";
-import { clusterKind } from "../../api/slipway/cluster.ts";
+import { clusterKind, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { CLUSTER_PLAN_KIND, type ClusterPlanObject } from "../../api/slipway/clusterplan.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
@@ -16,17 +16,16 @@ import { BadRequestError } from "../../apiserver/errors.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import type { SubresourceAction } from "../../apiserver/routes.ts";
 import type { Client } from "../../runtime/client.ts";
-import type { CloudProvider } from "../../providers/provider.ts";
+import type { Catalogue } from "../../providers/provider.ts";
 import { clusterConnections } from "../cluster/preflight.ts";
-import { LABEL_CLUSTER } from "../contract.ts";
 import { connectionFacts } from "./facts.ts";
 import { makePlan, type ExistingCluster } from "./plan.ts";
 
 export interface PlanDeps {
   /** The in-process client: the same admission as the API's, without HTTP. */
   client: Client;
-  /** Opens a Connection's provider (the controllers' resolver). */
-  open: (connection: ConnectionObject) => Promise<CloudProvider>;
+  /** Opens a Connection's catalogue (the controllers' resolver). */
+  open: (connection: ConnectionObject) => Promise<Catalogue>;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -2,7 +2,7 @@
 // images, quota, other prices and usual durations. A connection that cannot be asked is reported as
 // unusable (with why), as dynamic validation reports it, so that the plan still shows every problem.
 import type { ConnectionObject } from "../../api/kinds.ts";
-import { isProviderError, type CloudEstimates, type CloudProvider } from "../../providers/provider.ts";
+import { isProviderError, type Catalogue, type CloudEstimates } from "../../providers/provider.ts";
 import type { ConnectionFacts } from "../cluster/preflight.ts";
 import { ConnectionUnusableError } from "../providers.ts";
 
@@ -15,7 +15,7 @@ export interface PlanConnectionFacts extends ConnectionFacts {
 export async function connectionFacts(
   names: readonly string[],
   connectionNamed: (name: string) => ConnectionObject | undefined,
-  open: (connection: ConnectionObject) => Promise<CloudProvider>,
+  open: (connection: ConnectionObject) => Promise<Catalogue>,
   namespace: string,
 ): Promise<Map<string, PlanConnectionFacts>> {
   const facts = new Map<string, PlanConnectionFacts>();

@@ -13,9 +13,10 @@ import {
   type PlannedQuota,
   type PlannedResource,
 } from "../../api/slipway/clusterplan.ts";
+import { ROLE_CONTROL_PLANE } from "../../api/slipway/machine.ts";
+import { names } from "../../api/slipway/names.ts";
 import type { QuotaResources } from "../../providers/provider.ts";
 import { clusterConnections, clusterDemand, preflight } from "../cluster/preflight.ts";
-import { names, ROLE_CONTROL_PLANE } from "../contract.ts";
 import { lowestFreeIndexes, scaleDownVictims } from "../machinepool/phases.ts";
 import { estimateBuild } from "./estimate.ts";
 import type { PlanConnectionFacts } from "./facts.ts";

@@ -44,11 +44,15 @@ function embeddedAccount(cloud: EmbeddedSimCloud, token: string | undefined): Cl
   return account === undefined ? refusingCloud("the credentials' token is not valid for the sim cloud") : cloud.forAccount(account);
 }
 
+export interface SimProviderFactory extends ProviderFactory {
+  open(target: ConnectionTarget): SimProvider;
+}
+
 /**
  * The `sim` provider. A Connection's `spec.endpoint` overrides the default endpoint and its credentials
- * Secret's `token` key overrides the default token. Register it with `registerProvider` at start.
+ * Secret's `token` key overrides the default token. Installed in `../index.ts`.
  */
-export function simProviderFactory(options: SimProviderOptions = {}): ProviderFactory {
+export function simProviderFactory(options: SimProviderOptions = {}): SimProviderFactory {
   return {
     name: "sim",
     open(target: ConnectionTarget): SimProvider {

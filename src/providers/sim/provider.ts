@@ -4,12 +4,16 @@ import { createHash } from "node:crypto";
 import type * as Sim from "../../simcloud/types.ts";
 import {
   ProviderError,
-  type CloudProvider,
+  type Capabilities,
+  type Catalogue,
   type CloudEstimates,
+  type ClusterInfrastructure,
   type CreateOptions,
   type FirewallRule,
   type ImageInfo,
   type MachineTypeInfo,
+  type Machines,
+  type Provider,
   type QuotaReport,
   type ResourceInfos,
   type ResourceKind,
@@ -63,8 +67,10 @@ function isNotFound(error: unknown): boolean {
   return error instanceof ProviderError && error.kind === "notFound";
 }
 
-export class SimProvider implements CloudProvider {
+/** An IaaS cloud: the sim provider implements every capability of the contract. */
+export class SimProvider implements Provider, Catalogue, ClusterInfrastructure, Machines {
   readonly provider = "sim";
+  readonly capabilities: Capabilities = { catalogue: this, clusterInfrastructure: this, machines: this };
   private readonly operations: OperationsByKind;
 
   /**
@@ -181,19 +187,21 @@ export class SimProvider implements CloudProvider {
       },
       instance: {
         create: async (spec, { token, tags }) => {
-          const subnet = await this.subnet(spec.subnetId, "create instance");
+          const placement = spec.placement;
+          if (!placement) throw this.invalid("instance: a placement (subnet and security groups) is required");
+          const subnet = await this.subnet(placement.subnetId, "create instance");
           if (subnet.zone !== spec.zone) {
-            throw this.invalid(`instance: subnet ${spec.subnetId} is in zone ${subnet.zone}, not ${spec.zone}`);
+            throw this.invalid(`instance: subnet ${placement.subnetId} is in zone ${subnet.zone}, not ${spec.zone}`);
           }
           const created = await this.call("create instance", () =>
             api.createInstance(region, {
-              subnetId: spec.subnetId,
+              subnetId: placement.subnetId,
               machineType: spec.machineType,
               imageId: spec.imageId,
-              securityGroupIds: spec.securityGroupIds,
+              securityGroupIds: placement.securityGroupIds,
               userData: spec.userData,
-              ...(spec.keyPairId === undefined ? {} : { keyPairId: spec.keyPairId }),
-              ...(spec.publicIp ? { assignPublicIp: true } : {}),
+              ...(placement.keyPairId === undefined ? {} : { keyPairId: placement.keyPairId }),
+              ...(placement.publicIp ? { assignPublicIp: true } : {}),
               tags,
               clientToken: token,
             }),

@@ -5,8 +5,8 @@ import { SimCloud } from "../../simcloud/cloud.ts";
 import type { FaultConfig } from "../../simcloud/faults.ts";
 import { startSimCloudServer } from "../../simcloud/cli.ts";
 import { DEFAULT_ADMIN_TOKEN } from "../../simcloud/server.ts";
-import { conformancePublicKey, runProviderConformance, type FaultOperation, type InjectedFault } from "../conformance.ts";
-import { ProviderError, type CloudProvider, type ConnectionTarget, type ResourceKind } from "../provider.ts";
+import { conformancePublicKey, runProviderConformance, type FaultOperation, type InjectedFault } from "../conformance/index.ts";
+import { ProviderError, type ConnectionTarget, type ResourceKind } from "../provider.ts";
 import { SimProvider, loadBalancerName, simProviderFactory } from "./index.ts";
 
 const REGION = "sim-east-1";
@@ -48,7 +48,7 @@ runProviderConformance("sim, in-process", async () => {
     setQuota: async (limits) => void cloud.setQuota("default", REGION, limits),
     close: () => cloud.close(),
   };
-});
+}, ["catalogue", "clusterInfrastructure", "machines"]);
 
 runProviderConformance("sim, over HTTP", async () => {
   const server = await startSimCloudServer({ port: 0, profile: "instant", seed: 12 });
@@ -62,7 +62,7 @@ runProviderConformance("sim, over HTTP", async () => {
     setQuota: async (limits) => void (await admin.setQuota("default", REGION, limits)),
     close: () => server.close(),
   };
-});
+}, ["catalogue", "clusterInfrastructure", "machines"]);
 
 /** Polls the provider until `check` holds. */
 async function until<R>(check: () => Promise<R | undefined>, what: string): Promise<R> {
@@ -76,7 +76,7 @@ async function until<R>(check: () => Promise<R | undefined>, what: string): Prom
 }
 
 /** A ready subnet (and its network) with a security group, and the region's first image. */
-async function foundation(provider: CloudProvider) {
+async function foundation(provider: SimProvider) {
   const network = await provider.create("network", { cidr: "10.7.0.0/16" }, { token: "net", tags: { cluster: "c1" } });
   await until(async () => ((await provider.get("network", network.id))?.state === "ready" ? true : undefined), "network ready");
   const subnet = await provider.create("subnet", { networkId: network.id, zone: `${REGION}a`, cidr: "10.7.1.0/24" }, { token: "subnet", tags: {} });
@@ -87,7 +87,7 @@ async function foundation(provider: CloudProvider) {
   const instance = (token: string) =>
     provider.create(
       "instance",
-      { zone: `${REGION}a`, subnetId: subnet.id, machineType: "s1.small", imageId, securityGroupIds: [sg.id], userData: "#cloud-config\n" },
+      { zone: `${REGION}a`, machineType: "s1.small", imageId, userData: "#cloud-config\n", placement: { subnetId: subnet.id, securityGroupIds: [sg.id] } },
       { token, tags: { cluster: "c1" } },
     );
   return { network, subnet, sg, instance };
@@ -118,7 +118,7 @@ describe("sim provider", () => {
     const provider = simProviderFactory({ cloud }).open(target());
     const { subnet, sg } = await foundation(provider);
     const imageId = (await provider.images())[0]!.id;
-    const spec = { zone: `${REGION}a`, subnetId: subnet.id, machineType: "s1.small", imageId, securityGroupIds: [sg.id] };
+    const spec = { zone: `${REGION}a`, machineType: "s1.small", imageId, placement: { subnetId: subnet.id, securityGroupIds: [sg.id] } };
     const failing = await provider.create("instance", { ...spec, userData: "#cloud-config\n# fail-me\n" }, { token: "bad", tags: {} });
     const failed = await until(async () => {
       const info = await provider.get("instance", failing.id);

@@ -176,6 +176,21 @@ describe("an emulated workload cluster", () => {
     assert.deepEqual((nodes.body as { items: { metadata: { name: string } }[] }).items.map((n) => n.metadata.name), ["alpha-cp-0", "alpha-cp-1", "alpha-w-0"]);
   });
 
+  it("gives a ResourceQuota its status whoever writes it: kubectl, or a client in the process", async () => {
+    const manifest = join(dir, "quota.yaml");
+    writeFileSync(manifest, stringify({ apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "pods", namespace: "default" }, spec: { hard: { pods: "5" } } }));
+    const applied = await kubectl(kubeconfig, ["apply", "-f", manifest]);
+    assert.equal(applied.code, 0, applied.stderr);
+    const status = await kubectl(kubeconfig, ["get", "resourcequota", "pods", "-n", "default", "-o", "jsonpath={.status.hard.pods}/{.status.used.pods}"]);
+    assert.equal(status.stdout, "5/0", status.stderr);
+
+    const objects = workloads.emulator.cluster(lb.id)!.objects;
+    const quotas = objects.registry.byKind("v1", "ResourceQuota")!;
+    await objects.create(quotas, "default", { metadata: { name: "cpu" }, spec: { hard: { "requests.cpu": "4" } } });
+    const written = await objects.get(quotas, "default", "cpu");
+    assert.deepEqual(written.status, { hard: { "requests.cpu": "4" }, used: { "requests.cpu": "0" } });
+  });
+
   it("stops answering as soon as its last control-plane machine goes, and erases the cluster once its node is removed", async () => {
     for (const name of ["alpha-cp-0", "alpha-cp-1"]) await cloud.terminateInstance(REGION, instances.get(name)!.id);
     await workloads.emulator.idle();

@@ -5,7 +5,7 @@
 import type { KubeObject } from "../../api/meta.ts";
 import type { KindDefinition, Registry } from "../../api/registry.ts";
 import { AlreadyExistsError, NotFoundError } from "../../apiserver/errors.ts";
-import { ObjectService } from "../../apiserver/objects.ts";
+import { ObjectService, type ObjectServiceOptions } from "../../apiserver/objects.ts";
 import type { Store } from "../../store/store.ts";
 import { WorkloadControllers, type WorkloadKinds } from "./controllers.ts";
 import type { NodeObject } from "./kinds.ts";
@@ -47,8 +47,10 @@ export class WorkloadCluster {
     readonly id: string,
     registry: Registry,
     readonly store: Store,
+    /** The admission plugins and post-write hooks of the cluster's API. */
+    options: ObjectServiceOptions = {},
   ) {
-    this.objects = new ObjectService(registry, store);
+    this.objects = new ObjectService(registry, store, options);
     this.kinds = kindsOf(registry);
     this.controllers = new WorkloadControllers(this.objects, this.kinds);
   }

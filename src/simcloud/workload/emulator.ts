@@ -9,6 +9,8 @@ import { isIP } from "node:net";
 import type { Logger } from "pino";
 import type { KubeObject } from "../../api/meta.ts";
 import type { KindDefinition, Registry } from "../../api/registry.ts";
+import type { PostWriteHook } from "../../apiserver/admission.ts";
+import { SYSTEM_IDENTITY } from "../../apiserver/request-context.ts";
 import { caCertHash, issueCertificate, type KeyPairPem } from "../../bootstrap/pki.ts";
 import { PrefixedStoreFamily } from "../../store/prefixed.ts";
 import type { Store } from "../../store/store.ts";
@@ -98,8 +100,29 @@ export class WorkloadEmulator {
   cluster(id: string): WorkloadCluster | undefined {
     if (!this.records.cluster(id)) return undefined;
     let cluster = this.clusters.get(id);
-    if (!cluster) this.clusters.set(id, (cluster = new WorkloadCluster(id, this.options.registry, this.family.view(id))));
+    if (!cluster) {
+      cluster = new WorkloadCluster(id, this.options.registry, this.family.view(id), { postWrite: [this.reactions(id)] });
+      this.clusters.set(id, cluster);
+    }
     return cluster;
+  }
+
+  /**
+   * What the cluster's controllers do after a write to its API. A ResourceQuota gets a status whoever
+   * wrote it; the workload controllers act on what clients (kubectl, Slipway's controllers) wrote, and
+   * not on the emulator's own writes, which they make themselves. Status writes are left alone.
+   */
+  private reactions(clusterId: string): PostWriteHook {
+    return {
+      name: "WorkloadControllers",
+      afterWrite: (event) => {
+        if (event.request.resource.subresource !== undefined) return;
+        const { def, object, operation } = event;
+        if (def.group === "" && def.kind === "ResourceQuota") return operation === "DELETE" ? undefined : this.quotaWritten(clusterId, def, object);
+        if (event.request.identity.user === SYSTEM_IDENTITY.user) return;
+        return this.clientWrote(clusterId, operation === "DELETE" ? "delete" : operation === "CREATE" ? "create" : "update", def, object);
+      },
+    };
   }
 
   /** The cluster CA's discovery hash (sha256:<SPKI digest>), as joins pin it. */
@@ -401,7 +424,7 @@ export class WorkloadEmulator {
     await this.schedule(machine, "ready", this.scaled(backoff));
   }
 
-  /** After a client's write to a cluster, the controllers act on it; quotas get a status. */
+  /** After a client's write to a cluster, the controllers act on it. */
   async clientWrote(clusterId: string, verb: string, def: KindDefinition, object: KubeObject): Promise<void> {
     const cluster = this.records.cluster(clusterId);
     if (!cluster) return;
@@ -411,11 +434,15 @@ export class WorkloadEmulator {
       await this.onCluster(cluster.endpoint, () => this.syncCluster(cluster));
     } else if (def.group === "" && def.kind === "ConfigMap" && verb !== "delete" && NETWORK_PLUGINS.some((p) => p.namespace === object.metadata.namespace)) {
       await this.onCluster(cluster.endpoint, () => this.restartNetworkPlugin(cluster));
-    } else if (def.group === "" && def.kind === "ResourceQuota" && object.metadata.namespace && verb !== "delete") {
-      const hard = (object.spec as { hard?: Record<string, string> } | undefined)?.hard ?? {};
-      const used = Object.fromEntries(Object.keys(hard).map((name) => [name, "0"]));
-      await this.cluster(clusterId)?.objects.updateStatus(def, object.metadata.namespace, object.metadata.name!, { status: { hard, used } });
     }
+  }
+
+  /** A ResourceQuota gets its status (what it allows, what is used) whoever wrote it. */
+  private async quotaWritten(clusterId: string, def: KindDefinition, object: KubeObject): Promise<void> {
+    if (!object.metadata.namespace) return;
+    const hard = (object.spec as { hard?: Record<string, string> } | undefined)?.hard ?? {};
+    const used = Object.fromEntries(Object.keys(hard).map((name) => [name, "0"]));
+    await this.cluster(clusterId)?.objects.updateStatus(def, object.metadata.namespace, object.metadata.name!, { status: { hard, used } });
   }
 
   /** Resolves once no step is running or queued (timers may still be armed). */

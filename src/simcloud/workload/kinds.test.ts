@@ -5,7 +5,7 @@ import { ObjectService } from "../../apiserver/objects.ts";
 import { CNI_NAMES, renderCniManifest } from "../../bootstrap/cni.ts";
 import { SqliteStore } from "../../store/sqlite.ts";
 import { nodeKind, podKind, workloadRegistry, type NodeObject, type PodObject } from "./kinds.ts";
-import { roleBindingKind } from "./kinds-rbac.ts";
+import { roleBindingKind } from "../../api/rbac.ts";
 import { daemonSetKind } from "./kinds-apps.ts";
 import { nodeConditions } from "./manifests.ts";
 

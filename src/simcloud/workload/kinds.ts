@@ -1,7 +1,7 @@
-// The kinds an emulated workload cluster serves: core v1 Node and Pod here, the other core, RBAC, apps and
-// policy kinds beside this file, and Namespace, Secret and Event shared with Slipway's own API. Schemas
-// are lighter than Kubernetes' own but structural: what controllers and kubectl read is typed, and pod
-// specs have the PodSpec shape (kinds-podspec.ts), unknown fields refused.
+// The kinds an emulated workload cluster serves: core v1 Node and Pod here, the other core, apps and
+// policy kinds beside this file, and Namespace, Secret, Event and the RBAC kinds shared with Slipway's own
+// API. Schemas are lighter than Kubernetes' own but structural: what controllers and kubectl read is
+// typed, and pod specs have the PodSpec shape (kinds-podspec.ts), unknown fields refused.
 import { Type } from "@sinclair/typebox";
 import { ageColumn, fieldColumn } from "../../api/columns.ts";
 import { eventKind, namespaceKind, secretKind } from "../../api/core.ts";
@@ -11,7 +11,7 @@ import { daemonSetKind, deploymentKind } from "./kinds-apps.ts";
 import { PodSpec, podSpecErrors, type PodSpecView } from "./kinds-podspec.ts";
 import { podDisruptionBudgetKind } from "./kinds-policy.ts";
 import { configMapKind, resourceQuotaKind, serviceAccountKind } from "./kinds-config.ts";
-import { clusterRoleBindingKind, clusterRoleKind, roleBindingKind, roleKind } from "./kinds-rbac.ts";
+import { rbacKinds } from "../../api/rbac.ts";
 
 const CORE = { group: "", version: "v1" } as const;
 
@@ -267,10 +267,7 @@ export const workloadKinds: readonly KindDefinition[] = [
   general(serviceAccountKind),
   general(resourceQuotaKind),
   general(eventKind),
-  general(roleKind),
-  general(roleBindingKind),
-  general(clusterRoleKind),
-  general(clusterRoleBindingKind),
+  ...rbacKinds,
   general(daemonSetKind),
   general(deploymentKind),
   general(podDisruptionBudgetKind),

@@ -1,12 +1,12 @@
 // One HTTPS server on one loopback port for every emulated workload cluster. A request names its cluster
 // by path (/clusters/<id>/…) or, without that prefix, by the TLS server name it asked for; the server
 // presents that cluster's serving certificate (chosen by SNI) and accepts client certificates issued by
-// that cluster's CA. It answers only while the cluster's endpoint reaches its API server — through the
-// load balancer, a healthy target that serves it; otherwise the connection is reset right after the TLS
-// handshake, which clients see as a reset connection, as a load balancer with nothing to forward to
-// refuses it. Each cluster's /version is the Kubernetes version its control plane runs. API contexts,
-// collectors and TLS contexts are made when a cluster is first used.
-import { X509Certificate } from "node:crypto";
+// that cluster's CA (the API server's client-certificate authenticator, one CA per cluster). It answers
+// only while the cluster's endpoint reaches its API server — through the load balancer, a healthy target
+// that serves it; otherwise the connection is reset right after the TLS handshake, which clients see as a
+// reset connection, as a load balancer with nothing to forward to refuses it. Each cluster's /version is
+// the Kubernetes version its control plane runs. API contexts, collectors and TLS contexts are made when a
+// cluster is first used.
 import { createSecureContext, type SecureContext, type TLSSocket } from "node:tls";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
@@ -16,8 +16,10 @@ import { ApiMetrics } from "../../apiserver/metrics.ts";
 import { renderOpenApi } from "../../apiserver/openapi.ts";
 import type { ApiContext, VersionInfo } from "../../apiserver/routes.ts";
 import { SERVER_VERSION } from "../../apiserver/discovery.ts";
-import { createApiServer, type Identity, type Mounted } from "../../apiserver/server.ts";
-import { certificateInfo, createCertificateAuthority, derToPem, issueCertificate } from "../../bootstrap/pki.ts";
+import { createApiServer, type Mounted } from "../../apiserver/server.ts";
+import { AuthenticatorChain, ClientCertificates, type Authenticator } from "../../apiserver/authentication.ts";
+import { BoundedCache } from "../../apiserver/bounded-cache.ts";
+import { createCertificateAuthority, issueCertificate } from "../../bootstrap/pki.ts";
 import type { WorkloadEmulator } from "./emulator.ts";
 import { evictionSubresource } from "./eviction.ts";
 import type { ClusterRecord } from "./records.ts";
@@ -29,6 +31,7 @@ const CACHE_LIMIT = 4096;
 interface ClusterApi {
   ctx: ApiContext;
   collectors: Collectors;
+  authenticator: Authenticator;
 }
 
 /** What a cluster's API server answers at /version: the version of the control plane it runs. */
@@ -47,17 +50,6 @@ function versionOf(kubernetesVersion: string): VersionInfo {
   };
 }
 
-/** A Map that forgets its oldest entries past a size. */
-class BoundedCache<V> extends Map<string, V> {
-  override set(key: string, value: V): this {
-    if (!this.has(key) && this.size >= CACHE_LIMIT) {
-      const oldest = this.keys().next().value;
-      if (oldest !== undefined) this.delete(oldest);
-    }
-    return super.set(key, value);
-  }
-}
-
 export interface WorkloadServerOptions {
   emulator: WorkloadEmulator;
   registry: Registry;
@@ -68,9 +60,8 @@ export interface WorkloadServerOptions {
 
 export class WorkloadApiServer {
   private readonly apis = new Map<string, ClusterApi>();
-  private readonly tlsContexts = new BoundedCache<SecureContext>();
-  private readonly clientIdentities = new BoundedCache<Identity | null>();
-  private readonly caCertificates = new BoundedCache<X509Certificate>();
+  private readonly tlsContexts = new BoundedCache<SecureContext>(CACHE_LIMIT);
+  private readonly clientCertificates = new ClientCertificates({ cacheLimit: CACHE_LIMIT });
   private readonly metrics = new ApiMetrics();
   private readonly openapi: ApiContext["openapi"];
   private app: FastifyInstance | undefined;
@@ -143,8 +134,7 @@ export class WorkloadApiServer {
     if (!cluster) return undefined;
     const api = this.apiOf(cluster);
     if (!api) return undefined;
-    const found = cluster;
-    return { ctx: api.ctx, path: inner, authenticate: (req) => this.authenticate(req, found) };
+    return { ctx: api.ctx, path: inner, authenticator: api.authenticator };
   }
 
   private apiOf(cluster: ClusterRecord): ClusterApi | undefined {
@@ -160,7 +150,6 @@ export class WorkloadApiServer {
       bookmarkIntervalMs: 10_000,
       // Clients that resolve these URLs against the server's root keep the cluster's path.
       openapi: { index: this.openapi.index.replaceAll('"serverRelativeURL":"/openapi/', `"serverRelativeURL":"${prefix}/openapi/`), documents: this.openapi.documents },
-      afterWrite: ({ verb, def, object }) => this.options.emulator.clientWrote(cluster.id, verb, def, object),
       actions: new Map([
         [
           "/pods/eviction",
@@ -175,39 +164,9 @@ export class WorkloadApiServer {
     };
     const collectors = new Collectors(objects, this.options.logger.child({ cluster: cluster.id, component: "collectors" }));
     collectors.start().catch((error: unknown) => this.options.logger.warn({ err: error, cluster: cluster.id }, "workload collectors did not start"));
-    const api = { ctx, collectors };
+    const api = { ctx, collectors, authenticator: new AuthenticatorChain([this.clientCertificates.issuedBy(cluster.id, cluster.ca.certPem)]) };
     this.apis.set(cluster.id, api);
     return api;
-  }
-
-  /** The identity in a client certificate issued by the cluster's CA (CN = user, O = groups). */
-  private authenticate(request: FastifyRequest, cluster: ClusterRecord): Identity | undefined {
-    const socket = request.raw.socket as TLSSocket;
-    const peer = typeof socket.getPeerCertificate === "function" ? socket.getPeerCertificate() : undefined;
-    if (!peer || !Buffer.isBuffer(peer.raw)) return undefined;
-    const key = `${cluster.id}/${peer.fingerprint256}`;
-    const cached = this.clientIdentities.get(key);
-    if (cached !== undefined) return cached ?? undefined;
-    const identity = this.verify(peer.raw, cluster);
-    this.clientIdentities.set(key, identity ?? null);
-    return identity;
-  }
-
-  private verify(der: Buffer, cluster: ClusterRecord): Identity | undefined {
-    let ca = this.caCertificates.get(cluster.id);
-    if (!ca) this.caCertificates.set(cluster.id, (ca = new X509Certificate(cluster.ca.certPem)));
-    let cert: X509Certificate;
-    try {
-      cert = new X509Certificate(der);
-    } catch {
-      return undefined;
-    }
-    const now = Date.now();
-    const current = Date.parse(cert.validFrom) <= now && now <= Date.parse(cert.validTo);
-    if (!current || !cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return undefined;
-    const info = certificateInfo(derToPem(der));
-    if (!info.commonName) return undefined;
-    return { user: info.commonName, groups: [...info.organizations, "system:authenticated"] };
   }
 
   private forget(cluster: ClusterRecord): void {
@@ -215,8 +174,7 @@ export class WorkloadApiServer {
     if (api) void api.collectors.stop();
     this.apis.delete(cluster.id);
     this.tlsContexts.delete(cluster.id);
-    this.caCertificates.delete(cluster.id);
-    for (const key of [...this.clientIdentities.keys()]) if (key.startsWith(`${cluster.id}/`)) this.clientIdentities.delete(key);
+    this.clientCertificates.forget(cluster.id);
   }
 
   /** Clusters whose API has been used since the start (they hold an API context and collectors). */

@@ -2,17 +2,14 @@
 // creation; the critical path (the chain of steps that decided when the last one ended) highlighted.
 import type { ClusterObject } from "../../../api/kinds.ts";
 import { formatDuration } from "../format.ts";
-import { criticalPath, settledSteps, stepEnd } from "../views.ts";
+import { clusterTimeline } from "../../../views/timeline.ts";
 
 export function Gantt({ cluster, now }: { cluster: ClusterObject; now: number }) {
-  const steps = settledSteps(cluster);
+  const view = clusterTimeline(cluster, now);
+  const { steps, origin } = view;
   if (steps.length === 0) return <p class="muted">No steps recorded yet.</p>;
-  const origin = Math.min(Date.parse(cluster.metadata.creationTimestamp ?? steps[0]!.startedAt), ...steps.map((s) => Date.parse(s.startedAt)));
-  const finish = Math.max(...steps.map((s) => stepEnd(s, now)));
-  const span = Math.max(finish - origin, 1000);
-  const critical = new Set(criticalPath(steps, now).map((s) => `${s.name}@${s.startedAt}`));
+  const span = Math.max(view.spanMs, 1000);
   const pct = (t: number) => `${((t - origin) / span) * 100}%`;
-  const busy = steps.filter((s) => critical.has(`${s.name}@${s.startedAt}`)).reduce((sum, s) => sum + stepEnd(s, now) - Date.parse(s.startedAt), 0);
   return (
     <figure class="gantt" aria-label="Timeline of the cluster's steps">
       <div class="gantt-axis" aria-hidden="true">
@@ -24,26 +21,23 @@ export function Gantt({ cluster, now }: { cluster: ClusterObject; now: number })
       </div>
       <ol class="gantt-rows">
         {steps.map((s) => {
-          const start = Date.parse(s.startedAt);
-          const end = stepEnd(s, now);
-          const onPath = critical.has(`${s.name}@${s.startedAt}`);
           const state = s.outcome === "Failed" ? "failed" : s.outcome === "Running" ? "running" : "done";
-          const label = `${s.name}: ${formatDuration(start - origin)} → ${s.finishedAt || s.outcome === "Failed" ? formatDuration(end - origin) : "running"}${onPath ? " (critical path)" : ""}`;
+          const label = `${s.name}: ${formatDuration(s.start - origin)} → ${s.finished ? formatDuration(s.end - origin) : "running"}${s.critical ? " (critical path)" : ""}`;
           return (
-            <li key={`${s.name}@${s.startedAt}`} class={`gantt-row ${state}${onPath ? " critical" : ""}`} data-step={s.name} data-critical={onPath ? "true" : "false"}>
+            <li key={`${s.name}@${s.start}`} class={`gantt-row ${state}${s.critical ? " critical" : ""}`} data-step={s.name} data-critical={s.critical ? "true" : "false"}>
               <span class="gantt-label" title={s.target ? `${s.target.kind}/${s.target.name}` : s.name}>
                 {s.name}
               </span>
               <span class="gantt-track">
-                <span class="gantt-bar" style={{ left: pct(start), width: `max(3px, ${((end - start) / span) * 100}%)` }} title={s.message ? `${label} — ${s.message}` : label} aria-label={label} role="img" />
+                <span class="gantt-bar" style={{ left: pct(s.start), width: `max(3px, ${((s.end - s.start) / span) * 100}%)` }} title={s.message ? `${label} — ${s.message}` : label} aria-label={label} role="img" />
               </span>
-              <span class="gantt-time">{s.finishedAt || s.outcome === "Failed" ? formatDuration(end - start) : "…"}</span>
+              <span class="gantt-time">{s.finished ? formatDuration(s.end - s.start) : "…"}</span>
             </li>
           );
         })}
       </ol>
       <figcaption>
-        <span class="legend critical-swatch" /> critical path: {formatDuration(busy)} of {formatDuration(finish - origin)} · <span class="legend running-swatch" /> running · <span class="legend failed-swatch" /> failed
+        <span class="legend critical-swatch" /> critical path: {formatDuration(view.criticalMs)} of {formatDuration(view.spanMs)} · <span class="legend running-swatch" /> running · <span class="legend failed-swatch" /> failed
       </figcaption>
     </figure>
   );

@@ -4,6 +4,8 @@ import { useState } from "preact/hooks";
 import type { ClusterObject, MachineObject, MachinePoolObject } from "../../../api/kinds.ts";
 import type { ApiClient } from "../api/client.ts";
 import { LABEL_POOL, slipwayPath } from "../api/paths.ts";
+import { belongsTo } from "../../../views/describe.ts";
+import { isNodeReady } from "../../../views/readiness.ts";
 import { humanAge } from "../format.ts";
 import { DataTable } from "./DataTable.tsx";
 import { Phase } from "./Phase.tsx";
@@ -19,7 +21,7 @@ function MachineRows({ machines, now }: { machines: MachineObject[]; now: number
                 <Phase value={m.metadata.deletionTimestamp ? "Deleting" : m.status?.phase} title={m.status?.failureMessage} />
               </td>
               <td>{m.status?.nodeName ?? "—"}</td>
-              <td>{m.status?.nodeReady ? "✓ Ready" : "—"}</td>
+              <td>{isNodeReady(m) ? "✓ Ready" : "—"}</td>
               <td>{m.spec.machineType}</td>
               <td>{m.status?.zone ?? "—"}</td>
               <td>{m.status?.addresses?.find((a) => a.type === "InternalIP")?.address ?? "—"}</td>
@@ -76,7 +78,7 @@ export function Machines(props: { client: ApiClient; cluster: ClusterObject; poo
       </section>
       {pools.map((p) => {
         const pool = poolOf(p);
-        const mine = machines.filter((m) => m.spec.pool === p.metadata.name || m.metadata.labels?.[LABEL_POOL] === pool);
+        const mine = machines.filter((m) => belongsTo(m, p));
         return (
           <section key={p.metadata.uid} aria-label={`Pool ${pool}`} data-pool={pool}>
             <div class="pool-head">

@@ -1,7 +1,7 @@
 // Long work made visible: how many machines are created, booted, joined and Ready out of those wanted,
 // and which steps are running now.
 import type { ClusterObject, MachineObject } from "../../../api/kinds.ts";
-import { countMachines } from "../views.ts";
+import { countMachines } from "../../../views/readiness.ts";
 
 export function Progress({ cluster, machines }: { cluster: ClusterObject; machines: MachineObject[] }) {
   const counts = countMachines(cluster, machines);

@@ -1,7 +1,7 @@
 // `slipway describe cluster` as a page: the cluster's objects as an indented tree with READY, REASON,
 // SINCE and MESSAGE.
 import { humanAge } from "../format.ts";
-import type { TreeNode } from "../views.ts";
+import type { TreeNode } from "../../../views/describe.ts";
 import { DataTable } from "./DataTable.tsx";
 import { Phase } from "./Phase.tsx";
 

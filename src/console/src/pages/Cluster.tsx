@@ -17,11 +17,8 @@ import { Tree } from "../components/Tree.tsx";
 import { Machines } from "../components/Machines.tsx";
 import { formatDuration, humanAge } from "../format.ts";
 import { href } from "../router.ts";
-import { clusterTree } from "../views.ts";
-
-function eventTime(e: EventObject): string {
-  return e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata.creationTimestamp ?? "";
-}
+import { clusterTree } from "../../../views/describe.ts";
+import { clusterEvents as eventsOfCluster, eventTime } from "../../../views/events.ts";
 
 export function ClusterPage({ client, namespace, name }: { client: ApiClient; namespace: string; name: string }) {
   const now = useNow(1000);
@@ -34,22 +31,10 @@ export function ClusterPage({ client, namespace, name }: { client: ApiClient; na
   const [actionError, setActionError] = useState<unknown>();
   const cluster = clusters.items[0];
 
-  const involved = useMemo(
-    () =>
-      new Set([
-        `Cluster/${name}`,
-        ...infrastructures.items.map((o) => `Infrastructure/${o.metadata.name}`),
-        ...pools.items.map((o) => `MachinePool/${o.metadata.name}`),
-        ...machines.items.map((o) => `Machine/${o.metadata.name}`),
-      ]),
-    [name, infrastructures.items, pools.items, machines.items],
-  );
+  // Newest first.
   const clusterEvents = useMemo(
-    () =>
-      events.items
-        .filter((e) => involved.has(`${e.involvedObject.kind}/${e.involvedObject.name}`))
-        .sort((a, b) => Date.parse(eventTime(b)) - Date.parse(eventTime(a)) || Number(b.metadata.resourceVersion) - Number(a.metadata.resourceVersion)),
-    [events.items, involved],
+    () => (cluster ? eventsOfCluster({ cluster, infrastructures: infrastructures.items, pools: pools.items, machines: machines.items }, [], events.items).reverse() : []),
+    [cluster, events.items, infrastructures.items, pools.items, machines.items],
   );
 
   if (!clusters.loaded) return <p aria-busy="true">Loading cluster {name}…</p>;

@@ -1,10 +1,11 @@
-// rbac.authorization.k8s.io/v1 Role, RoleBinding, ClusterRole and ClusterRoleBinding of an emulated
-// workload cluster. They are stored and served; the emulator authorises every authenticated client.
+// rbac.authorization.k8s.io/v1 Role, RoleBinding, ClusterRole and ClusterRoleBinding, for any registry
+// that serves them (the emulated workload clusters' today). They are stored and served; what enforces
+// them is apiserver/authorization's RbacAuthorizer, once a server passes it to its object service.
 import { Type, type Static } from "@sinclair/typebox";
-import { ageColumn } from "../../api/columns.ts";
-import { immutable } from "../../api/field-errors.ts";
-import { FreeForm, Struct, objectSchema, type KubeObject, type ObjectOf } from "../../api/meta.ts";
-import type { KindDefinition, PrinterColumn } from "../../api/registry.ts";
+import { ageColumn } from "./columns.ts";
+import { immutable } from "./field-errors.ts";
+import { FreeForm, Struct, objectSchema, type KubeObject, type ObjectOf } from "./meta.ts";
+import type { KindDefinition, PrinterColumn } from "./registry.ts";
 
 const RBAC = { group: "rbac.authorization.k8s.io", version: "v1" } as const;
 const API_VERSION = "rbac.authorization.k8s.io/v1";
@@ -148,3 +149,8 @@ export const clusterRoleBindingKind: KindDefinition<ClusterRoleBindingObject> = 
   printerColumns: bindingColumns,
   validate: (binding, old) => (old ? immutable("roleRef", binding.roleRef, old.roleRef) : []),
 };
+
+/** The four RBAC kinds, as a registry holds them. */
+export const rbacKinds: readonly KindDefinition[] = [roleKind, roleBindingKind, clusterRoleKind, clusterRoleBindingKind].map(
+  (kind) => kind as unknown as KindDefinition,
+);

@@ -1,0 +1,32 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { MachinePoolObject } from "../../api/kinds.ts";
+import { poolSpecPatch } from "./children.ts";
+
+const spec = (extra: Partial<MachinePoolObject["spec"]> = {}): MachinePoolObject["spec"] => ({
+  clusterName: "demo",
+  connection: "east",
+  machineType: "s1.small",
+  image: "ubuntu-22.04",
+  replicas: 2,
+  ...extra,
+});
+
+describe("keeping a cluster's pools as its spec declares them", () => {
+  it("changes nothing when the pool is as declared", () => {
+    assert.deepEqual(poolSpecPatch(spec({ labels: { tier: "web" } }), spec({ labels: { tier: "web" } })), []);
+  });
+
+  it("replaces labels and taints as a whole, and removes what the spec no longer sets", () => {
+    // A merge patch would keep "team": the pool's machines would be rolled to labels nobody asked for.
+    assert.deepEqual(poolSpecPatch(spec({ labels: { tier: "web", team: "a" } }), spec({ labels: { tier: "web" } })), [{ op: "add", path: "/spec/labels", value: { tier: "web" } }]);
+    assert.deepEqual(poolSpecPatch(spec({ taints: [{ key: "gpu", effect: "NoSchedule" }], strategy: { maxSurge: 2 } }), spec()), [
+      { op: "remove", path: "/spec/taints" },
+      { op: "remove", path: "/spec/strategy" },
+    ]);
+    assert.deepEqual(poolSpecPatch(spec(), spec({ replicas: 3, machineType: "s1.medium" })), [
+      { op: "add", path: "/spec/machineType", value: "s1.medium" },
+      { op: "add", path: "/spec/replicas", value: 3 },
+    ]);
+  });
+});

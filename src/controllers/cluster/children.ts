@@ -1,0 +1,256 @@
+// What a cluster is made of, made by its controller: the cluster's Secrets (PKI, bootstrap token), one
+// Infrastructure per connection, the control plane one machine at a time, the network plugin once the
+// first node exists, and one MachinePool per worker pool. Each phase is idempotent: objects are made
+// under fixed names (names.ts), so a retry, a restart or another replica finds what was made.
+import { isDeepStrictEqual } from "node:util";
+import type { ClusterObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
+import { cidrsOverlap, formatCidr, parseCidr } from "../../api/cidr.ts";
+import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
+import { CONDITION_NETWORK_PLUGIN_INSTALLED } from "../../api/slipway/cluster.ts";
+import { LABEL_CONNECTION } from "../../api/slipway/connection.ts";
+import { SLIPWAY_API_VERSION } from "../../api/slipway/group.ts";
+import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
+import { ANNOTATION_BOOTSTRAP, LABEL_ROLE, machineKind, ROLE_CONTROL_PLANE, ROLE_WORKER } from "../../api/slipway/machine.ts";
+import { LABEL_POOL, machinePoolKind } from "../../api/slipway/machinepool.ts";
+import { names } from "../../api/slipway/names.ts";
+import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
+import { renderCniManifest } from "../../bootstrap/cni.ts";
+import { Applier, KubeUnreachableError } from "../../kubeclient/index.ts";
+import { isTrue, setCondition } from "../../runtime/conditions.ts";
+import type { Phase } from "../../runtime/reconciler.ts";
+import { poolTemplate } from "../machinepool/template.ts";
+import { ensureBootstrapToken, ensureClusterPki } from "../pki.ts";
+import { networkPluginCondition, pluginPodsReady, pluginTrouble, readPluginDaemonSet } from "./networkplugin.ts";
+import { clusterConnections } from "./preflight.ts";
+import { childMeta, clusterStatus, controlPlaneInfrastructure, now, type ClusterScope } from "./scope.ts";
+
+// ---- secrets and infrastructure ----
+
+export const ensureSecrets: Phase<ClusterScope> = async (ctx, scope) => {
+  const what = `${scope.object.metadata.uid}/secrets`;
+  if (scope.memory.checks.recent(what, ctx.clock.now())) return;
+  await Promise.all([ensureClusterPki(ctx.client, scope.object, scope.deps.pki), ensureBootstrapToken(ctx.client, scope.object)]);
+  scope.memory.checks.mark(what, ctx.clock.now());
+};
+
+/** A slice of the node range per connection (16 of them), kept once given. */
+/** Every slice of the cluster's node range is given to a connection already. */
+export class NodeRangeExhaustedError extends Error {
+  override readonly name = "NodeRangeExhaustedError";
+}
+
+function nodeCidrFor(cluster: ClusterObject, taken: string[]): string {
+  const base = parseCidr(cluster.spec.network?.nodeCIDR ?? "10.0.0.0/16");
+  const prefix = Math.min(base.prefix + 4, 28);
+  const size = 2 ** (32 - prefix);
+  for (let i = 0; i < 2 ** (prefix - base.prefix); i++) {
+    const candidate = formatCidr({ ...base, base: base.first + i * size, prefix, first: base.first + i * size, last: base.first + (i + 1) * size - 1 });
+    if (!taken.some((t) => cidrsOverlap(t, candidate))) return candidate;
+  }
+  throw new NodeRangeExhaustedError(`no free slice of ${formatCidr(base)} is left for another connection`);
+}
+
+export const ensureInfrastructures: Phase<ClusterScope> = async (ctx, scope) => {
+  const cluster = scope.object;
+  const wanted = clusterConnections(cluster.spec);
+  const infras = ctx.client.of<InfrastructureObject>(infrastructureKind);
+  const taken = scope.infrastructures.map((i) => i.spec.nodeCIDR);
+  const machineTypes = (c: string) => [...new Set([cluster.spec.controlPlane, ...(cluster.spec.workers ?? [])].filter((g) => g.connection === c).map((g) => g.machineType))];
+  const images = (c: string) => [...new Set([cluster.spec.controlPlane, ...(cluster.spec.workers ?? [])].filter((g) => g.connection === c).map((g) => g.image ?? DEFAULT_IMAGE))];
+  for (const name of wanted) {
+    const connection = scope.connections.get(name)!;
+    const existing = scope.infrastructures.find((i) => i.spec.connection === name);
+    if (existing) {
+      const types = machineTypes(name);
+      const imgs = images(name);
+      if (JSON.stringify(existing.spec.machineTypes) !== JSON.stringify(types) || JSON.stringify(existing.spec.images) !== JSON.stringify(imgs)) {
+        await infras.patch(existing.metadata.namespace, existing.metadata.name!, "merge", { spec: { machineTypes: types, images: imgs } });
+        scope.changedChildren.add(existing.metadata.name!);
+      }
+      continue;
+    }
+    const nodeCIDR = nodeCidrFor(cluster, taken);
+    taken.push(nodeCIDR);
+    await createIfAbsent(() =>
+      infras.create({
+        apiVersion: SLIPWAY_API_VERSION,
+        kind: "Infrastructure",
+        metadata: childMeta(cluster, names.infrastructure(cluster.metadata.name!, name), { [LABEL_CONNECTION]: name }),
+        spec: {
+          clusterName: cluster.metadata.name!,
+          connection: name,
+          region: connection.spec.region,
+          nodeCIDR,
+          controlPlane: name === cluster.spec.controlPlane.connection,
+          machineTypes: machineTypes(name),
+          images: images(name),
+        },
+      } as InfrastructureObject),
+    );
+    await ctx.event(cluster, "Normal", "CreatingInfrastructure", `building network, security group, key pair${name === cluster.spec.controlPlane.connection ? " and API load balancer" : ""} in connection ${name} (${nodeCIDR})`);
+  }
+  // A connection no longer used keeps its infrastructure until its machines are gone.
+  for (const infra of scope.infrastructures) {
+    if (wanted.includes(infra.spec.connection) || infra.metadata.deletionTimestamp) continue;
+    if (scope.machines.some((m) => m.spec.connection === infra.spec.connection)) continue;
+    await deleteIfPresent(() => infras.delete(infra.metadata.namespace, infra.metadata.name!));
+  }
+};
+
+// ---- control plane ----
+
+function controlPlaneMachine(cluster: ClusterObject, index: number): MachineObject {
+  const cp = cluster.spec.controlPlane;
+  return {
+    apiVersion: SLIPWAY_API_VERSION,
+    kind: "Machine",
+    metadata: {
+      ...childMeta(cluster, names.controlPlaneMachine(cluster.metadata.name!, index), { [LABEL_ROLE]: ROLE_CONTROL_PLANE }),
+      ...(index === 0 ? { annotations: { [ANNOTATION_BOOTSTRAP]: "init" } } : {}),
+    },
+    spec: { clusterName: cluster.metadata.name!, role: ROLE_CONTROL_PLANE, connection: cp.connection, machineType: cp.machineType, image: cp.image },
+  } as MachineObject;
+}
+
+function indexOf(machine: MachineObject): number {
+  return Number(machine.metadata.name!.split("-").pop());
+}
+
+/**
+ * The first control-plane machine initialises the cluster; the others join one at a time, each once
+ * every earlier one runs (etcd grows one member at a time). A failed machine is replaced.
+ */
+export const ensureControlPlane: Phase<ClusterScope> = async (ctx, scope) => {
+  const cluster = scope.object;
+  const machines = ctx.client.of<MachineObject>(machineKind);
+  const infra = controlPlaneInfrastructure(scope);
+  if (!infra?.status?.loadBalancer || !isTrue(infra.status.conditions, "Ready")) {
+    scope.waitingOn = `the infrastructure of connection ${cluster.spec.controlPlane.connection}`;
+    return;
+  }
+  for (const failed of scope.controlPlane.filter((m) => m.status?.phase === "Failed" && !m.metadata.deletionTimestamp)) {
+    await ctx.event(cluster, "Warning", "ReplacingMachine", `${failed.metadata.name} failed (${failed.status?.failureReason}: ${failed.status?.failureMessage}); replacing it`);
+    await deleteIfPresent(() => machines.delete(failed.metadata.namespace, failed.metadata.name!));
+  }
+  const desired = cluster.spec.controlPlane.replicas ?? 1;
+  const present = new Set(scope.controlPlane.map(indexOf));
+  const allRunning = scope.controlPlane.every((m) => m.status?.phase === "Running" && !m.metadata.deletionTimestamp);
+  for (let index = 0; index < desired; index++) {
+    if (present.has(index)) continue;
+    // The init machine may always be (re)made; a joining one only when all others run.
+    if (index > 0 && !(allRunning && present.has(0))) break;
+    await createIfAbsent(() => machines.create(controlPlaneMachine(cluster, index)));
+    await ctx.event(cluster, "Normal", index === 0 ? "InitializingControlPlane" : "JoiningControlPlane", `created control-plane machine ${names.controlPlaneMachine(cluster.metadata.name!, index)}`);
+    break;
+  }
+  // Scale down: the highest index first, one at a time, once all run.
+  const extra = scope.controlPlane.filter((m) => indexOf(m) >= desired && !m.metadata.deletionTimestamp).sort((a, b) => indexOf(b) - indexOf(a));
+  const highest = extra[0];
+  if (highest && allRunning) await deleteIfPresent(() => machines.delete(highest.metadata.namespace, highest.metadata.name!));
+};
+
+/**
+ * The network plugin, applied through the cluster's own API once its first node exists (again if its
+ * DaemonSet went); installed only once that DaemonSet reports every desired pod ready. Until then the
+ * cluster looks again at the poll pace: nothing in Slipway's own API changes when the pods start.
+ */
+export const ensureNetworkPlugin: Phase<ClusterScope> = async (ctx, scope) => {
+  const cluster = scope.object;
+  const st = clusterStatus(scope);
+  const initialized = scope.controlPlane.some((m) => m.status?.bootstrapped);
+  if (!initialized) return;
+  const api = await scope.deps.workloads.forCluster(cluster.metadata.namespace!, cluster.metadata.name!);
+  if (!api) return;
+  const cni = cluster.spec.network?.cni ?? "calico";
+  const poll = { requeueAfterMs: scope.timing.pollMs };
+  let ds;
+  try {
+    ds = await readPluginDaemonSet(api, cni);
+    if (!ds) {
+      const manifest = renderCniManifest(cni, { podCIDR: cluster.spec.network?.podCIDR ?? "10.244.0.0/16" });
+      await new Applier(api, { fieldManager: "slipway-cluster-controller" }).applyAll(manifest, { failFast: true });
+      setCondition(st, { type: CONDITION_NETWORK_PLUGIN_INSTALLED, status: "False", reason: "Applied", message: `${cni} manifest applied; waiting for its pods` }, now(ctx));
+      await ctx.event(cluster, "Normal", "NetworkPluginApplied", `${cni} manifest applied to the cluster`);
+      return poll;
+    }
+  } catch (error) {
+    // The cluster's API not answering says nothing about the plugin: the condition stays as it was.
+    if (error instanceof KubeUnreachableError) return poll;
+    throw error;
+  }
+  const wasInstalled = isTrue(st.conditions, CONDITION_NETWORK_PLUGIN_INSTALLED);
+  const trouble = pluginPodsReady(ds) ? undefined : await pluginTrouble(api, cni, ds).catch(() => undefined);
+  const condition = networkPluginCondition(cni, ds, trouble);
+  setCondition(st, condition, now(ctx));
+  if (condition.status === "True" && !wasInstalled) await ctx.event(cluster, "Normal", "NetworkPluginInstalled", `${cni} runs on every node: ${condition.message}`);
+  return condition.status === "True" ? undefined : poll;
+};
+
+// ---- workers ----
+
+/** The MachinePool spec a worker pool of the cluster asks for. */
+export function poolSpec(cluster: ClusterObject, pool: NonNullable<ClusterObject["spec"]["workers"]>[number]): MachinePoolObject["spec"] {
+  return {
+    clusterName: cluster.metadata.name!,
+    connection: pool.connection,
+    machineType: pool.machineType,
+    image: pool.image ?? DEFAULT_IMAGE,
+    replicas: pool.replicas ?? 1,
+    ...(pool.labels ? { labels: pool.labels } : {}),
+    ...(pool.taints ? { taints: pool.taints } : {}),
+    ...(pool.strategy ? { strategy: pool.strategy } : {}),
+  };
+}
+
+/** The pool's fields the cluster decides; a field the cluster no longer sets is removed from the pool. */
+const MANAGED_POOL_FIELDS = ["machineType", "image", "replicas", "labels", "taints", "strategy"] as const;
+
+/** JSON-patch operations that make the pool's managed fields exactly the wanted ones (maps replaced, not merged). */
+export function poolSpecPatch(existing: MachinePoolObject["spec"], wanted: MachinePoolObject["spec"]): { op: "add" | "remove"; path: string; value?: unknown }[] {
+  const ops: { op: "add" | "remove"; path: string; value?: unknown }[] = [];
+  for (const field of MANAGED_POOL_FIELDS) {
+    const now = existing[field];
+    const next = wanted[field];
+    if (isDeepStrictEqual(now, next)) continue;
+    if (next === undefined) ops.push({ op: "remove", path: `/spec/${field}` });
+    else ops.push({ op: "add", path: `/spec/${field}`, value: next });
+  }
+  return ops;
+}
+
+/** One MachinePool per worker pool, made at once: its machines wait for what they need themselves. */
+export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
+  const cluster = scope.object;
+  const pools = ctx.client.of<MachinePoolObject>(machinePoolKind);
+  const wanted = cluster.spec.workers ?? [];
+  for (const worker of wanted) {
+    const name = names.machinePool(cluster.metadata.name!, worker.name);
+    const spec = poolSpec(cluster, worker);
+    const existing = scope.pools.find((p) => p.metadata.name === name);
+    if (!existing) {
+      await createIfAbsent(() =>
+        pools.create({ apiVersion: SLIPWAY_API_VERSION, kind: "MachinePool", metadata: childMeta(cluster, name, { [LABEL_POOL]: worker.name, [LABEL_ROLE]: ROLE_WORKER }), spec } as MachinePoolObject),
+      );
+      await ctx.event(cluster, "Normal", "CreatingWorkerPool", `pool ${worker.name}: ${spec.replicas} × ${spec.machineType} in connection ${spec.connection}`);
+      continue;
+    }
+    const ops = poolSpecPatch(existing.spec, spec);
+    if (ops.length === 0) continue;
+    await pools.patch(existing.metadata.namespace, name, "json", ops);
+    scope.changedChildren.add(name);
+    if (existing.spec.replicas !== spec.replicas) {
+      await ctx.event(cluster, "Normal", "ScalingWorkerPool", `pool ${worker.name}: ${existing.spec.replicas} → ${spec.replicas} machines`);
+    }
+    const before = poolTemplate(existing.spec);
+    const after = poolTemplate(spec);
+    if (before.hash !== after.hash) {
+      const changed = (["machineType", "image", "labels", "taints"] as const).filter((f) => !isDeepStrictEqual(before[f], after[f]));
+      await ctx.event(cluster, "Normal", "RollingWorkerPool", `pool ${worker.name}: ${changed.join(", ")} changed; rolling its machines to template ${after.hash}`);
+    }
+  }
+  for (const pool of scope.pools) {
+    if (wanted.some((w) => names.machinePool(cluster.metadata.name!, w.name) === pool.metadata.name) || pool.metadata.deletionTimestamp) continue;
+    await ctx.event(cluster, "Normal", "DeletingWorkerPool", `pool ${pool.metadata.name} is no longer declared`);
+    await deleteIfPresent(() => pools.delete(pool.metadata.namespace, pool.metadata.name!));
+  }
+};

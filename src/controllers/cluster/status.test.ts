@@ -1,0 +1,149 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { ClusterObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
+import { getCondition } from "../../runtime/conditions.ts";
+import { InternalReconcileError } from "../../runtime/failures.ts";
+import { reconcileContext } from "../../runtime/testing.ts";
+import type { ProviderResolver } from "../providers.ts";
+import type { WorkloadClients } from "../workload.ts";
+import { poolMachine } from "../machinepool/phases.ts";
+import { KubeconfigTargets } from "./kubeconfig.ts";
+import { RecentChecks } from "./recent-checks.ts";
+import type { ClusterScope } from "./scope.ts";
+import { summarizeCluster } from "./status.ts";
+
+const ctx = reconcileContext();
+const T = "2025-01-01T00:00:00Z";
+
+function cluster(workers = 2, machineType = "s1.small"): ClusterObject {
+  return {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Cluster",
+    metadata: { name: "demo", namespace: "default", uid: "c-1", generation: 2 },
+    spec: { controlPlane: { connection: "east", machineType: "s1.medium", replicas: 1 }, workers: [{ name: "w", connection: "east", machineType, replicas: workers }] },
+    status: {
+      phase: "Running",
+      observedGeneration: 1,
+      conditions: ["Validated", "NetworkPluginInstalled"].map((type) => ({ type, status: "True" as const, lastTransitionTime: T })),
+    },
+  };
+}
+
+const infra: InfrastructureObject = {
+  apiVersion: "slipway.dev/v1alpha1",
+  kind: "Infrastructure",
+  metadata: { name: "demo-east", namespace: "default", generation: 1 },
+  spec: { clusterName: "demo", connection: "east", region: "sim-east-1", nodeCIDR: "10.0.0.0/20", controlPlane: true, machineTypes: ["s1.small"], images: ["ubuntu-22.04"] },
+  status: { phase: "Ready", ready: true, observedGeneration: 1, conditions: [{ type: "Ready", status: "True", lastTransitionTime: T }] },
+};
+
+function running<T extends MachineObject>(machine: T, deleting = false): T {
+  return { ...machine, metadata: { ...machine.metadata, ...(deleting ? { deletionTimestamp: T } : {}) }, status: { phase: "Running", nodeReady: true, bootstrapped: true, instanceId: `i-${machine.metadata.name}` } };
+}
+
+function controlPlane(index: number): MachineObject {
+  return running({
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Machine",
+    metadata: { name: `demo-cp-${index}`, namespace: "default" },
+    spec: { clusterName: "demo", role: "control-plane", connection: "east", machineType: "s1.medium" },
+  });
+}
+
+function pool(machineType = "s1.small", status: MachinePoolObject["status"] = { phase: "Running", observedGeneration: 1 }): MachinePoolObject {
+  return {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "MachinePool",
+    metadata: { name: "demo-w", namespace: "default", uid: "p-1", generation: 1 },
+    spec: { clusterName: "demo", connection: "east", machineType, replicas: 2 },
+    status,
+  };
+}
+
+function worker(index: number, machineType = "s1.small"): MachineObject {
+  return running(poolMachine(pool(machineType), index));
+}
+
+function scope(object: ClusterObject, machines: MachineObject[], pools: MachinePoolObject[] = [pool()]): ClusterScope {
+  return {
+    original: object,
+    object,
+    deps: { providers: undefined as unknown as ProviderResolver, workloads: undefined as unknown as WorkloadClients },
+    timing: { pollMs: 1000, recheckMs: 120_000, revalidateMs: 30_000 },
+    memory: { checks: new RecentChecks(), kubeconfigs: new KubeconfigTargets() },
+    connections: new Map(),
+    infrastructures: [infra],
+    pools,
+    controlPlane: machines.filter((m) => m.spec.role === "control-plane"),
+    machines,
+    changedChildren: new Set(),
+  };
+}
+
+const condition = (c: ClusterObject, type: string) => getCondition(c.status?.conditions, type);
+
+describe("cluster status", () => {
+  it("is Running and Ready with every node Ready and every worker from its pool's template", () => {
+    const s = scope(cluster(), [controlPlane(0), worker(0), worker(1)]);
+    summarizeCluster(ctx, s, undefined);
+    assert.equal(s.object.status?.phase, "Running");
+    assert.equal(condition(s.object, "Ready")?.status, "True");
+    assert.deepEqual(s.object.status?.workers, { desired: 2, ready: 2, updated: 2, replicas: 2 });
+  });
+
+  it("does not stay Running after a reconcile that failed: Updating, retrying, with the error", () => {
+    const s = scope(cluster(3), [controlPlane(0), worker(0), worker(1)]);
+    summarizeCluster(ctx, s, new Error("create instance in sim-east-1: the cloud answered 503"));
+    assert.equal(s.object.status?.phase, "Updating");
+    assert.equal(s.object.status?.reason, "Retrying");
+    assert.equal(s.object.status?.message, "retrying after: create instance in sim-east-1: the cloud answered 503");
+    assert.equal(condition(s.object, "WorkersReady")?.status, "False");
+    assert.equal(condition(s.object, "WorkersReady")?.message, "2/3 worker nodes Ready");
+  });
+
+  it("fails with InternalError once a step failed with an unexpected error, saying to report it", () => {
+    const s = scope(cluster(), [controlPlane(0), worker(0), worker(1)]);
+    const error = new InternalReconcileError("ensureWorkerPools", 5, new TypeError("x is undefined"));
+    summarizeCluster(ctx, s, error);
+    assert.equal(s.object.status?.phase, "Failed");
+    assert.equal(s.object.status?.reason, "InternalError");
+    assert.match(s.object.status?.message ?? "", /^step ensureWorkerPools failed 5 times in a row with an unexpected error: TypeError: x is undefined\. This is a defect in Slipway: please report it/);
+  });
+
+  it("is not Ready while a pool's machines are rolled to a new template, however many nodes are Ready", () => {
+    const s = scope(cluster(2, "s1.medium"), [controlPlane(0), worker(0), worker(1), worker(2, "s1.medium")]);
+    summarizeCluster(ctx, s, undefined);
+    assert.equal(s.object.status?.phase, "Updating");
+    assert.deepEqual(s.object.status?.workers, { desired: 2, ready: 3, updated: 1, replicas: 3 });
+    const workers = condition(s.object, "WorkersReady");
+    assert.deepEqual([workers?.status, workers?.reason, workers?.message], ["False", "Rolling", "3/2 worker nodes Ready, 1 from their pool's current template, 1 more machine(s) to remove"]);
+    assert.equal(condition(s.object, "Ready")?.status, "False");
+  });
+
+  it("is not Ready while a control-plane machine beyond the wanted number is still there", () => {
+    const s = scope(cluster(), [controlPlane(0), running(controlPlane(1), true), worker(0), worker(1)]);
+    summarizeCluster(ctx, s, undefined);
+    assert.deepEqual(s.object.status?.controlPlane, { desired: 1, ready: 1, updated: 1, replicas: 2 });
+    assert.equal(condition(s.object, "ControlPlaneReady")?.message, "1/1 control-plane nodes Ready, 1 to remove");
+    assert.equal(s.object.status?.phase, "Updating");
+  });
+
+  it("takes a pool's failure as its own only when the pool's status speaks of the spec the cluster wants", () => {
+    const failed = pool("s1.small", { phase: "Failed", reason: "CreateMachineFailed", message: "Machine demo-w-0: insufficient capacity", observedGeneration: 1 });
+    const machines = [controlPlane(0), worker(0), worker(1)];
+    const failing = scope(cluster(), machines, [failed]);
+    summarizeCluster(ctx, failing, undefined);
+    assert.equal(failing.object.status?.phase, "Failed");
+    assert.equal(failing.object.status?.reason, "CreateMachineFailed");
+
+    // The spec was just fixed: this reconcile changed the pool, whose status is of its old spec.
+    const fixed = scope(cluster(2, "s1.medium"), machines, [failed]);
+    fixed.changedChildren.add("demo-w");
+    summarizeCluster(ctx, fixed, undefined);
+    assert.equal(fixed.object.status?.phase, "Updating");
+    // The pool has its new spec but has not looked at it yet.
+    const pending = scope(cluster(2, "s1.medium"), machines, [{ ...failed, metadata: { ...failed.metadata, generation: 2 } }]);
+    summarizeCluster(ctx, pending, undefined);
+    assert.equal(pending.object.status?.phase, "Updating");
+  });
+});

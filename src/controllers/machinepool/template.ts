@@ -1,0 +1,45 @@
+// A pool's machine template — what each of its machines is made from: machine type, image, and the
+// labels and taints its node registers with — and which machines are made from the current one. A
+// change of the template rolls the pool's machines (rollout/plan.ts); the Cluster reads the same to say
+// how many of its workers are up to date.
+import type { MachineObject } from "../../api/kinds.ts";
+import { DEFAULT_IMAGE, type Taint } from "../../api/slipway/nodes.ts";
+import { LABEL_TEMPLATE_HASH } from "../../api/slipway/machinepool.ts";
+import { templateHash } from "../rollout/hash.ts";
+
+/** The fields of a pool's spec (a MachinePool's, or a Cluster's worker pool) that make its machines. */
+export interface PoolTemplateSource {
+  machineType: string;
+  image?: string;
+  labels?: Record<string, string>;
+  taints?: Taint[];
+}
+
+export interface PoolTemplate {
+  machineType: string;
+  image: string;
+  labels: Record<string, string>;
+  taints: Taint[];
+  hash: string;
+}
+
+export function poolTemplate(source: PoolTemplateSource): PoolTemplate {
+  const template = { machineType: source.machineType, image: source.image ?? DEFAULT_IMAGE, labels: source.labels ?? {}, taints: source.taints ?? [] };
+  return { ...template, hash: templateHash(template) };
+}
+
+/**
+ * The template hash a machine was made from. A machine made before hashes were recorded is taken as
+ * made from the current template when its machine type and image are the template's (its labels and
+ * taints cannot be told): an upgrade of Slipway does not roll every pool.
+ */
+export function machineTemplateHash(machine: MachineObject, template: PoolTemplate): string | undefined {
+  const recorded = machine.metadata.labels?.[LABEL_TEMPLATE_HASH];
+  if (recorded !== undefined) return recorded;
+  const sameMachine = machine.spec.machineType === template.machineType && (machine.spec.image ?? DEFAULT_IMAGE) === template.image;
+  return sameMachine ? template.hash : undefined;
+}
+
+export function isCurrent(machine: MachineObject, template: PoolTemplate): boolean {
+  return machineTemplateHash(machine, template) === template.hash;
+}

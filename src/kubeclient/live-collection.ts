@@ -1,0 +1,95 @@
+// A collection kept current: listed, then watched (watched again when the server ends a watch, listed
+// again when it no longer has the version asked for, retried while it cannot be reached) — what a
+// command waiting on objects, or a console showing them live, reads.
+import type { KubeClient, KubeObject } from "./client.ts";
+import { KubeGoneError, KubeUnreachableError } from "./errors.ts";
+import type { KubeWatch, WatchEvent } from "./watch.ts";
+
+const RETRY_MS = 1000;
+/** How long the server keeps one watch open before the client opens the next. */
+const WATCH_SECONDS = 300;
+
+export interface Selector {
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+/** The objects of a collection (in one namespace, or cluster-scoped) that match a selector, kept current, by name. */
+export class LiveCollection<T extends KubeObject> {
+  readonly items = new Map<string, T>();
+  private resourceVersion: string | undefined;
+  private current: KubeWatch | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly path: string,
+    private readonly selector: Selector,
+    private readonly onChange: () => void,
+    /** Told when the server cannot be reached and the watch is retried. */
+    private readonly onRetry: (error: KubeUnreachableError) => void,
+  ) {}
+
+  /** Lists the objects; then keeps them current until `stop`. The promise it answers ends when watching ends. */
+  async start(): Promise<{ watching: Promise<void> }> {
+    await this.relist();
+    return { watching: this.run() };
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.current?.close();
+  }
+
+  private async relist(): Promise<void> {
+    const list = await this.client.list<T>(this.path, this.selector);
+    this.items.clear();
+    for (const item of list.items) this.items.set(item.metadata.name ?? "", item);
+    this.resourceVersion = list.metadata.resourceVersion;
+  }
+
+  private apply(event: WatchEvent<T>): void {
+    if (this.stopped) return;
+    this.resourceVersion = event.object.metadata.resourceVersion ?? this.resourceVersion;
+    if (event.type === "BOOKMARK") return;
+    const name = event.object.metadata.name ?? "";
+    if (event.type === "DELETED") this.items.delete(name);
+    else this.items.set(name, event.object);
+    this.onChange();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        this.current = this.client.watch<T>(
+          this.path,
+          { ...this.selector, allowWatchBookmarks: true, timeoutSeconds: WATCH_SECONDS, ...(this.resourceVersion ? { resourceVersion: this.resourceVersion } : {}) },
+          (event) => this.apply(event),
+        );
+        await this.current.done;
+      } catch (error) {
+        if (this.stopped) return;
+        if (error instanceof KubeGoneError) await this.recover();
+        else if (error instanceof KubeUnreachableError) {
+          this.onRetry(error);
+          await this.recover();
+        } else throw error;
+      }
+    }
+  }
+
+  /** Lists again, as soon as the server answers. */
+  private async recover(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        await this.relist();
+        this.onChange();
+        return;
+      } catch (error) {
+        if (!(error instanceof KubeUnreachableError)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+      }
+    }
+  }
+}
+

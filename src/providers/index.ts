@@ -1,0 +1,15 @@
+// The providers Slipway installs, one line each. A provider lives in its own folder and is added here;
+// the control plane passes each its settings (the sim provider: which sim cloud to talk to).
+import { ProviderRegistry } from "./registry.ts";
+import { simProviderFactory, type SimProviderOptions } from "./sim/index.ts";
+
+/** Settings of the installed providers, by provider. */
+export interface ProviderSettings {
+  sim?: SimProviderOptions;
+}
+
+export function installedProviders(settings: ProviderSettings = {}): ProviderRegistry {
+  const registry = new ProviderRegistry();
+  registry.register(simProviderFactory(settings.sim));
+  return registry;
+}
