@@ -6,9 +6,9 @@ import type { Logger } from "pino";
 import type { KindDefinition } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import type { Watch, WatchEvent } from "../store/store.ts";
-import { isApiError, NotFoundError } from "./errors.ts";
 import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN, type ObjectService } from "./objects.ts";
 import { objectKey, REGISTRY_ROOT, StorageLayout } from "./storage-keys.ts";
+import { deleteIfPresent } from "../api/presence.ts";
 
 interface Indexed {
   def: KindDefinition;
@@ -206,11 +206,7 @@ export class Collectors {
   }
 
   private async ignoreNotFound(work: Promise<unknown>): Promise<void> {
-    try {
-      await work;
-    } catch (e) {
-      if (!(isApiError(e) && e instanceof NotFoundError)) throw e;
-    }
+    await deleteIfPresent(() => work);
   }
 
   /** Background deletion: dependents whose owners are all gone are deleted; others lose the gone owner. */

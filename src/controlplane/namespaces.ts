@@ -1,6 +1,6 @@
 // The namespaces every control plane has from its first start.
-import { isApiError, AlreadyExistsError } from "../apiserver/errors.ts";
 import type { ObjectService } from "../apiserver/objects.ts";
+import { createIfAbsent } from "../api/presence.ts";
 
 export const DEFAULT_NAMESPACES = ["default", "kube-system", "kube-public"];
 
@@ -9,11 +9,7 @@ export async function ensureDefaultNamespaces(objects: ObjectService): Promise<v
   if (!def) return;
   for (const name of DEFAULT_NAMESPACES) {
     if (await objects.tryGet(def, undefined, name)) continue;
-    try {
-      await objects.create(def, undefined, { metadata: { name } });
-    } catch (e) {
-      // Another replica made it first.
-      if (!(isApiError(e) && e instanceof AlreadyExistsError)) throw e;
-    }
+    // Another replica may make it first.
+    await createIfAbsent(() => objects.create(def, undefined, { metadata: { name } }));
   }
 }

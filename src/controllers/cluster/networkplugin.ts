@@ -3,9 +3,10 @@
 // available. Applying the manifest is not enough — a plugin whose pods crash (a pod range that does not
 // match the cluster's, say) leaves the nodes NotReady, and the condition says why.
 import { CNI_DAEMONSETS, type CniName } from "../../bootstrap/cni.ts";
-import { KubeNotFoundError, type KubeClient, type KubeObject } from "../../kubeclient/index.ts";
+import { type KubeClient, type KubeObject } from "../../kubeclient/index.ts";
 import type { ConditionInput } from "../../runtime/conditions.ts";
 import { CONDITION_NETWORK_PLUGIN_INSTALLED } from "../../api/slipway/cluster.ts";
+import { ifPresent } from "../../api/presence.ts";
 
 export interface DaemonSetView extends KubeObject {
   spec?: { selector?: { matchLabels?: Record<string, string> } };
@@ -33,12 +34,7 @@ function daemonSetPath(cni: CniName): string {
 
 /** The plugin's DaemonSet, or undefined when it does not exist (the manifest is to be applied). */
 export async function readPluginDaemonSet(kube: KubeClient, cni: CniName): Promise<DaemonSetView | undefined> {
-  try {
-    return await kube.get<DaemonSetView>(daemonSetPath(cni));
-  } catch (error) {
-    if (error instanceof KubeNotFoundError) return undefined;
-    throw error;
-  }
+  return ifPresent(() => kube.get<DaemonSetView>(daemonSetPath(cni)));
 }
 
 /** All desired pods scheduled, on the current template, ready and available, as of the current generation. */

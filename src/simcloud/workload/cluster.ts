@@ -4,7 +4,6 @@
 // Deployments, and whether a node is Ready, are the controllers' (controllers.ts).
 import type { KubeObject } from "../../api/meta.ts";
 import type { KindDefinition, Registry } from "../../api/registry.ts";
-import { AlreadyExistsError, NotFoundError } from "../../apiserver/errors.ts";
 import { ObjectService, type ObjectServiceOptions } from "../../apiserver/objects.ts";
 import type { Store } from "../../store/store.ts";
 import { WorkloadControllers, type WorkloadKinds } from "./controllers.ts";
@@ -13,6 +12,7 @@ import type { InitPlan } from "./kubeadm-plan.ts";
 import { signClusterInfo } from "./kubeadm-plan.ts";
 import * as M from "./manifests.ts";
 import type { ClusterRecord } from "./records.ts";
+import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
 
 const NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
@@ -58,13 +58,7 @@ export class WorkloadCluster {
   /** Creates an object (kept if it exists), then writes its status when it has one. */
   private async put(def: KindDefinition, object: KubeObject, status?: unknown): Promise<KubeObject> {
     const namespace = object.metadata.namespace;
-    let created: KubeObject;
-    try {
-      created = (await this.objects.create(def, namespace, object)).object;
-    } catch (error) {
-      if (!(error instanceof AlreadyExistsError)) throw error;
-      created = await this.objects.get(def, namespace, object.metadata.name!);
-    }
+    const created = (await createIfAbsent(() => this.objects.create(def, namespace, object)))?.object ?? (await this.objects.get(def, namespace, object.metadata.name!));
     if (status === undefined) return created;
     return (await this.objects.updateStatus(def, namespace, created.metadata.name!, { status })).object;
   }
@@ -145,11 +139,7 @@ export class WorkloadCluster {
   }
 
   private async ignoreMissing(work: Promise<unknown>): Promise<void> {
-    try {
-      await work;
-    } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
-    }
+    await deleteIfPresent(() => work);
   }
 
   /** Removes every object of the cluster (its control plane is gone for good). */

@@ -8,6 +8,7 @@ import type { WorkloadCluster } from "./cluster.ts";
 import type { PodDisruptionBudgetObject } from "./kinds-policy.ts";
 import { selectorMatches } from "./kinds-podspec.ts";
 import type { PodObject } from "./kinds.ts";
+import { deleteIfPresent } from "../../api/presence.ts";
 
 /** The budget allows no disruption now. */
 export class DisruptionBudgetError extends ApiError {
@@ -72,11 +73,7 @@ async function evict(workload: WorkloadCluster | undefined, evicted: () => Promi
       const unhealthyMayGo = !isReady(pod) && (budget.spec?.unhealthyPodEvictionPolicy === "AlwaysAllow" || status.currentHealthy >= status.desiredHealthy);
       if (!unhealthyMayGo && status.disruptionsAllowed <= 0) throw new DisruptionBudgetError(budget.metadata.name!, status.desiredHealthy, status.currentHealthy);
     }
-    try {
-      await objects.delete(kinds.pod, namespace, name);
-    } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
-    }
+    await deleteIfPresent(() => objects.delete(kinds.pod, namespace, name));
     await evicted();
   }
   return { kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", code: 201 };
