@@ -10,7 +10,7 @@ import { poolMachine } from "../machinepool/phases.ts";
 import { KubeconfigTargets } from "./kubeconfig.ts";
 import { RecentChecks } from "./recent-checks.ts";
 import type { ClusterScope } from "./scope.ts";
-import { summarizeCluster } from "./status.ts";
+import { journal, summarizeCluster } from "./status.ts";
 
 const ctx = reconcileContext();
 const T = "2025-01-01T00:00:00Z";
@@ -145,5 +145,20 @@ describe("cluster status", () => {
     const pending = scope(cluster(2, "s1.medium"), machines, [{ ...failed, metadata: { ...failed.metadata, generation: 2 } }]);
     summarizeCluster(ctx, pending, undefined);
     assert.equal(pending.object.status?.phase, "Updating");
+  });
+
+  it("journals the network plugin from the control plane's initialisation until its pods run on every node", () => {
+    const initialized = "2025-01-01T00:01:00Z";
+    const installed = "2025-01-01T00:01:20Z";
+    const c = cluster();
+    c.status!.conditions = [
+      { type: "ControlPlaneInitialized", status: "True", lastTransitionTime: initialized },
+      { type: "NetworkPluginInstalled", status: "False", reason: "Applied", lastTransitionTime: initialized },
+    ];
+    const s = scope(c, [controlPlane(0)]);
+    const step = () => journal(c, s, installed).find((j) => j.name === "NetworkPlugin");
+    assert.deepEqual([step()?.startedAt, step()?.finishedAt, step()?.outcome], [initialized, undefined, "Running"]);
+    c.status!.conditions[1] = { type: "NetworkPluginInstalled", status: "True", reason: "PodsReady", lastTransitionTime: installed };
+    assert.deepEqual([step()?.startedAt, step()?.finishedAt, step()?.outcome], [initialized, installed, "Succeeded"]);
   });
 });

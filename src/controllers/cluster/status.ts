@@ -2,7 +2,7 @@
 // the phase with a reason when something is wrong, and the step journal the CLI draws as a timeline.
 import type { ClusterObject, ClusterStep, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
 import type { ConditionT } from "../../api/meta.ts";
-import { CONDITION_CONTROL_PLANE_INITIALIZED } from "../../api/slipway/cluster.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED } from "../../api/slipway/cluster.ts";
 import { isMachineReady } from "../../api/slipway/machine.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { getCondition, isTrue, setCondition, type ConditionInput } from "../../runtime/conditions.ts";
@@ -186,8 +186,10 @@ export function journal(cluster: ClusterObject, scope: ClusterScope, now: string
       name: m.metadata.name!,
     });
   }
-  const cni = getCondition(st.conditions, "NetworkPluginInstalled");
-  if (cni?.status === "True") add("NetworkPlugin", cni.lastTransitionTime, cni.lastTransitionTime);
+  // The plugin is applied once the control plane is initialised, and installed once its pods run on
+  // every node: the step spans both.
+  const cni = getCondition(st.conditions, CONDITION_NETWORK_PLUGIN_INSTALLED);
+  if (cni) add("NetworkPlugin", transition(st.conditions, CONDITION_CONTROL_PLANE_INITIALIZED) ?? cni.lastTransitionTime, cni.status === "True" ? cni.lastTransitionTime : undefined);
   const ready = transition(st.conditions, "Ready");
   if (ready) add("Ready", ready, ready);
   return steps.sort((a, b) => a.startedAt.localeCompare(b.startedAt));
