@@ -56,6 +56,14 @@ describe("slipway plan", { timeout: 120_000 }, () => {
     assert.deepEqual(JSON.parse(resources.stdout), []);
   });
 
+  it("is listed in discovery as the clusters/plan subresource, as kubectl api-resources reads it", () => {
+    const r = spawnSync("/usr/bin/kubectl", ["--kubeconfig", server.kubeconfig, "get", "--raw", "/apis/slipway.dev/v1alpha1"], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    const list = JSON.parse(r.stdout) as { resources: { name: string; kind: string; verbs: string[] }[] };
+    const plan = list.resources.find((resource) => resource.name === "clusters/plan");
+    assert.deepEqual(plan && { kind: plan.kind, verbs: plan.verbs }, { kind: "ClusterPlan", verbs: ["create"] });
+  });
+
   it("answers the API's ClusterPlan with -o json", () => {
     const r = run(["plan", "-f", QUICKSTART, "-o", "json"]);
     assert.equal(r.status, 0, r.stderr);

@@ -6,6 +6,7 @@
 import type { ConnectionObject } from "../../api/kinds.ts";
 import { clusterKind, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { CLUSTER_PLAN_KIND, type ClusterPlanObject } from "../../api/slipway/clusterplan.ts";
+import { SLIPWAY_GROUP, SLIPWAY_VERSION } from "../../api/slipway/group.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
@@ -109,6 +110,8 @@ export async function planClusterRequest(deps: PlanDeps, namespace: string, name
 export function clusterPlanAction(deps: PlanDeps): SubresourceAction {
   return {
     path: `${clusterKind.group}/${clusterKind.plural}/plan`,
+    // Listed in discovery as clusters/plan, taking and answering a ClusterPlan.
+    discovery: { group: SLIPWAY_GROUP, version: SLIPWAY_VERSION, kind: CLUSTER_PLAN_KIND },
     handle: ({ namespace, name, body }) => planClusterRequest(deps, namespace ?? "default", name, body),
   };
 }
