@@ -8,6 +8,7 @@ import { PkiWorkers } from "../bootstrap/pki-workers.ts";
 import { registerOperationController } from "../controllers/operation/controller.ts";
 import { registerClusterController } from "../controllers/cluster/controller.ts";
 import { registerConnectionController } from "../controllers/connection/controller.ts";
+import { registerHostController } from "../controllers/host/controller.ts";
 import { registerInfrastructureController } from "../controllers/infrastructure/controller.ts";
 import { ProviderResolver } from "../controllers/providers.ts";
 import { registerMachineController } from "../controllers/machine/controller.ts";
@@ -85,6 +86,7 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
   registerMachinePoolController(manager, { providers, workloads }, { pollMs, concurrency: 16 });
   registerMachineController(manager, { providers, workloads }, { pollMs, concurrency: 32 });
   registerOperationController(manager, { concurrency: 8 });
+  registerHostController(manager);
   await manager.start();
   return {
     manager,
