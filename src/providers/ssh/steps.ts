@@ -126,7 +126,7 @@ export async function stopUnit(session: SshSession, name: string): Promise<void>
   const script = [
     `[ -e ${UNITS}/${name}.started ] || exit 0`,
     `if [ -e /etc/systemd/system/${name}.service ]; then systemctl disable --now ${name}.service >/dev/null 2>&1; rm -f /etc/systemd/system/${name}.service; systemctl daemon-reload; fi`,
-    `if [ -e ${UNITS}/${name}.pid ]; then kill -TERM -- -"$(cat ${UNITS}/${name}.pid)" 2>/dev/null; fi`,
+    `if [ -e ${UNITS}/${name}.pid ]; then kill -TERM -"$(cat ${UNITS}/${name}.pid)" 2>/dev/null; fi`,
     `rm -f ${UNITS}/${name}.pid ${UNITS}/${name}.started ${UNITS}/${name}.exit ${UNITS}/${name}.sh`,
   ].join("\n");
   const result = await asRoot(session, script);
@@ -139,7 +139,7 @@ export const CLEANUP_SCRIPT = [
   `[ -d $D ] || { echo "nothing of Slipway's on this host"; exit 0; }`,
   "for u in /etc/systemd/system/slipway-*.service; do [ -e \"$u\" ] || continue; n=$(basename \"$u\"); systemctl disable --now \"$n\" >/dev/null 2>&1; rm -f \"$u\"; done",
   "[ -d /run/systemd/system ] && systemctl daemon-reload",
-  `for p in ${UNITS}/*.pid; do [ -e "$p" ] || continue; kill -TERM -- -"$(cat "$p")" 2>/dev/null; done`,
+  `for p in ${UNITS}/*.pid; do [ -e "$p" ] || continue; kill -TERM -"$(cat "$p")" 2>/dev/null; done`,
   `if [ -e ${UNITS}/slipway-bootstrap.started ] && command -v kubeadm >/dev/null 2>&1; then kubeadm reset -f; fi`,
   `if [ -s $D/installed-packages ]; then DEBIAN_FRONTEND=noninteractive apt-get purge -y -q $(cat $D/installed-packages); fi`,
   `if [ -f $D/found ]; then`,
