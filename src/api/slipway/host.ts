@@ -57,7 +57,7 @@ export type HostClaim = Static<typeof HostClaimSchema>;
 export const HostStatusSchema = Struct(
   {
     hostKeyFingerprint: Type.Optional(
-      Type.String({ description: "SHA256 fingerprint of the host key seen at first contact; any other key is refused. Clear it to trust a new key." }),
+      Type.String({ description: "SHA256 fingerprint of the host key seen at first contact; any other key is refused. To trust a new key, set the annotation slipway.dev/trust-host-key to its fingerprint." }),
     ),
     facts: Type.Optional(HostFactsSchema),
     clusterRef: Type.Optional(Struct({ name: Type.String({ description: "Name of the Cluster (in this namespace)." }) }, { description: "The cluster the host is used by." })),

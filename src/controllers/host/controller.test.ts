@@ -7,7 +7,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { release } from "node:os";
 import { secretKind } from "../../api/core.ts";
-import type { ConnectionObject, HostObject, SecretObject } from "../../api/kinds.ts";
+import type { ClusterObject, ConnectionObject, HostObject, SecretObject } from "../../api/kinds.ts";
 import { apiVersionOf } from "../../api/registry.ts";
 import { LABEL_CONNECTION, connectionKind } from "../../api/slipway/connection.ts";
 import { hostKind } from "../../api/slipway/host.ts";
@@ -17,6 +17,9 @@ import { HOST_MACHINE_TYPE } from "../../providers/ssh/index.ts";
 import { SshLab, labUnavailable, type LabHost } from "../../providers/ssh/testing/lab.ts";
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
 import { registerHostController } from "./controller.ts";
+import { registerClusterController } from "../cluster/controller.ts";
+import { registerConnectionController } from "../connection/controller.ts";
+import { clusterKind } from "../../api/slipway/cluster.ts";
 import { ANNOTATION_TRUST_HOST_KEY } from "./phases.ts";
 
 const NS = "default";
@@ -51,6 +54,8 @@ describe("Host controller and ssh claims on real hosts", { skip: labUnavailable(
     lab = await SshLab.start(3);
     env = await controllerTestEnv();
     registerHostController(env.manager, { retryMs: 200, recheckMs: 60_000 });
+    registerConnectionController(env.manager, { providers: env.providers }, { recheckMs: 200 });
+    registerClusterController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20, revalidateMs: 60_000 });
     await env.start();
     await env.client.of(secretKind).create(secret("lab-key", lab.privateKey));
     rack = await env.client.of(connectionKind).create({ apiVersion: apiVersionOf(connectionKind), kind: "Connection", metadata: { name: "rack", namespace: NS }, spec: { provider: "ssh", region: "rack-1" } });
@@ -135,6 +140,31 @@ describe("Host controller and ssh claims on real hosts", { skip: labUnavailable(
     const refused = await waitReachable("h3", "False", "HostKeyChanged");
     assert.ok(reachableOf(refused)?.message?.includes(changed) && reachableOf(refused)?.message?.includes(before ?? "?"), reachableOf(refused)?.message);
     assert.equal(refused?.status?.hostKeyFingerprint, before, "the pinned key stays");
+
+    // A cluster that needs the hosts is refused before anything changes, naming each host and why.
+    const machines = await env.providers.capability(rack, "machines");
+    const spec = { zone: "rack-1", machineType: HOST_MACHINE_TYPE, imageId: "host", userData: USER_DATA };
+    const other = await machines.create("instance", spec, { token: "other-cp-0", tags: { "slipway.dev/cluster": "other" } });
+    await env.client.of(clusterKind).create({
+      apiVersion: apiVersionOf(clusterKind),
+      kind: "Cluster",
+      metadata: { name: "demo", namespace: NS },
+      spec: { controlPlane: { connection: "rack", machineType: "host" }, workers: [{ name: "pool", connection: "rack", machineType: "host", replicas: 1 }] },
+    } as ClusterObject);
+    const failed = await env.waitFor(clusterKind, NS, "demo", (c) => c?.status?.phase === "Failed", 20_000);
+    const message = failed?.status?.message ?? "";
+    assert.equal(failed?.status?.reason, "ValidationFailed");
+    assert.ok(message.includes(`the cluster needs 2 hosts in connection "rack", 0 can be used`), message);
+    assert.ok(message.includes(`host ${other.id} (${other.privateIp}): used by cluster other`), message);
+    assert.ok(message.includes(`host h3 (${host.address}): HostKeyChanged: root@${host.address}:22 presented host key ${changed}`), message);
+    const claimed = (await hosts().list(NS)).items.filter((h) => h.status?.claim).map((h) => h.metadata.name);
+    assert.deepEqual(claimed, [other.id], "nothing was claimed for the refused cluster");
+    const connectionReady = await env.waitFor(connectionKind, NS, "rack", (c) => c?.status?.phase === "Ready");
+    assert.match(connectionReady?.status?.conditions?.[0]?.message ?? "", /^2 hosts labelled with the connection, 1 reachable$/);
+    await env.client.of(clusterKind).delete(NS, "demo");
+    await machines.delete("instance", other.id);
+    await waitInstance(machines, other.id, "gone");
+
     await hosts().patch(NS, "h3", "merge", { metadata: { annotations: { [ANNOTATION_TRUST_HOST_KEY]: changed } } });
     const trusted = await waitReachable("h3", "True");
     assert.equal(trusted?.status?.hostKeyFingerprint, changed);

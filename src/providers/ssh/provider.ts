@@ -61,6 +61,11 @@ export class SshProvider implements Provider, Machines {
     return { ...host.target, privateKey: host.target.privateKey };
   }
 
+  /** The Connection's hosts as they are now, for validation before anything is claimed. */
+  hostRecords(): Promise<HostRecord[]> {
+    return this.directory.hosts(this.connection);
+  }
+
   private async host(id: string): Promise<HostRecord | undefined> {
     return (await this.directory.hosts(this.connection)).find((h) => h.name === id);
   }

@@ -84,7 +84,7 @@ export class SshSession {
       });
       client.on("error", (error: Error & { level?: string; code?: string }) => {
         if (presented !== undefined && target.hostKeyFingerprint !== undefined && presented !== target.hostKeyFingerprint) {
-          fail(new SshError("HostKeyChanged", `${where} presented host key ${presented}, not the recorded ${target.hostKeyFingerprint}; if the host was reinstalled, clear status.hostKeyFingerprint to trust the new key`));
+          fail(new SshError("HostKeyChanged", `${where} presented host key ${presented}, not the recorded ${target.hostKeyFingerprint}; if the host was reinstalled, trust the new key by setting the Host's annotation slipway.dev/trust-host-key to it`));
         } else if (error.level === "client-authentication") {
           fail(new SshError("AuthenticationFailed", `${where} refused the SSH key (${error.message})`, { cause: error }));
         } else if (/privateKey|private key|Cannot parse/i.test(error.message)) {
