@@ -61,20 +61,30 @@ function fingerprintOfPublicKey(publicKey: string): string {
   return fingerprintOf(Buffer.from(publicKey.split(/\s+/)[1] ?? "", "base64"));
 }
 
-/** A third octet for 10.250.N.0/24 that no interface on this machine uses yet. */
-async function freeSubnet(): Promise<number> {
+/**
+ * Takes a free 10.250.N.0/24 by making its bridge, named after N: `ip link add` fails when another lab
+ * (another test file running at the same time) holds that N, and the next N is tried.
+ */
+async function takeSubnet(): Promise<{ octet: number; bridge: string }> {
   const { stdout } = await run("ip", ["-o", "-4", "addr", "show"]);
-  for (let i = 0; i < 250; i++) {
+  for (let i = 0; i < 240; i++) {
     const octet = ((process.pid + i) % 240) + 10;
-    if (!stdout.includes(`10.250.${octet}.`)) return octet;
+    if (stdout.includes(`10.250.${octet}.`)) continue;
+    const bridge = `slw-br${octet}`;
+    const made = await sh("ip", ["link", "add", bridge, "type", "bridge"]).then(
+      () => true,
+      () => false,
+    );
+    if (made) return { octet, bridge };
   }
   throw new Error("no free 10.250.N.0/24 for the SSH host lab");
 }
 
+let labsStarted = 0;
+
 export class SshLab {
   readonly hosts: LabHost[] = [];
   private readonly running: RunningHost[] = [];
-  private readonly bridge: string;
   private bridgeMade = false;
   private readonly namespaces: string[] = [];
   private stopped = false;
@@ -87,17 +97,26 @@ export class SshLab {
     /** The key every host accepts. Secret. */
     readonly privateKey: string,
     readonly publicKey: string,
-  ) {
-    this.bridge = `slw${tag}br`;
-  }
+    private readonly bridge: string,
+  ) {}
 
   /** Starts `count` hosts; on any failure removes what it made and rethrows. */
   static async start(count: number): Promise<SshLab> {
     const dir = await mkdtemp(join(tmpdir(), "slipway-ssh-lab-"));
-    const tag = (process.pid % 0xffff).toString(36) + Math.floor(Math.random() * 36 * 36).toString(36);
-    const octet = await freeSubnet();
-    const key = await generateKey(join(dir, "lab_key"), "slipway-lab");
-    const lab = new SshLab(dir, tag.slice(0, 6), `10.250.${octet}`, key.privateKey, key.publicKey);
+    // Names unique on the machine: this process's id and how many labs it started.
+    const tag = `${(process.pid % 1_679_616).toString(36)}${(labsStarted++ % 36).toString(36)}`;
+    let key: { privateKey: string; publicKey: string };
+    let taken: { octet: number; bridge: string };
+    try {
+      key = await generateKey(join(dir, "lab_key"), "slipway-lab");
+      taken = await takeSubnet();
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
+    const { octet, bridge } = taken;
+    const lab = new SshLab(dir, tag.slice(0, 6), `10.250.${octet}`, key.privateKey, key.publicKey, bridge);
+    lab.bridgeMade = true;
     try {
       await lab.makeBridge();
       for (let i = 0; i < count; i++) await lab.addHost(i);
@@ -119,8 +138,6 @@ export class SshLab {
   }
 
   private async makeBridge(): Promise<void> {
-    await sh("ip", ["link", "add", this.bridge, "type", "bridge"]);
-    this.bridgeMade = true;
     await sh("ip", ["addr", "add", `${this.gateway}/24`, "dev", this.bridge]);
     await sh("ip", ["link", "set", this.bridge, "up"]);
   }
