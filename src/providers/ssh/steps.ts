@@ -36,6 +36,8 @@ export async function runStep(session: SshSession, step: { name: string; script:
   const log = `${STEPS}/${step.name}.log`;
   const wrapper = [
     `mkdir -p ${STEPS}`,
+    // One step at a time on a host, whoever runs it (another replica resuming the same bootstrap).
+    `exec 9> ${SLIPWAY_DIR}/lock; command -v flock >/dev/null 2>&1 && flock 9`,
     `if [ -e ${STEPS}/${step.name}.done ]; then echo ${ALREADY_DONE}; exit 0; fi`,
     `( set -e`,
     step.script,
