@@ -6,7 +6,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { Condition, MapOf, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
 import { ageColumn, fieldColumn } from "../columns.ts";
-import { invalid } from "../field-errors.ts";
+import { immutable, invalid } from "../field-errors.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
 
 /** The key of the SSH private key in the Secret, as in Kubernetes' `kubernetes.io/ssh-auth` Secrets. */
@@ -110,7 +110,18 @@ export const hostKind: KindDefinition<HostObject> = {
     fieldColumn("FINGERPRINT", ".status.hostKeyFingerprint", "Pinned host key.", { priority: 1 }),
   ],
   defaults: specDefaults(HostSpecSchema),
-  validate(host) {
-    return addressErrors(host.spec.address);
+  validate(host, old) {
+    const errors = addressErrors(host.spec.address);
+    // A cluster's node runs on the host: moving the Host elsewhere under it would strand the node.
+    const cluster = old?.status?.clusterRef?.name;
+    if (old && cluster) {
+      const why = `the host is used by cluster ${cluster}`;
+      errors.push(
+        ...immutable("spec.address", host.spec.address, old.spec.address, why),
+        ...immutable("spec.port", host.spec.port, old.spec.port, why),
+        ...immutable("spec.user", host.spec.user, old.spec.user, why),
+      );
+    }
+    return errors;
   },
 };
