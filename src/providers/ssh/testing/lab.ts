@@ -8,9 +8,9 @@
 // runtime exists here: everything Slipway does over SSH is real, only the effect of those programs is
 // emulated. Needs root, `ip`, `unshare`, `nsenter`, `ssh-keygen` and /usr/sbin/sshd; `stop()` removes
 // every namespace, link, process and file it made, also after a failed start.
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, mkdir, readFile, readdir, rm, writeFile, chmod } from "node:fs/promises";
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -81,6 +81,20 @@ async function takeSubnet(): Promise<{ octet: number; bridge: string }> {
 }
 
 let labsStarted = 0;
+/** Labs not stopped yet: removed when the process exits or is told to stop, should a test not get to it. */
+const live = new Set<SshLab>();
+
+function removeLeftLabs(): void {
+  for (const lab of live) lab.removeNow();
+}
+
+process.on("exit", removeLeftLabs);
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    removeLeftLabs();
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  });
+}
 
 export class SshLab {
   readonly hosts: LabHost[] = [];
@@ -117,6 +131,7 @@ export class SshLab {
     const { octet, bridge } = taken;
     const lab = new SshLab(dir, tag.slice(0, 6), `10.250.${octet}`, key.privateKey, key.publicKey, bridge);
     lab.bridgeMade = true;
+    live.add(lab);
     try {
       await lab.makeBridge();
       for (let i = 0; i < count; i++) await lab.addHost(i);
@@ -305,9 +320,36 @@ export class SshLab {
   }
 
   /** Removes everything: processes, namespaces, links, files. Safe to call twice and after a failed start. */
+  /** The same as `stop`, synchronously and quietly: for a process on its way out. */
+  removeNow(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    live.delete(this);
+    const quiet = (command: string, args: string[]) => {
+      try {
+        return execFileSync(command, args, { timeout: 5000, stdio: ["ignore", "pipe", "ignore"] }).toString();
+      } catch {
+        return "";
+      }
+    };
+    for (const netns of this.namespaces) {
+      for (const pid of quiet("ip", ["netns", "pids", netns]).split("\n").filter((l) => /^\d+$/.test(l.trim()))) {
+        try {
+          process.kill(Number(pid), "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+      quiet("ip", ["netns", "del", netns]);
+    }
+    if (this.bridgeMade) quiet("ip", ["link", "del", this.bridge]);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    live.delete(this);
     const problems: string[] = [];
     for (const host of this.running) await this.killSshd(host).catch((e: Error) => problems.push(e.message));
     for (const netns of this.namespaces) {
