@@ -7,12 +7,12 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import type { KubeObject } from "../../api/meta.ts";
-import { issueCertificate } from "../../bootstrap/pki.ts";
+import { createCertificateRequest, issueCertificate, verifyIssuedBy } from "../../bootstrap/pki.ts";
 import { waitFor } from "../test-support.ts";
 import type { LoadBalancer } from "../types.ts";
 import { bootLogMatching, clusterPki, controlPlaneLoadBalancer, emulatedCloud, initData, kubectl, launchControlPlane, writeKubeconfig, type EmulatedCloud } from "./test-support.ts";
 
-let env: EmulatedCloud;
+let env: EmulatedCloud & { lb: LoadBalancer; pki: Awaited<ReturnType<typeof clusterPki>> };
 let admin: string;
 let alice: string;
 let bob: string;
@@ -36,9 +36,10 @@ function pod(name: string, namespace = "team"): KubeObject {
 }
 
 before(async () => {
-  env = await emulatedCloud(31);
-  const lb = await controlPlaneLoadBalancer(env.cloud, env.net, "access");
+  const cloud = await emulatedCloud(31);
+  const lb = await controlPlaneLoadBalancer(cloud.cloud, cloud.net, "access");
   const pki = await clusterPki();
+  env = { ...cloud, lb, pki };
   const cp = await launchControlPlane(env.cloud, env.net, lb, initData(lb, pki, "access-cp-0"));
   await bootLogMatching(env.cloud, cp.id, /initialized successfully/);
   admin = await userKubeconfig(lb, pki.ca, "admin");
@@ -106,6 +107,38 @@ describe("a workload cluster's RBAC", () => {
     const listed = await kubectl(bob, ["get", "pods", "-n", "team"]);
     assert.notEqual(listed.code, 0);
     assert.match(listed.stderr, /User "bob" cannot list resource "pods"/);
+  });
+});
+
+describe("a workload cluster's certificate signing requests", () => {
+  it("issues a client certificate signed by the cluster CA once an admin approves the request, as kubectl certificate approve does", async () => {
+    const { csrPem, keyPem } = await createCertificateRequest({ commonName: "carol", organizations: ["team-a"] });
+    const created = await apply(admin, [
+      {
+        apiVersion: "certificates.k8s.io/v1",
+        kind: "CertificateSigningRequest",
+        metadata: { name: "carol" },
+        spec: { request: Buffer.from(csrPem).toString("base64"), signerName: "kubernetes.io/kube-apiserver-client", usages: ["client auth"], expirationSeconds: 3600 },
+      },
+    ]);
+    assert.equal(created.code, 0, created.stderr);
+    const pending = await kubectl(admin, ["get", "csr", "carol", "--no-headers"]);
+    assert.match(pending.stdout, /kubernetes\.io\/kube-apiserver-client\s+kubernetes-admin\s+Pending/);
+    const approved = await kubectl(admin, ["certificate", "approve", "carol"]);
+    assert.equal(approved.code, 0, approved.stderr);
+    const issued = await waitFor(async () => {
+      const out = await kubectl(admin, ["get", "csr", "carol", "-o", "jsonpath={.status.certificate}"]);
+      return out.stdout ? out.stdout : undefined;
+    }, "the certificate issued", 10_000);
+    const certPem = Buffer.from(issued, "base64").toString("utf8");
+    assert.equal(await verifyIssuedBy(certPem, env.pki.ca.certPem), true);
+    const carol = join(env.dir, "carol.kubeconfig");
+    writeFileSync(carol, readFileSync(await writeKubeconfig(env.dir, env.lb, env.pki.ca, { certPem, keyPem })));
+    const who = await kubectl(carol, ["get", "pods", "-n", "team"]);
+    assert.notEqual(who.code, 0);
+    assert.match(who.stderr, /User "carol" cannot list resource "pods"/, "carol is authenticated by the issued certificate, and has no binding");
+    const denied = await kubectl(bob, ["certificate", "approve", "carol"]);
+    assert.notEqual(denied.code, 0, "approving takes a permission bob does not hold");
   });
 });
 

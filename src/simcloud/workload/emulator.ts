@@ -21,6 +21,7 @@ import type { SimCloud } from "../cloud.ts";
 import type { TimerHandle } from "../clock.ts";
 import type { PublishedEndpoint, SimCloudHooks } from "../core.ts";
 import type { Instance, LoadBalancer } from "../types.ts";
+import { clientSigner, requestorAdmission } from "./certificates.ts";
 import { WorkloadCluster } from "./cluster.ts";
 import { CRASH_BACKOFF_MS } from "./controllers.ts";
 import { KubeadmSteps } from "./kubeadm-steps.ts";
@@ -106,10 +107,12 @@ export class WorkloadEmulator {
       // Each cluster enforces its own RBAC objects and ResourceQuotas, as kube-apiserver does.
       const rbac = new ServedRbac();
       const quotas = new QuotaEnforcement(() => new Date(this.cloud.clock.now()));
+      const csrKind = this.options.registry.byKind("certificates.k8s.io/v1", "CertificateSigningRequest")!;
+      const signer = clientSigner(csrKind, { ca: () => this.records.cluster(id)?.ca, now: () => new Date(this.cloud.clock.now()) });
       cluster = new WorkloadCluster(id, this.options.registry, this.family.view(id), {
         authorizer: rbac.authorizer,
-        admission: [rbac.admission, quotas.admission],
-        postWrite: [rbac.hook, quotas.hook, this.reactions(id)],
+        admission: [rbac.admission, quotas.admission, requestorAdmission(csrKind)],
+        postWrite: [rbac.hook, quotas.hook, signer, this.reactions(id)],
       });
       rbac.attach(cluster.objects);
       this.clusters.set(id, cluster);

@@ -2,7 +2,7 @@
 // the control plane serves it too).
 import { Type } from "@sinclair/typebox";
 import { ageColumn } from "../../api/columns.ts";
-import { immutable } from "../../api/field-errors.ts";
+import { validateResourceQuotaSpec } from "../../apiserver/quota/validation.ts";
 import { FreeForm, MapOf, Struct, objectSchema, type ObjectOf } from "../../api/meta.ts";
 import type { KindDefinition } from "../../api/registry.ts";
 
@@ -88,4 +88,6 @@ export const resourceQuotaKind: KindDefinition<ResourceQuotaObject> = {
     { name: "REQUEST", type: "string", jsonPath: ".status", description: "Usage of requested resources against their limits.", value: (o) => quotaUsage(o as ResourceQuotaObject, false) },
     { name: "LIMIT", type: "string", jsonPath: ".status", description: "Usage of resource limits against their limits.", value: (o) => quotaUsage(o as ResourceQuotaObject, true) },
   ],
+  // Resource names and quantities as kube-apiserver checks them: an unknown name or a bad quantity is refused.
+  validate: (quota) => validateResourceQuotaSpec(quota),
 };

@@ -11,6 +11,7 @@ import { daemonSetKind, deploymentKind } from "./kinds-apps.ts";
 import { PodSpec, podSpecErrors, type PodSpecView } from "./kinds-podspec.ts";
 import { podDisruptionBudgetKind } from "./kinds-policy.ts";
 import { resourceQuotaKind, serviceAccountKind } from "./kinds-config.ts";
+import { certificateSigningRequestKind } from "./certificates.ts";
 import { rbacKinds } from "../../api/rbac.ts";
 
 const CORE = { group: "", version: "v1" } as const;
@@ -271,6 +272,7 @@ export const workloadKinds: readonly KindDefinition[] = [
   general(daemonSetKind),
   general(deploymentKind),
   general(podDisruptionBudgetKind),
+  general(certificateSigningRequestKind),
 ];
 
 /** The registry every emulated workload cluster serves. */
