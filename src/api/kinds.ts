@@ -1,13 +1,14 @@
 // Every kind the API serves, and the registry the API server is built over.
 import { Registry, type KindDefinition } from "./registry.ts";
 import type { KubeObject } from "./meta.ts";
-import { eventKind, namespaceKind, secretKind } from "./core.ts";
+import { configMapKind, eventKind, namespaceKind, secretKind } from "./core.ts";
 import { connectionKind, connectionKindFor, type InstalledProviders } from "./slipway/connection.ts";
 import { clusterKind } from "./slipway/cluster.ts";
 import { infrastructureKind } from "./slipway/infrastructure.ts";
 import { machinePoolKind } from "./slipway/machinepool.ts";
 import { machineKind } from "./slipway/machine.ts";
 import { operationKind } from "./slipway/operation.ts";
+import { resourceSyncKind } from "./slipway/resourcesync.ts";
 import { hostKind } from "./slipway/host.ts";
 
 export type { EventObject, NamespaceObject, ObjectReference, SecretObject } from "./core.ts";
@@ -24,7 +25,7 @@ function general<T extends KubeObject>(definition: KindDefinition<T>): KindDefin
   return definition as unknown as KindDefinition;
 }
 
-export const coreKinds: readonly KindDefinition[] = [general(namespaceKind), general(secretKind), general(eventKind)];
+export const coreKinds: readonly KindDefinition[] = [general(namespaceKind), general(secretKind), general(configMapKind), general(eventKind)];
 
 export const slipwayKinds: readonly KindDefinition[] = [
   general(connectionKind),
@@ -33,6 +34,7 @@ export const slipwayKinds: readonly KindDefinition[] = [
   general(machinePoolKind),
   general(machineKind),
   general(operationKind),
+  general(resourceSyncKind),
   general(hostKind),
 ];
 

@@ -46,6 +46,7 @@ export interface UpFlags {
   simTimeScale?: string;
   simToken?: string;
   pollInterval: string;
+  resyncInterval: string;
 }
 
 export function defaultDataDir(): string {
@@ -77,6 +78,7 @@ export function registerUpCommand(program: Command): void {
     .option("--sim-time-scale <x>", "multiplies every delay of the embedded sim cloud (0.1 is ten times faster)")
     .option("--sim-token <token>", "the sim cloud account's token (default: the sim's default account)")
     .option("--poll-interval <duration>", "how often controllers look again at slow cloud work", "1s")
+    .option("--resync-interval <duration>", "how often resources delivered to clusters (ResourceSyncs) are checked for drift", "30s")
     .action(async (flags: UpFlags) => {
       await runUp(flags);
     });
@@ -124,6 +126,7 @@ export async function runUp(flags: UpFlags): Promise<void> {
     shutdownGraceMs: parseDuration(flags.shutdownGrace, "--shutdown-grace"),
     sim,
     pollMs: parseDuration(flags.pollInterval, "--poll-interval"),
+    resyncMs: parseDuration(flags.resyncInterval, "--resync-interval"),
   });
   process.stdout.write(
     [

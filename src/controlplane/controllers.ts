@@ -8,6 +8,8 @@ import { PkiWorkers } from "../bootstrap/pki-workers.ts";
 import { registerOperationController } from "../controllers/operation/controller.ts";
 import { registerClusterController } from "../controllers/cluster/controller.ts";
 import { registerConnectionController } from "../controllers/connection/controller.ts";
+import { registerRegistrationController } from "../controllers/registration/controller.ts";
+import { registerResourceSyncController } from "../controllers/resourcesync/controller.ts";
 import { registerHostController } from "../controllers/host/controller.ts";
 import { registerInfrastructureController } from "../controllers/infrastructure/controller.ts";
 import { ProviderResolver } from "../controllers/providers.ts";
@@ -36,6 +38,8 @@ export interface ControllersOptions {
   providers: ProviderRegistry;
   /** How often controllers look again at something slow (default 1 s). */
   pollMs?: number;
+  /** How often a ResourceSync looks again at each applied cluster for drift (default 30 s). */
+  resyncMs?: number;
 }
 
 /** The replica name `slipway up` uses unless told otherwise: host and port, unique on one machine. */
@@ -86,6 +90,8 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
   registerMachinePoolController(manager, { providers, workloads }, { pollMs, concurrency: 16 });
   registerMachineController(manager, { providers, workloads }, { pollMs, concurrency: 32 });
   registerOperationController(manager, { concurrency: 8 });
+  registerRegistrationController(manager, { workloads });
+  registerResourceSyncController(manager, { workloads }, options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs });
   registerHostController(manager);
   await manager.start();
   return {

@@ -56,6 +56,8 @@ export interface ControlPlaneOptions {
   sim?: SimCloudOptions;
   /** Controller timings (tests on the instant profile poll faster). */
   pollMs?: number;
+  /** How often resources delivered to clusters are checked for drift (default 30 s). */
+  resyncMs?: number;
 }
 
 export interface ControlPlane {
@@ -170,6 +172,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       shutdownGraceMs: options.shutdownGraceMs,
       providers,
       pollMs: options.pollMs,
+      resyncMs: options.resyncMs,
     });
     // Stopped first: in-flight reconciles finish while the store is still open, and the shards are
     // handed over before this replica goes away.

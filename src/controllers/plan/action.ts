@@ -4,7 +4,7 @@
 // fields named in errors), then the clouds are asked what a build would need. Nothing is written, and
 // nothing is made in any cloud.
 import type { ConnectionObject } from "../../api/kinds.ts";
-import { clusterKind, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
+import { clusterKind, isRegistered, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { CLUSTER_PLAN_KIND, type ClusterPlanObject } from "../../api/slipway/clusterplan.ts";
 import { SLIPWAY_GROUP, SLIPWAY_VERSION } from "../../api/slipway/group.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
@@ -83,6 +83,11 @@ export async function planClusterRequest(deps: PlanDeps, namespace: string, name
   const { client } = deps;
   const request = parseRequest(body, name);
   const cluster = await admitted(client, clusterKind, namespace, request.cluster, name);
+  if (isRegistered(cluster)) {
+    throw new BadRequestError(`cluster ${name} is registered, not built by Slipway: there is nothing to plan`, [
+      { reason: "FieldValueInvalid", message: "a registered cluster has no machines or cloud resources of Slipway's", field: "spec.cluster.spec.registration" },
+    ]);
+  }
   const declared = new Map<string, ConnectionObject>();
   for (const [i, raw] of request.connections.entries()) {
     const connectionName = isObject(raw.metadata) && typeof raw.metadata.name === "string" ? raw.metadata.name : "";

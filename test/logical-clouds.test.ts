@@ -1,0 +1,213 @@
+// Clusters Slipway built and a cluster it only knows (registered by its kubeconfig), and what is
+// delivered to them: a ResourceSync applies manifests to each, puts back what is changed or deleted by
+// hand, retries a cluster that cannot be reached without holding the others back, prunes a cluster that
+// leaves its targets and everything when it is deleted. A sim cloud in its own process, `slipway up`
+// against it, kubectl on the control plane and on each cluster; the registered cluster is reached through
+// a proxy the test can cut.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse, stringify } from "yaml";
+import { StopWaiting, eventually, kubectl, kubectlOk, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
+import { startProxy, type CuttableProxy } from "./support/proxy.ts";
+
+interface ClusterSyncView {
+  name: string;
+  state: string;
+  message?: string;
+  appliedGeneration?: number;
+  drifts?: number;
+  resources?: { kind: string; name: string; state: string; message?: string }[];
+}
+
+interface SyncView {
+  metadata: { generation: number };
+  status?: { phase?: string; observedGeneration?: number; targets?: number; synced?: number; message?: string; clusters?: ClusterSyncView[] };
+}
+
+const connections = ["east:sim-east-1", "west:sim-west-1"]
+  .map((c) => c.split(":"))
+  .map(([name, region]) => `apiVersion: slipway.dev/v1alpha1\nkind: Connection\nmetadata:\n  name: ${name}\nspec:\n  provider: sim\n  region: ${region}\n`);
+
+function clusterManifest(name: string, connection: string): string {
+  return `apiVersion: slipway.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: ${name}\nspec:\n  controlPlane:\n    connection: ${connection}\n    machineType: s1.medium\n`;
+}
+
+describe("clusters Slipway did not build, and resources delivered to clusters", () => {
+  let sim: RunningSimCloud;
+  let plane: RunningSlipway;
+  let proxy: CuttableProxy;
+  let kc: string;
+  const ok = (...args: string[]) => kubectlOk(kc, args);
+  const apply = (text: string) => void kubectlOk(kc, ["apply", "-f", "-"], text);
+  const sync = (name: string) => JSON.parse(ok("get", "resourcesync", name, "-o", "json")) as SyncView;
+  const entry = (name: string, cluster: string) => sync(name).status?.clusters?.find((c) => c.name === cluster);
+  /** A kubeconfig file for a built cluster, from its Secret. */
+  const kubeconfigOf = (cluster: string): string => {
+    const file = join(plane.dataDir, `${cluster}.kubeconfig`);
+    writeFileSync(file, Buffer.from(ok("get", "secret", `${cluster}-kubeconfig`, "-o", "jsonpath={.data.value}"), "base64"));
+    return file;
+  };
+  const on = (cluster: string, ...args: string[]) => kubectl(cluster === "ext" ? join(plane.dataDir, "ext.kubeconfig") : kubeconfigOf(cluster), args);
+  const has = (cluster: string, kind: string, name: string, namespace = "demo") => on(cluster, "get", kind, name, "-n", namespace, "-o", "name").status === 0;
+
+  before(async () => {
+    sim = await startSimCloud({ profile: "instant", seed: 41 });
+    plane = await startSlipway({ args: ["--sim-endpoint", sim.url, "--sim-token", SIM_TOKEN, "--poll-interval", "100ms", "--resync-interval", "1s"] });
+    kc = plane.kubeconfig;
+    apply([...connections, clusterManifest("one", "east"), clusterManifest("two", "west"), clusterManifest("backing", "east")].join("---\n"));
+    await eventually(() => ["one", "two", "backing"].every((c) => ok("get", "cluster", c, "-o", "jsonpath={.status.phase}") === "Running"), {
+      timeoutMs: 120_000,
+      intervalMs: 250,
+      what: "three clusters Running",
+    });
+    // "ext" is a cluster Slipway only knows: its kubeconfig (the backing cluster's API, through a proxy) in a Secret.
+    const backing = parse(Buffer.from(ok("get", "secret", "backing-kubeconfig", "-o", "jsonpath={.data.value}"), "base64").toString("utf8")) as {
+      clusters: { cluster: { server: string } }[];
+    };
+    const server = new URL(backing.clusters[0]!.cluster.server);
+    proxy = await startProxy({ host: server.hostname, port: Number(server.port) });
+    backing.clusters[0]!.cluster.server = `https://127.0.0.1:${proxy.port}${server.pathname === "/" ? "" : server.pathname}`;
+    const extKubeconfig = stringify(backing);
+    writeFileSync(join(plane.dataDir, "ext.kubeconfig"), extKubeconfig);
+    ok("create", "secret", "generic", "ext-kubeconfig", `--from-file=value=${join(plane.dataDir, "ext.kubeconfig")}`);
+    apply(
+      "apiVersion: slipway.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: ext\n  labels:\n    tier: external\nspec:\n  registration:\n    kubeconfigSecretRef:\n      name: ext-kubeconfig\n",
+    );
+  });
+
+  after(async () => {
+    await proxy?.close();
+    await plane?.stop("SIGTERM");
+    await sim?.stop();
+    if (plane) removeDir(plane.dataDir);
+  });
+
+  it("shows a registered cluster with its reachability, version and nodes, and never builds anything for it", async () => {
+    await eventually(() => ok("get", "cluster", "ext", "-o", "jsonpath={.status.phase}") === "Running", { timeoutMs: 30_000, what: "ext Running" });
+    const row = ok("get", "cluster", "ext", "--no-headers").trim().split(/\s+/);
+    // NAME PHASE CONTROL-PLANE WORKERS VERSION AGE
+    assert.deepEqual(row.slice(0, 5), ["ext", "Running", "1/1", "0/0", "v1.31.2"]);
+    assert.match(ok("get", "cluster", "ext", "-o", "jsonpath={.status.conditions[?(@.type=='Reachable')].status}"), /True/);
+    assert.equal((await sim.resourcesOf("default/ext")).length, 0, "nothing built in the cloud for a registered cluster");
+    const refused = kubectl(kc, ["apply", "-f", "-"], "apiVersion: slipway.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: both\nspec:\n  registration:\n    kubeconfigSecretRef:\n      name: ext-kubeconfig\n  workers:\n    - name: w\n      connection: east\n      machineType: s1.small\n");
+    assert.notEqual(refused.status, 0);
+    assert.match(refused.stderr, /spec\.workers: Invalid value: .*a registered cluster's machines are not Slipway's/);
+  });
+
+  it("applies a set to the clusters named and selected, and puts back what is deleted by hand", async () => {
+    apply(`apiVersion: slipway.dev/v1alpha1
+kind: ResourceSync
+metadata:
+  name: demo
+spec:
+  clusters:
+    - name: one
+    - name: two
+  clusterSelector:
+    matchLabels:
+      tier: external
+  resources:
+    - apiVersion: v1
+      kind: ConfigMap
+      metadata:
+        name: settings
+        namespace: demo
+      data:
+        colour: blue
+    - apiVersion: v1
+      kind: Namespace
+      metadata:
+        name: demo
+`);
+    await eventually(() => sync("demo").status?.phase === "Synced", { timeoutMs: 30_000, what: "demo Synced" });
+    assert.deepEqual(sync("demo").status?.clusters?.map((c) => [c.name, c.state]), [["ext", "Applied"], ["one", "Applied"], ["two", "Applied"]]);
+    for (const cluster of ["one", "two", "ext"]) assert.ok(has(cluster, "configmap", "settings"), `settings in ${cluster}`);
+    assert.match(ok("get", "resourcesync", "demo", "--no-headers"), /^demo\s+Synced\s+3\/3\s+2\s/);
+
+    const deleted = on("one", "delete", "configmap", "settings", "-n", "demo");
+    assert.equal(deleted.status, 0, deleted.stderr);
+    await eventually(() => has("one", "configmap", "settings"), { timeoutMs: 20_000, what: "settings put back in one" });
+    await eventually(() => (entry("demo", "one")?.drifts ?? 0) >= 1, { timeoutMs: 10_000, what: "the drift counted" });
+    assert.match(ok("get", "events", "--field-selector", "involvedObject.name=demo,reason=DriftCorrected"), /cluster one: ConfigMap demo\/settings was deleted in the cluster/);
+    const changed = on("two", "patch", "configmap", "settings", "-n", "demo", "--type", "merge", "-p", '{"data":{"colour":"red"}}');
+    assert.equal(changed.status, 0, changed.stderr);
+    await eventually(() => on("two", "get", "configmap", "settings", "-n", "demo", "-o", "jsonpath={.data.colour}").stdout === "blue", { timeoutMs: 20_000, what: "the colour put back in two" });
+  });
+
+  it("retries a cluster that cannot be reached on its own, and it converges when it comes back", async () => {
+    await proxy.cut();
+    ok("patch", "resourcesync", "demo", "--type", "json", "-p", JSON.stringify([{ op: "add", path: "/spec/resources/-", value: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "more", namespace: "demo" }, data: { a: "1" } } }]));
+    const generation = sync("demo").metadata.generation;
+    await eventually(() => {
+      const [one, two, ext] = ["one", "two", "ext"].map((c) => entry("demo", c));
+      return one?.appliedGeneration === generation && two?.appliedGeneration === generation && ext?.state === "Failed" && ext;
+    }, { timeoutMs: 30_000, what: "one and two applied while ext fails" });
+    const ext = entry("demo", "ext")!;
+    assert.match(ext.message ?? "", /does not answer/);
+    assert.equal(sync("demo").status?.phase, "Degraded");
+    assert.ok(has("one", "configmap", "more") && has("two", "configmap", "more"));
+    await eventually(() => ok("get", "cluster", "ext", "-o", "jsonpath={.status.reason}") === "Unreachable", { timeoutMs: 30_000, what: "ext Unreachable" });
+
+    await proxy.restore();
+    await eventually(() => {
+      const view = sync("demo");
+      if (view.status?.phase === "Synced") return true;
+      if (view.status?.phase === "Suspended") throw new StopWaiting("suspended");
+      return false;
+    }, { timeoutMs: 60_000, what: "demo Synced again" });
+    assert.ok(has("ext", "configmap", "more"), "ext got what it missed");
+    await eventually(() => ok("get", "cluster", "ext", "-o", "jsonpath={.status.phase}") === "Running", { timeoutMs: 40_000, what: "ext Running again" });
+  });
+
+  it("prunes a cluster that leaves the targets, and every cluster when it is deleted, and nothing else", async () => {
+    // Something of the user's in the same namespace, not the set's: never pruned.
+    assert.equal(on("one", "create", "configmap", "mine", "-n", "default", "--from-literal=x=1").status, 0);
+    ok("patch", "resourcesync", "demo", "--type", "merge", "-p", JSON.stringify({ spec: { clusters: [{ name: "one" }] } }));
+    await eventually(() => on("two", "get", "namespace", "demo").status !== 0, { timeoutMs: 30_000, what: "demo pruned from two" });
+    assert.ok(has("one", "configmap", "settings"));
+    await eventually(() => sync("demo").status?.clusters?.map((c) => c.name).join(",") === "ext,one", { timeoutMs: 10_000, what: "two dropped from status" });
+
+    ok("patch", "resourcesync", "demo", "--type", "json", "-p", JSON.stringify([{ op: "remove", path: "/spec/resources/0" }]));
+    await eventually(() => !has("one", "configmap", "settings"), { timeoutMs: 20_000, what: "settings pruned once it left the set" });
+    assert.ok(has("one", "configmap", "more"));
+
+    ok("delete", "resourcesync", "demo", "--timeout=60s");
+    for (const cluster of ["one", "ext"]) assert.notEqual(on(cluster, "get", "namespace", "demo").status, 0, `demo gone from ${cluster}`);
+    assert.ok(has("one", "configmap", "mine", "default"), "the user's own object is untouched");
+  });
+
+  it("refuses a set it could not apply whole, naming the field, and reports clusters it cannot find", async () => {
+    const bad = kubectl(kc, ["apply", "-f", "-"], `apiVersion: slipway.dev/v1alpha1
+kind: ResourceSync
+metadata:
+  name: bad
+spec:
+  clusters:
+    - name: one
+  resources:
+    - apiVersion: v1
+      kind: Namespace
+      metadata:
+        name: Not_A_Label
+    - apiVersion: v1
+      kind: ConfigMap
+      data: {}
+`);
+    assert.notEqual(bad.status, 0);
+    assert.match(bad.stderr, /spec\.resources\[0\]\.metadata\.name/);
+    assert.match(bad.stderr, /spec\.resources\[1\]\.metadata\.name: Required value/);
+    assert.equal(kubectl(kc, ["get", "resourcesync", "bad"]).status, 1, "nothing stored");
+
+    apply("apiVersion: slipway.dev/v1alpha1\nkind: ResourceSync\nmetadata:\n  name: lost\nspec:\n  clusters:\n    - name: one\n    - name: nowhere\n  resourcesFrom:\n    - kind: ConfigMap\n      name: lost-manifests\n");
+    await eventually(() => sync("lost").status?.message?.includes("spec.resourcesFrom[0]: ConfigMap lost-manifests does not exist"), { timeoutMs: 10_000, what: "the missing source named" });
+    ok("create", "configmap", "lost-manifests", "--from-literal=objects.yaml=apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-source\n  namespace: default\ndata:\n  k: v\n");
+    await eventually(() => entry("lost", "nowhere")?.state === "Failed" && entry("lost", "one")?.state === "Applied", { timeoutMs: 30_000, what: "one applied, nowhere failed" });
+    assert.match(entry("lost", "nowhere")?.message ?? "", /spec\.clusters\[1\]\.name: cluster nowhere does not exist/);
+    assert.ok(has("one", "configmap", "from-source", "default"));
+    ok("delete", "resourcesync", "lost", "--timeout=60s");
+    assert.ok(!has("one", "configmap", "from-source", "default"));
+  });
+});
