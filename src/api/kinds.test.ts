@@ -35,6 +35,7 @@ describe("the registry of kinds", () => {
         ["slipway.dev", "v1alpha1", "Machine", "machines", "ma", true],
         ["slipway.dev", "v1alpha1", "Operation", "operations", "op", true],
         ["slipway.dev", "v1alpha1", "ResourceSync", "resourcesyncs", "rsync", true],
+        ["slipway.dev", "v1alpha1", "LogicalCloud", "logicalclouds", "lc", true],
       ],
     );
     assert.equal(registry.byKind("slipway.dev/v1alpha1", "Cluster")?.plural, "clusters");

@@ -9,6 +9,7 @@ import { machinePoolKind } from "./slipway/machinepool.ts";
 import { machineKind } from "./slipway/machine.ts";
 import { operationKind } from "./slipway/operation.ts";
 import { resourceSyncKind } from "./slipway/resourcesync.ts";
+import { logicalCloudKind } from "./slipway/logicalcloud.ts";
 
 export type { EventObject, NamespaceObject, ObjectReference, SecretObject } from "./core.ts";
 export type { ConnectionObject, ConnectionSpec, ConnectionStatus } from "./slipway/connection.ts";
@@ -33,6 +34,7 @@ export const slipwayKinds: readonly KindDefinition[] = [
   general(machineKind),
   general(operationKind),
   general(resourceSyncKind),
+  general(logicalCloudKind),
 ];
 
 export interface RegistryOptions {

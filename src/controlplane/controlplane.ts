@@ -30,6 +30,7 @@ import { consoleSite } from "./console.ts";
 import { clusterPlanAction } from "../controllers/plan/action.ts";
 import { ProviderResolver } from "../controllers/providers.ts";
 import { Client } from "../runtime/client.ts";
+import { logicalCloudQuotaAdmission } from "../controllers/logicalcloud/admission.ts";
 import { LoginCodes, loginLink, SessionTokens } from "./login.ts";
 import { slipwayVersion } from "./version.ts";
 
@@ -101,7 +102,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     closers.push(() => store.close());
     const credentials = await ensureCredentials(store);
     const serving = await issueServingCertificate(credentials.ca, host === "127.0.0.1" ? [] : [host]);
-    const objects = new ObjectService(registry, store, { postWrite: [clusterOperations] });
+    const objects = new ObjectService(registry, store, { admission: [logicalCloudQuotaAdmission], postWrite: [clusterOperations] });
     await ensureDefaultNamespaces(objects);
     const metrics = new ApiMetrics({ defaultMetrics: true });
     const planClient = new Client(objects);
