@@ -6,10 +6,11 @@
 // a proxy the test can cut.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse, stringify } from "yaml";
-import { StopWaiting, eventually, kubectl, kubectlOk, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { REPO, SLIPWAY_BIN, StopWaiting, eventually, kubectl, kubectlOk, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
 import { startProxy, type CuttableProxy } from "./support/proxy.ts";
 
@@ -52,6 +53,11 @@ describe("clusters Slipway did not build, and resources delivered to clusters", 
   };
   const on = (cluster: string, ...args: string[]) => kubectl(cluster === "ext" ? join(plane.dataDir, "ext.kubeconfig") : kubeconfigOf(cluster), args);
   const has = (cluster: string, kind: string, name: string, namespace = "demo") => on(cluster, "get", kind, name, "-n", namespace, "-o", "name").status === 0;
+  const slipway = (...args: string[]): string => {
+    const result = spawnSync(process.execPath, [SLIPWAY_BIN, "--kubeconfig", kc, ...args], { cwd: REPO, encoding: "utf8", timeout: 60_000 });
+    assert.equal(result.status, 0, `slipway ${args.join(" ")}: ${result.stderr}`);
+    return result.stdout;
+  };
 
   before(async () => {
     sim = await startSimCloud({ profile: "instant", seed: 41 });
@@ -177,6 +183,116 @@ spec:
     ok("delete", "resourcesync", "demo", "--timeout=60s");
     for (const cluster of ["one", "ext"]) assert.notEqual(on(cluster, "get", "namespace", "demo").status, 0, `demo gone from ${cluster}`);
     assert.ok(has("one", "configmap", "mine", "default"), "the user's own object is untouched");
+  });
+
+  it("instantiates a logical cloud on built and registered clusters: namespace, quota, users who can do what their role allows there and nowhere else", async () => {
+    apply(`apiVersion: slipway.dev/v1alpha1
+kind: LogicalCloud
+metadata:
+  name: team-a
+spec:
+  namespace: team
+  clusters:
+    - name: one
+    - name: two
+    - name: ext
+  users:
+    - name: alice
+      role: edit
+    - name: bob
+      role: view
+  quota:
+    pods: 5
+`);
+    await eventually(() => ok("get", "logicalcloud", "team-a", "-o", "jsonpath={.status.phase}") === "Ready", { timeoutMs: 60_000, what: "team-a Ready" });
+    assert.match(ok("get", "lc", "team-a", "--no-headers"), /^team-a\s+team\s+Ready\s+3\/3\s+2\s/);
+    const userConfig = (user: string) => {
+      const file = join(plane.dataDir, `${user}.kubeconfig`);
+      writeFileSync(file, Buffer.from(ok("get", "secret", `team-a-${user}-kubeconfig`, "-o", "jsonpath={.data.value}"), "base64"));
+      return file;
+    };
+    const alice = userConfig("alice");
+    const bob = userConfig("bob");
+    assert.deepEqual(kubectlOk(alice, ["config", "get-contexts", "-o", "name"]).trim().split("\n").sort(), ["ext", "one", "two"]);
+    const pod = (name: string) => `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  containers:\n    - name: app\n      image: nginx:1.27\n`;
+    for (const cluster of ["one", "two", "ext"]) {
+      for (let i = 0; i < 5; i++) kubectlOk(alice, ["--context", cluster, "create", "-f", "-"], pod(`web-${i}`));
+      const sixth = kubectl(alice, ["--context", cluster, "create", "-f", "-"], pod("web-5"));
+      assert.notEqual(sixth.status, 0, `the sixth pod in ${cluster}`);
+      assert.match(sixth.stderr, /pods "web-5" is forbidden: exceeded quota: team-a-quota, requested: pods=1, used: pods=5, limited: pods=5/);
+      assert.match(kubectlOk(bob, ["--context", cluster, "get", "pods"]), /web-4/);
+      const bobCreates = kubectl(bob, ["--context", cluster, "create", "-f", "-"], pod("bob-0"));
+      assert.match(bobCreates.stderr, /User "bob" cannot create resource "pods" in API group "" in the namespace "team"/);
+      for (const user of [alice, bob]) {
+        assert.match(kubectl(user, ["--context", cluster, "get", "pods", "-n", "default"]).stderr, /cannot list resource "pods" in API group "" in the namespace "default"/);
+        assert.match(kubectl(user, ["--context", cluster, "get", "nodes"]).stderr, /cannot list resource "nodes" in API group "" at the cluster scope/);
+      }
+    }
+    // The shared trust: the logical cloud's CA in its mesh namespace, its bundle in the namespace, its DNS block.
+    assert.match(kubectlOk(alice, ["--context", "one", "get", "configmap", "team-a-trust-bundle", "-o", "jsonpath={.data.root-cert\\.pem}"]), /BEGIN CERTIFICATE/);
+    assert.equal(on("two", "get", "secret", "cacerts", "-n", "slipway-mesh-team-a", "-o", "jsonpath={.data.ca-key\\.pem}").status, 0);
+    assert.match(on("ext", "get", "configmap", "slipway-logicalcloud-team-a", "-n", "kube-system", "-o", "jsonpath={.data.team-a\\.server}").stdout, /team-a\.logicalcloud\.local:53 \{[\s\S]*forward \./);
+    assert.notEqual(kubectl(alice, ["--context", "one", "get", "secret", "cacerts", "-n", "slipway-mesh-team-a"]).status, 0, "users cannot read the mesh CA");
+    assert.doesNotMatch(ok("get", "resourcesync", "team-a-one", "-o", "yaml"), /BEGIN .*PRIVATE KEY/, "no key inline in a ResourceSync");
+
+    // The CLI: the list, the tree, and a user's kubeconfig.
+    assert.match(slipway("get", "logicalclouds"), /team-a\s+team\s+Ready\s+3\/3\s+2/);
+    const tree = slipway("describe", "logicalcloud", "team-a");
+    assert.match(tree, /LogicalCloud\/team-a \(namespace team\)\s+True\s+Ready/);
+    assert.match(tree, /├─Cluster\/ext\s+True\s+Ready/);
+    assert.match(tree, /│ ├─Namespace\/team\s+True\s+Applied/);
+    assert.match(tree, /ResourceQuota\/team\/team-a-quota\s+True\s+Applied/);
+    assert.match(tree, /alice\s+ext,one,two\s+slipway kubeconfig --logical-cloud team-a --user alice/);
+    const printed = join(plane.dataDir, "alice-cli.kubeconfig");
+    writeFileSync(printed, slipway("kubeconfig", "--logical-cloud", "team-a", "--user", "alice"));
+    assert.match(kubectlOk(printed, ["--context", "two", "get", "pods"]), /web-0/);
+  });
+
+  it("brings a new member in, takes a removed one's namespace and users' access away, and leaves nothing when deleted", async () => {
+    apply(clusterManifest("four", "west"));
+    await eventually(() => ok("get", "cluster", "four", "-o", "jsonpath={.status.phase}") === "Running", { timeoutMs: 120_000, intervalMs: 250, what: "four Running" });
+    ok("patch", "logicalcloud", "team-a", "--type", "merge", "-p", JSON.stringify({ spec: { clusters: [{ name: "one" }, { name: "ext" }, { name: "four" }] } }));
+    await eventually(() => {
+      const lc = JSON.parse(ok("get", "logicalcloud", "team-a", "-o", "json")) as { status?: { phase?: string; clusters?: { name: string; state: string }[] } };
+      return lc.status?.phase === "Ready" && lc.status.clusters?.map((c) => c.name).join(",") === "ext,four,one";
+    }, { timeoutMs: 60_000, what: "team-a Ready on ext, four and one" });
+    const alice = join(plane.dataDir, "alice.kubeconfig");
+    const oldAlice = join(plane.dataDir, "alice-before.kubeconfig");
+    writeFileSync(oldAlice, Buffer.from(ok("get", "secret", "team-a-alice-kubeconfig", "-o", "jsonpath={.data.value}"), "base64"));
+    assert.deepEqual(kubectlOk(oldAlice, ["config", "get-contexts", "-o", "name"]).trim().split("\n").sort(), ["ext", "four", "one"]);
+    assert.equal(kubectl(oldAlice, ["--context", "four", "get", "pods"]).status, 0);
+    // Two is no member any more: the namespace is gone there, and alice's old credentials for it with it.
+    await eventually(() => on("two", "get", "namespace", "team").status !== 0, { timeoutMs: 30_000, what: "team gone from two" });
+    assert.match(kubectl(alice, ["--context", "two", "get", "pods"]).stderr, /forbidden/);
+
+    ok("delete", "logicalcloud", "team-a", "--timeout=90s");
+    for (const cluster of ["one", "ext", "four"]) {
+      assert.notEqual(on(cluster, "get", "namespace", "team").status, 0, `team gone from ${cluster}`);
+      assert.notEqual(on(cluster, "get", "namespace", "slipway-mesh-team-a").status, 0, `the mesh namespace gone from ${cluster}`);
+      assert.notEqual(on(cluster, "get", "configmap", "slipway-logicalcloud-team-a", "-n", "kube-system").status, 0, `the DNS block gone from ${cluster}`);
+      assert.equal(on(cluster, "get", "csr", "-o", "name").stdout.trim(), "", `no signing request left in ${cluster}`);
+    }
+    await eventually(() => ok("get", "resourcesyncs,secrets", "-l", "slipway.dev/logicalcloud=team-a", "-o", "name").trim() === "", { timeoutMs: 30_000, what: "the logical cloud's objects gone" });
+  });
+
+  it("refuses a logical cloud it could not make, naming the field, and reports members it cannot find", async () => {
+    const refusal = (spec: string) => kubectl(kc, ["apply", "-f", "-"], `apiVersion: slipway.dev/v1alpha1\nkind: LogicalCloud\nmetadata:\n  name: bad\nspec:\n${spec}`);
+    const cases: [string, RegExp][] = [
+      ["  namespace: Team_A\n  clusters: [{name: one}]\n", /spec\.namespace: Invalid value: "Team_A"/],
+      ["  namespace: team\n  clusters: [{name: one}]\n  users: [{name: carol, rules: [{apiGroups: [\"\"], resources: [], verbs: [Get]}]}]\n", /spec\.users\[0\]\.rules\[0\]\.verbs\[0\]: Invalid value: "Get"[\s\S]*spec\.users\[0\]\.rules\[0\]\.resources: Required value/],
+      ["  namespace: team\n  clusters: [{name: one}]\n  quota: {pods: 5, gpus: 1}\n", /spec\.quota\[gpus\]/],
+      ["  namespace: team\n  clusters: [{name: one}]\n  quota: {pods: lots}\n", /spec\.quota\[pods\]/],
+    ];
+    for (const [spec, message] of cases) {
+      const result = refusal(spec);
+      assert.notEqual(result.status, 0, spec);
+      assert.match(result.stderr, message);
+    }
+    assert.notEqual(kubectl(kc, ["get", "logicalcloud", "bad"]).status, 0, "nothing stored");
+    apply("apiVersion: slipway.dev/v1alpha1\nkind: LogicalCloud\nmetadata:\n  name: lost\nspec:\n  namespace: lost\n  clusters: [{name: one}, {name: nowhere}]\n  users: [{name: dora, role: view}]\n");
+    await eventually(() => ok("get", "logicalcloud", "lost", "-o", "jsonpath={.status.phase}") === "Degraded", { timeoutMs: 30_000, what: "lost Degraded" });
+    assert.match(ok("get", "logicalcloud", "lost", "-o", "jsonpath={.status.message}"), /nowhere: spec\.clusters\[1\]\.name: cluster nowhere does not exist/);
+    ok("delete", "logicalcloud", "lost", "--timeout=60s");
   });
 
   it("refuses a set it could not apply whole, naming the field, and reports clusters it cannot find", async () => {

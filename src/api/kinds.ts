@@ -9,6 +9,7 @@ import { machinePoolKind } from "./slipway/machinepool.ts";
 import { machineKind } from "./slipway/machine.ts";
 import { operationKind } from "./slipway/operation.ts";
 import { resourceSyncKind } from "./slipway/resourcesync.ts";
+import { logicalCloudKind } from "./slipway/logicalcloud.ts";
 import { hostKind } from "./slipway/host.ts";
 
 export type { EventObject, NamespaceObject, ObjectReference, SecretObject } from "./core.ts";
@@ -35,6 +36,7 @@ export const slipwayKinds: readonly KindDefinition[] = [
   general(machineKind),
   general(operationKind),
   general(resourceSyncKind),
+  general(logicalCloudKind),
   general(hostKind),
 ];
 

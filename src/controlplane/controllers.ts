@@ -10,6 +10,7 @@ import { registerClusterController } from "../controllers/cluster/controller.ts"
 import { registerConnectionController } from "../controllers/connection/controller.ts";
 import { registerRegistrationController } from "../controllers/registration/controller.ts";
 import { registerResourceSyncController } from "../controllers/resourcesync/controller.ts";
+import { registerLogicalCloudController } from "../controllers/logicalcloud/controller.ts";
 import { registerHostController } from "../controllers/host/controller.ts";
 import { registerInfrastructureController } from "../controllers/infrastructure/controller.ts";
 import { ProviderResolver } from "../controllers/providers.ts";
@@ -92,6 +93,7 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
   registerOperationController(manager, { concurrency: 8 });
   registerRegistrationController(manager, { workloads });
   registerResourceSyncController(manager, { workloads }, options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs });
+  registerLogicalCloudController(manager, { workloads });
   registerHostController(manager);
   await manager.start();
   return {

@@ -31,6 +31,7 @@ import { clusterPlanAction } from "../controllers/plan/action.ts";
 import { ApiHostDirectory } from "../controllers/host/directory.ts";
 import { ProviderResolver } from "../controllers/providers.ts";
 import { Client } from "../runtime/client.ts";
+import { logicalCloudQuotaAdmission } from "../controllers/logicalcloud/admission.ts";
 import { LoginCodes, loginLink, SessionTokens } from "./login.ts";
 import { slipwayVersion } from "./version.ts";
 
@@ -104,7 +105,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     closers.push(() => store.close());
     const credentials = await ensureCredentials(store);
     const serving = await issueServingCertificate(credentials.ca, host === "127.0.0.1" ? [] : [host]);
-    const objects = new ObjectService(registry, store, { postWrite: [clusterOperations] });
+    const objects = new ObjectService(registry, store, { admission: [logicalCloudQuotaAdmission], postWrite: [clusterOperations] });
     await ensureDefaultNamespaces(objects);
     hostDirectory.current = new ApiHostDirectory(new Client(objects));
     const metrics = new ApiMetrics({ defaultMetrics: true });

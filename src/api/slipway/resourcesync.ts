@@ -7,7 +7,7 @@ import { Condition, FreeForm, StringEnum, Struct, objectSchema, type KubeObject,
 import type { FieldError, KindDefinition } from "../registry.ts";
 import { ageColumn, fieldColumn, readyOfDesired } from "../columns.ts";
 import { dnsLabelErrors, duplicate, invalid, objectNameErrors, required } from "../field-errors.ts";
-import { labelSelectorErrors, labelSelectorSchema } from "../selector.ts";
+import { labelSelectorErrors, labelSelectorSchema, type LabelSelector } from "../selector.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
 
 /** Held on a ResourceSync until what it applied is pruned from every cluster. */
@@ -118,8 +118,8 @@ export function manifestErrors(field: string, manifest: unknown): FieldError[] {
   return errors;
 }
 
-function validateResourceSync(sync: ResourceSyncObject): FieldError[] {
-  const spec = sync.spec;
+/** Errors of the clusters a spec names and selects (ResourceSync's targets, a LogicalCloud's members): at least one way, names unique DNS labels. */
+export function clusterTargetErrors(spec: { clusters?: { name: string }[]; clusterSelector?: LabelSelector }): FieldError[] {
   const errors: FieldError[] = [];
   if ((spec.clusters ?? []).length === 0 && spec.clusterSelector === undefined) {
     errors.push(required("spec.clusters", "Required value: name clusters, or give a clusterSelector"));
@@ -131,6 +131,12 @@ function validateResourceSync(sync: ResourceSyncObject): FieldError[] {
     names.add(target.name);
   });
   errors.push(...labelSelectorErrors("spec.clusterSelector", spec.clusterSelector));
+  return errors;
+}
+
+function validateResourceSync(sync: ResourceSyncObject): FieldError[] {
+  const spec = sync.spec;
+  const errors = clusterTargetErrors(spec);
   const keys = new Set<string>();
   (spec.resources ?? []).forEach((manifest, i) => {
     const field = `spec.resources[${i}]`;

@@ -5,9 +5,9 @@
 // the others back. A cluster that leaves the targets has what was applied there pruned; deleting the
 // ResourceSync prunes every cluster before it goes (its finalizer). A cluster that is itself gone
 // (deleted) is dropped without pruning: there is nothing left to prune.
+import { createHash } from "node:crypto";
 import type { ClusterObject } from "../../api/kinds.ts";
 import type { KubeObject } from "../../api/meta.ts";
-import { selectorMatches } from "../../api/selector.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
 import {
   FINALIZER_RESOURCESYNC,
@@ -26,6 +26,7 @@ import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler, type Phase, type PhaseResult, type Scope } from "../../runtime/reconciler.ts";
+import { clusterTargets, type ClusterTarget } from "../targets.ts";
 import type { WorkloadClients } from "../workload.ts";
 import { SourceError, resolveManifests } from "./sources.ts";
 import { pruneCluster, syncCluster } from "./sync.ts";
@@ -49,29 +50,13 @@ interface SyncScope extends Scope<ResourceSyncObject> {
   clusters: ObjectCache<ClusterObject>;
 }
 
-interface Target {
-  name: string;
-  /** The spec field that names it, when named. */
-  field?: string;
-  cluster?: ClusterObject;
-}
-
-/** The clusters the ResourceSync targets now: those named (existing or not), then those its selector picks. */
-export function targetsOf(sync: ResourceSyncObject, clusters: readonly ClusterObject[]): Target[] {
-  const namespace = sync.metadata.namespace;
-  const live = clusters.filter((c) => c.metadata.namespace === namespace && !c.metadata.deletionTimestamp);
-  const byName = new Map(live.map((c) => [c.metadata.name!, c]));
-  const targets = new Map<string, Target>();
-  (sync.spec.clusters ?? []).forEach((t, i) => targets.set(t.name, { name: t.name, field: `spec.clusters[${i}].name`, ...(byName.has(t.name) ? { cluster: byName.get(t.name)! } : {}) }));
-  const selector = sync.spec.clusterSelector;
-  if (selector) {
-    for (const cluster of live) if (!targets.has(cluster.metadata.name!) && selectorMatches(selector, cluster.metadata.labels)) targets.set(cluster.metadata.name!, { name: cluster.metadata.name!, cluster });
-  }
-  return [...targets.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+/** A label value for a name: itself when it fits in 63 characters, else its start and a digest of the whole. */
+function labelValue(name: string): string {
+  return name.length <= 63 ? name : `${name.slice(0, 50)}-${createHash("sha256").update(name).digest("hex").slice(0, 12)}`;
 }
 
 function labelsOf(sync: ResourceSyncObject): Record<string, string> {
-  return { [LABEL_RESOURCESYNC]: sync.metadata.name!, [LABEL_RESOURCESYNC_NAMESPACE]: sync.metadata.namespace! };
+  return { [LABEL_RESOURCESYNC]: labelValue(sync.metadata.name!), [LABEL_RESOURCESYNC_NAMESPACE]: sync.metadata.namespace! };
 }
 
 function backoff(timing: ResourceSyncTiming, failures: number): number {
@@ -99,7 +84,7 @@ class Synchroniser {
   ) {}
 
   /** One cluster, due now: apply the set, and say what happened. */
-  private async syncOne(ctx: ReconcileContext, sync: ResourceSyncObject, target: Target, manifests: KubeObject[], previous: ClusterSyncStatus | undefined): Promise<ClusterSyncStatus> {
+  private async syncOne(ctx: ReconcileContext, sync: ResourceSyncObject, target: ClusterTarget, manifests: KubeObject[], previous: ClusterSyncStatus | undefined): Promise<ClusterSyncStatus> {
     const now = ctx.clock.now();
     const at = nowTimestamp(new Date(now));
     const generation = sync.metadata.generation ?? 0;
@@ -181,7 +166,7 @@ class Synchroniser {
     const now = ctx.clock.now();
     const at = nowTimestamp(new Date(now));
     const generation = sync.metadata.generation ?? 0;
-    const targets = targetsOf(sync, scope.clusters.list());
+    const targets = clusterTargets(sync.metadata.namespace, sync.spec, scope.clusters.list());
     status.targets = targets.length;
     if (sync.spec.suspend) {
       status.phase = "Suspended";
