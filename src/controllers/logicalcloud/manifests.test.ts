@@ -32,7 +32,7 @@ describe("what a logical cloud puts on a member cluster", () => {
     ]);
     assert.deepEqual((objects[2] as { spec?: unknown }).spec, { hard: { pods: "5" } });
     assert.doesNotMatch(JSON.stringify(objects), /KEY/);
-    const secret = meshCaManifest(cloud, ca) as { metadata: { namespace?: string }; data: Record<string, string> };
+    const secret = meshCaManifest(cloud, ca) as unknown as { metadata: { namespace?: string }; data: Record<string, string> };
     assert.equal(secret.metadata.namespace, "slipway-mesh-team-a");
     assert.equal(Buffer.from(secret.data["cert-chain.pem"]!, "base64").toString(), "INTERMEDIATE\nROOT\n");
   });
