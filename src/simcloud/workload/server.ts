@@ -36,7 +36,7 @@ interface ClusterApi {
 }
 
 /** What a cluster's API server answers at /version: the version of the control plane it runs. */
-function versionOf(kubernetesVersion: string): VersionInfo {
+export function versionOf(kubernetesVersion: string): VersionInfo {
   const [major = "1", minor = "0"] = kubernetesVersion.replace(/^v/, "").split(".");
   return {
     ...SERVER_VERSION,

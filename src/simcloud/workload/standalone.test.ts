@@ -1,0 +1,95 @@
+// A cluster served on its own (what the SSH host lab's kubeadm init starts) and `kubeadm join` against it:
+// the API answers with the cluster CA's serving certificate and client certificates; a join with the
+// right token and CA hash registers a node, a wrong hash or token is refused in kubeadm's words; nodes
+// turn Ready once the network plugin's DaemonSet is applied.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createCertificateAuthority, caCertHash, issueCertificate } from "../../bootstrap/pki.ts";
+import { renderInitConfiguration, renderJoinConfiguration } from "../../bootstrap/kubeadm.ts";
+import { request } from "node:https";
+import { serveStandaloneCluster, type StandaloneCluster } from "./standalone.ts";
+import { JoinFailedError, joinStandaloneCluster } from "./standalone-join.ts";
+
+const TOKEN = "abcdef.0123456789abcdef";
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return typeof address === "object" && address ? address.port : 0;
+}
+
+describe("a workload cluster served on its own", () => {
+  let dir: string;
+  let cluster: StandaloneCluster;
+  let endpoint: string;
+  let caPem: string;
+  let admin: { certPem: string; keyPem: string };
+
+  /** GET as the cluster's admin (a client certificate of the cluster CA), trusting only the cluster CA. */
+  function get(path: string): Promise<{ status: number; body: { items?: { metadata: { name: string } }[] } }> {
+    return new Promise((resolve, reject) => {
+      const req = request(`https://${endpoint}${path}`, { ca: caPem, cert: admin.certPem, key: admin.keyPem }, (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => (text += chunk.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as { items?: { metadata: { name: string } }[] } }));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+  }
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "slipway-standalone-"));
+    const ca = await createCertificateAuthority({ commonName: "kubernetes" });
+    caPem = ca.certPem;
+    await mkdir(join(dir, "pki"));
+    await writeFile(join(dir, "pki", "ca.crt"), ca.certPem);
+    await writeFile(join(dir, "pki", "ca.key"), ca.keyPem);
+    const port = await freePort();
+    endpoint = `127.0.0.1:${port}`;
+    const init = renderInitConfiguration({
+      clusterName: "onprem",
+      kubernetesVersion: "v1.31.2",
+      controlPlaneEndpoint: endpoint,
+      podSubnet: "10.244.0.0/16",
+      serviceSubnet: "10.96.0.0/12",
+      dnsDomain: "cluster.local",
+      bootstrapToken: TOKEN,
+      node: { name: "cp-0", labels: { "slipway.dev/cluster": "onprem" } },
+    });
+    await writeFile(join(dir, "init.yaml"), init);
+    cluster = await serveStandaloneCluster({ configPath: join(dir, "init.yaml"), address: "127.0.0.1", port, pkiDir: join(dir, "pki") });
+    admin = await issueCertificate(ca, { commonName: "kubernetes-admin", organizations: ["system:masters"], usages: ["client"] });
+  });
+  after(async () => {
+    await cluster?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function joinWith(name: string, overrides: { token?: string; hash?: string } = {}): Promise<string> {
+    const path = join(dir, `${name}.yaml`);
+    await writeFile(path, renderJoinConfiguration({ kubernetesVersion: "v1.31.2", controlPlaneEndpoint: endpoint, bootstrapToken: overrides.token ?? TOKEN, caCertHashes: [overrides.hash ?? caCertHash(caPem)], node: { name } }));
+    return joinStandaloneCluster({ configPath: path, address: "127.0.0.1", discoveryTimeoutMs: 2000 });
+  }
+
+  it("serves what kubeadm init leaves, to a client certificate of the cluster CA", async () => {
+    const nodes = await get("/api/v1/nodes");
+    assert.equal(nodes.status, 200);
+    assert.deepEqual(nodes.body.items?.map((n) => n.metadata.name), ["cp-0"]);
+    assert.equal((await get("/api/v1/namespaces/kube-public/configmaps/cluster-info")).status, 200);
+  });
+
+  it("registers a node that joins with the token and the CA hash, and refuses a wrong hash or token", async () => {
+    assert.equal(await joinWith("worker-1"), "worker-1");
+    await assert.rejects(joinWith("worker-2", { hash: `sha256:${"0".repeat(64)}` }), (e: unknown) => e instanceof JoinFailedError && /none of the public keys .* are pinned/.test(e.message));
+    await assert.rejects(joinWith("worker-3", { token: "abcdef.ffffffffffffffff" }), (e: unknown) => e instanceof JoinFailedError && /couldn't validate the identity of the API Server/.test(e.message));
+    const names = ((await get("/api/v1/nodes")).body.items ?? []).map((n) => n.metadata.name).sort();
+    assert.deepEqual(names, ["cp-0", "worker-1"]);
+  });
+});
