@@ -2,10 +2,17 @@
 // namespaces, see src/providers/ssh/testing/lab.ts): Hosts are checked and shown with their facts and
 // pinned host keys; a wrong key, an address where nothing answers and a changed host key each show
 // their reason; a cluster that needs more hosts than can serve is refused naming every host and why,
-// and nothing on any host changes. Skips (saying why) where it cannot run: it needs root and sshd.
+// and nothing on any host changes. Then a cluster on three hosts (one control plane behind haproxy on its
+// host, two workers) reaches Running, real kubectl lists its three Ready nodes through the cluster's
+// kubeconfig, and deleting the cluster leaves no file, unit or process of Slipway's on any host (looked at
+// over SSH). The lab's stand-in kubeadm emulates the cluster (src/providers/ssh/testing/stand-ins.ts).
+// Skips (saying why) where it cannot run: it needs root and sshd.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { SshLab, labUnavailable } from "../src/providers/ssh/testing/lab.ts";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { withSession } from "../src/providers/ssh/session.ts";
+import { SshLab, labUnavailable, type LabHost } from "../src/providers/ssh/testing/lab.ts";
 import { eventually, kubectl, kubectlOk, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 
 const unavailable = labUnavailable();
@@ -37,6 +44,9 @@ spec:
     name: ${keySecret}
 `;
 }
+
+/** The command lines of the processes in the host's network namespace (the lab's hosts share one process namespace). */
+const PROCESSES_OF_THIS_HOST = `here=$(readlink /proc/self/ns/net); for p in /proc/[0-9]*; do [ "$(readlink $p/ns/net 2>/dev/null)" = "$here" ] && { tr '\\0' ' ' < $p/cmdline; echo; }; done 2>/dev/null`;
 
 const CONNECTION = `apiVersion: slipway.dev/v1alpha1
 kind: Connection
@@ -72,7 +82,7 @@ describe("bring your own hosts over SSH", { skip: unavailable }, () => {
   const reachable = (name: string) => ok("get", "host", name, "-o", 'jsonpath={.status.conditions[?(@.type=="Reachable")].status}/{.status.conditions[?(@.type=="Reachable")].reason}');
 
   before(async () => {
-    lab = await SshLab.start(3);
+    lab = await SshLab.start(3, { emulateKubernetes: true });
     server = await startSlipway();
     kc = server.kubeconfig;
   });
@@ -127,5 +137,48 @@ describe("bring your own hosts over SSH", { skip: unavailable }, () => {
     ok("delete", "cluster", "onprem", "--wait=true", "--timeout=60s");
     ok("delete", "hosts", "--all", "--wait=true", "--timeout=60s");
     assert.equal(kubectl(kc, ["get", "hosts", "-o", "name"]).stdout.trim(), "");
+  });
+
+  it("builds a cluster on three hosts that kubectl reaches through haproxy, and deleting it leaves the hosts as found", async () => {
+    kubectlOk(kc, ["apply", "-f", "-"], lab.hosts.map((h, i) => host(`h${i + 1}`, h.address, "lab-key")).join("---\n"));
+    for (const i of [1, 2, 3]) await eventually(() => reachable(`h${i}`) === "True/LoggedIn", { what: `h${i} to be reachable`, timeoutMs: 20_000 });
+    kubectlOk(kc, ["apply", "-f", "-"], CLUSTER);
+    const phase = () => ok("get", "cluster", "onprem", "-o", "jsonpath={.status.phase}/{.status.reason}/{.status.message}");
+    await eventually(() => phase().startsWith("Running/"), { what: "the cluster to run", timeoutMs: 240_000, intervalMs: 1000 });
+
+    // The first host serves the endpoint: haproxy on 8443 in front of its API server.
+    const leader = lab.hosts[0]!;
+    assert.equal(ok("get", "host", "h1", "-o", "jsonpath={.status.clusterRef.name}"), "onprem");
+    assert.equal(ok("get", "cluster", "onprem", "-o", "jsonpath={.status.controlPlaneEndpoint.host}:{.status.controlPlaneEndpoint.port}"), `${leader.address}:8443`);
+    const kubeconfig = join(server.dataDir, "onprem.kubeconfig");
+    writeFileSync(kubeconfig, Buffer.from(ok("get", "secret", "onprem-kubeconfig", "-o", "jsonpath={.data.value}"), "base64"));
+    assert.ok(readFileSync(kubeconfig, "utf8").includes(`server: https://${leader.address}:8443`), "the kubeconfig reaches the cluster through haproxy");
+    const nodes = await eventually(
+      () => {
+        const out = kubectl(kubeconfig, ["get", "nodes", "--no-headers"]).stdout.trim().split("\n").filter((l) => l.length > 0);
+        return out.length === 3 && out.every((l) => /\sReady\s/.test(l)) ? out : undefined;
+      },
+      { what: "three Ready nodes", timeoutMs: 60_000 },
+    );
+    assert.deepEqual(nodes.map((l) => l.split(/\s+/)[0]).sort().length, 3, nodes.join("\n"));
+    const addresses = kubectlOk(kubeconfig, ["get", "nodes", "-o", 'jsonpath={.items[*].status.addresses[?(@.type=="InternalIP")].address}']).split(" ").sort();
+    assert.deepEqual(addresses, lab.hosts.map((h) => h.address).sort(), "each node is one of the hosts");
+    assert.ok((await lab.calls(leader)).some((c) => c.startsWith("kubeadm init")), "the leader ran kubeadm init");
+    for (const h of lab.hosts.slice(1)) assert.ok((await lab.calls(h)).some((c) => c.startsWith("kubeadm join")), `${h.name} joined`);
+
+    const onHost = (h: LabHost, script: string) =>
+      withSession({ address: h.address, port: h.port, user: h.user, privateKey: lab.privateKey, hostKeyFingerprint: h.hostKeyFingerprint }, (session) => session.run(`${script}; true`));
+    const slipwayProcesses = `${PROCESSES_OF_THIS_HOST} | grep -E 'haproxy|kubeadm|kubelet|containerd' | grep -v -e sshd -e grep`;
+    const running = await onHost(leader, slipwayProcesses);
+    assert.match(running, /haproxy -W -db -f \/var\/lib\/slipway\/haproxy\/haproxy.cfg/, "haproxy runs on the leader");
+    assert.match(running, /kubeadm-emulation\.ts serve/, "the cluster's API server runs on the leader");
+
+    ok("delete", "cluster", "onprem", "--wait=true", "--timeout=180s");
+    assert.equal(ok("get", "hosts", "-o", "jsonpath={.items[*].status.clusterRef.name}").trim(), "", "every host is released");
+    for (const h of lab.hosts) {
+      const left = await onHost(h, `ls -d /var/lib/slipway /etc/kubernetes /var/lib/kubelet /run/kubeadm 2>/dev/null; ${slipwayProcesses}`);
+      assert.equal(left.trim(), "", `no file, unit or process of Slipway's is left on ${h.name}`);
+      assert.deepEqual(await lab.writtenFiles(h), [], `${h.name} is as it was found`);
+    }
   });
 });

@@ -221,12 +221,37 @@ export const CAPABILITY_DESCRIPTIONS: Record<CapabilityName, string> = {
   machines: "machines (instances and their console output)",
 };
 
+/** An API server behind a control-plane endpoint that one of the provider's own machines serves. */
+export interface EndpointMember {
+  /** The member's instance id. */
+  name: string;
+  address: string;
+  port: number;
+}
+
+/**
+ * Where a cluster's API is reached when the provider has no load balancer to offer (hosts): one of its own
+ * machines serves the endpoint in front of the control plane's API servers. The machine is reserved
+ * before any user data is rendered (the endpoint is written into it), and the cluster's first control
+ * plane (the one whose user data initialises the cluster) is placed on it.
+ */
+export interface ControlPlaneEndpoints {
+  /** Reserves the machine serving the endpoint; the same token gets the same machine, whoever holds it now. */
+  reserve(options: CreateOptions): Promise<{ id: string; host: string; port: number }>;
+  /** Serves the endpoint `id` in front of `members` (only a change of members reloads it). */
+  setMembers(id: string, members: EndpointMember[]): Promise<void>;
+  /** Gives back a reservation no machine took; one a machine took goes with that machine (NotFound is success). */
+  release(id: string, token: string): Promise<void>;
+}
+
 /** One connection's view of a cloud, or of a set of hosts. */
 export interface Provider {
   readonly provider: string;
   readonly region: string;
   /** The capabilities it implements (rule 7); one it lacks is absent. */
   readonly capabilities: Partial<Capabilities>;
+  /** Offered by a provider without cluster infrastructure whose machines serve the control-plane endpoint. */
+  readonly endpoints?: ControlPlaneEndpoints;
 }
 
 /** The capabilities a provider declares, in a fixed order. */

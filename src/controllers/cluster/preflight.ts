@@ -80,11 +80,13 @@ const QUOTA_NAMES: Record<keyof QuotaResources, string> = {
   publicIps: "public IPs",
 };
 
-export function preflight(spec: ClusterSpec, facts: Map<string, ConnectionFacts>): PreflightProblem[] {
+/** `checkedElsewhere`: connections of hosts, whose groups are checked host by host (host-preflight.ts). */
+export function preflight(spec: ClusterSpec, facts: Map<string, ConnectionFacts>, checkedElsewhere: ReadonlySet<string> = new Set()): PreflightProblem[] {
   const problems: PreflightProblem[] = [];
   const invalid = (field: string, message: string) => problems.push({ field, reason: "ValidationFailed", message });
   const reported = new Set<string>();
   for (const g of groups(spec)) {
+    if (checkedElsewhere.has(g.connection)) continue;
     const f = facts.get(g.connection);
     if (!f || f.unusable) {
       if (!reported.has(g.connection)) invalid(`${g.field}.connection`, f?.unusable ?? `connection "${g.connection}" does not exist`);

@@ -13,6 +13,8 @@ import { clusterStatus, now, type ClusterScope } from "./scope.ts";
 
 /** What a cluster needs of the provider of each connection it uses: it builds infrastructure and machines in each. */
 const CLUSTER_NEEDS: CapabilityName[] = ["catalogue", "clusterInfrastructure", "machines"];
+/** What it needs of a provider of hosts that serves the control-plane endpoint itself. */
+const HOSTS_NEED: CapabilityName[] = ["machines"];
 
 /** What the cluster already holds in a connection, so a re-validation does not count it twice. */
 function ownUsage(scope: ClusterScope, connection: string): QuotaResources {
@@ -52,6 +54,11 @@ export const validate: Phase<ClusterScope> = async (ctx, scope) => {
         // A Connection of hosts is checked host by host, naming each host that cannot serve.
         const opened = await scope.deps.providers.open(connection);
         if (opened instanceof SshProvider) hosts.set(name, await opened.hostRecords());
+        // Hosts serve their own control-plane endpoint: neither a catalogue nor cluster infrastructure is needed.
+        if (opened.endpoints && !("clusterInfrastructure" in opened.capabilities)) {
+          await scope.deps.providers.open(connection, HOSTS_NEED);
+          return;
+        }
         const provider = await scope.deps.providers.open(connection, CLUSTER_NEEDS);
         const catalogue = provider.capabilities.catalogue!;
         await catalogue.zones();
@@ -66,7 +73,7 @@ export const validate: Phase<ClusterScope> = async (ctx, scope) => {
       }
     }),
   );
-  const problems = [...[...hosts].flatMap(([name, records]) => hostPreflight(cluster.spec, cluster.metadata.name!, name, records)), ...preflight(cluster.spec, facts)];
+  const problems = [...[...hosts].flatMap(([name, records]) => hostPreflight(cluster.spec, cluster.metadata.name!, name, records)), ...preflight(cluster.spec, facts, new Set(hosts.keys()))];
   if (problems.length > 0) {
     const reason = preflightReason(problems);
     scope.problem = { reason, message: preflightMessage(problems) };

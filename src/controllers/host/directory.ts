@@ -89,6 +89,14 @@ export class ApiHostDirectory implements HostDirectory {
     });
   }
 
+  async transfer(connection: string, host: string, fromToken: string, claim: HostClaimRecord): Promise<void> {
+    await this.writeStatus(connection, host, (h) => {
+      if (h.status?.claim?.token === claim.token) return undefined;
+      if (h.status?.claim?.token !== fromToken || h.status.claim.releasing) throw new HostTakenError(`host ${host} no longer holds the reservation`);
+      return { ...h.status, claim };
+    });
+  }
+
   async markReleasing(connection: string, host: string, token: string): Promise<void> {
     await this.writeStatus(connection, host, (h) => (h.status?.claim?.token === token && !h.status.claim.releasing ? { ...h.status, claim: { ...h.status.claim, releasing: true } } : undefined));
   }

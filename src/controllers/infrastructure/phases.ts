@@ -27,6 +27,7 @@ import { names } from "../../api/slipway/names.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import { DELETE_ORDER, deleteOwned, findOrCreate, RESOURCE_NAMES, TokenChainError } from "./resources.ts";
 import { ensureClusterSshKey, SshKeySecretError } from "./sshkey.ts";
+import { ensureHostsInfrastructure, hostEndpointsOf, releaseHostsInfrastructure } from "./hosts.ts";
 import {
   CATALOG_RESOLVED,
   mayHaveCloudResources,
@@ -140,6 +141,9 @@ export const openConnection: Phase<InfrastructureScope> = async (ctx, scope) => 
   const identity = clusterIdentity(scope.object);
   if (typeof identity === "string") return validationFailed(ctx, scope, identity);
   scope.cluster = identity;
+  // A connection of hosts has nothing to build but its control-plane endpoint (hosts.ts).
+  const endpoints = await hostEndpointsOf(scope);
+  if (endpoints) return ensureHostsInfrastructure(ctx, scope, endpoints);
   const problem = await openProvider(scope, ["catalogue", "clusterInfrastructure"]);
   if (problem) return validationFailed(ctx, scope, problem.message, problem.reason);
 };
@@ -471,6 +475,8 @@ async function deleteBlocked(ctx: ReconcileContext, scope: InfrastructureScope, 
  * started making resources goes at once; otherwise deletion waits, loudly, for the connection.
  */
 export const openConnectionForDelete: Phase<InfrastructureScope> = async (ctx, scope) => {
+  const endpoints = await hostEndpointsOf(scope);
+  if (endpoints) return releaseHostsInfrastructure(scope, endpoints);
   const problem = await openProvider(scope, ["clusterInfrastructure"]);
   if (!problem) return;
   if (!mayHaveCloudResources(scope.object.status)) return;

@@ -23,6 +23,7 @@ import { readBootstrapToken, readClusterPki } from "../pki.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
 import { renderBootstrapData } from "./bootstrap.ts";
+import { hostEndpointsOf, leaveHostEndpoint, serveHostEndpoint } from "./endpoint.ts";
 import { ensureJoinToken } from "./jointoken.ts";
 import { cordonNode, deleteNode, drainNode, isUnavailable, nodeIsReady, nodeNotReadyMessage, readNode, type WorkloadNode } from "./node.ts";
 import {
@@ -279,10 +280,12 @@ export const ensureInstance: Phase<MachineScope> = async (ctx, scope) => {
   const image = machine.spec.image ?? DEFAULT_IMAGE;
   let instance: InstanceInfo;
   try {
-    const imageId = infra.images?.[image];
+    // Hosts have no images and no network to place the machine in: it is a whole host, as it is.
+    const onHosts = (await hostEndpointsOf(scope)) !== undefined;
+    const imageId = onHosts ? image : infra.images?.[image];
     const zone = infra.zones?.[0];
     if (!imageId) throw new ProviderError("invalid", `image ${image} is not resolved in infrastructure ${scope.infrastructure!.metadata.name}`);
-    if (!zone || !infra.subnetId || !infra.securityGroupId) {
+    if (!zone || (!onHosts && (!infra.subnetId || !infra.securityGroupId))) {
       throw new ProviderError("invalid", `infrastructure ${scope.infrastructure!.metadata.name} reports no zone, subnet or security group`);
     }
     const machines = await capabilityOf(scope, "machines");
@@ -294,11 +297,15 @@ export const ensureInstance: Phase<MachineScope> = async (ctx, scope) => {
         machineType: machine.spec.machineType,
         imageId,
         userData: scope.userData!,
-        placement: {
-          subnetId: infra.subnetId,
-          securityGroupIds: [infra.securityGroupId],
-          ...(infra.keyPairId ? { keyPairId: infra.keyPairId } : {}),
-        },
+        ...(onHosts
+          ? {}
+          : {
+              placement: {
+                subnetId: infra.subnetId!,
+                securityGroupIds: [infra.securityGroupId!],
+                ...(infra.keyPairId ? { keyPairId: infra.keyPairId } : {}),
+              },
+            }),
       },
       {
         token: idempotencyToken(machine.metadata.uid!, "instance"),
@@ -363,7 +370,7 @@ export const followInstance: Phase<MachineScope> = async (ctx, scope) => {
  */
 export const registerLoadBalancerTarget: Phase<MachineScope> = async (ctx, scope) => {
   const machine = scope.object;
-  if (!isControlPlane(machine)) return;
+  if (!isControlPlane(machine) || (await hostEndpointsOf(scope))) return;
   const lb = scope.controlPlaneInfrastructure?.status?.loadBalancer;
   if (!lb) {
     return wait(ctx, scope, { type: LOAD_BALANCER_TARGET, status: "False", reason: REASONS.waitingForControlPlaneEndpoint, message: "the control-plane load balancer is not known" });
@@ -492,6 +499,7 @@ export const machinePhases: readonly Phase<MachineScope>[] = [
   ensureBootstrapData,
   ensureInstance,
   recordProviderId,
+  serveHostEndpoint,
   followInstance,
   registerLoadBalancerTarget,
   observeNode,
@@ -549,6 +557,8 @@ export const deregisterLoadBalancerTarget: Phase<MachineScope> = async (ctx, sco
   const machine = scope.object;
   const id = machine.status?.instanceId;
   const lb = scope.controlPlaneInfrastructure?.status?.loadBalancer;
+  const endpoints = isControlPlane(machine) && scope.connection ? await hostEndpointsOf(scope) : undefined;
+  if (endpoints) return leaveHostEndpoint(ctx, scope, endpoints);
   if (!isControlPlane(machine) || !id || !isRegisteredTarget(machine)) return;
   if (lb) await (await capabilityOf(scope, "clusterInfrastructure")).deregisterTargets(lb.id, [id]);
   condition(ctx, scope, { type: LOAD_BALANCER_TARGET, status: "False", reason: "Deregistered", message: `instance ${id} left the control-plane load balancer` });

@@ -42,6 +42,11 @@ export interface HostDirectory {
   hosts(connection: string): Promise<HostRecord[]>;
   /** Records the claim on a free host; HostTakenError when another claim got there first. */
   claim(connection: string, host: string, claim: HostClaimRecord, cluster: string): Promise<void>;
+  /**
+   * Hands the claim with `fromToken` over to `claim` (a reservation taken by the machine it was made for);
+   * HostTakenError when the host no longer holds `fromToken` (nor already `claim`'s token).
+   */
+  transfer(connection: string, host: string, fromToken: string, claim: HostClaimRecord): Promise<void>;
   /** Marks the claim with `token` as being released (the host is being cleaned). */
   markReleasing(connection: string, host: string, token: string): Promise<void>;
   /** Removes the claim with `token`: the host is free again. */

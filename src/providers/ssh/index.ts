@@ -15,6 +15,7 @@ export interface SshProviderSettings extends SshProviderOptions {
 const NO_HOSTS: HostDirectory = {
   hosts: async () => [],
   claim: async () => Promise.reject(new Error("no host directory")),
+  transfer: async () => Promise.reject(new Error("no host directory")),
   markReleasing: async () => undefined,
   release: async () => undefined,
 };
@@ -24,6 +25,7 @@ export function sshProviderFactory(settings: SshProviderSettings = {}): Provider
   const directory: HostDirectory = {
     hosts: (c) => (settings.directory?.() ?? NO_HOSTS).hosts(c),
     claim: (c, h, claim, cluster) => (settings.directory?.() ?? NO_HOSTS).claim(c, h, claim, cluster),
+    transfer: (c, h, f, claim) => (settings.directory?.() ?? NO_HOSTS).transfer(c, h, f, claim),
     markReleasing: (c, h, t) => (settings.directory?.() ?? NO_HOSTS).markReleasing(c, h, t),
     release: (c, h, t) => (settings.directory?.() ?? NO_HOSTS).release(c, h, t),
   };

@@ -5,9 +5,20 @@
 // it. A host is never claimed twice: the claim is recorded on the Host, fenced against other writers.
 // The contract's rules hold: the same token gets the same host, claims carry the tags, a host already
 // released is NotFound (success), failures are classified, and user data and keys never come back.
-import { ProviderError, type CreateOptions, type InstanceInfo, type Machines, type Provider, type ResourceSpecs, type Tags } from "../provider.ts";
+import {
+  ProviderError,
+  type ControlPlaneEndpoints,
+  type CreateOptions,
+  type EndpointMember,
+  type InstanceInfo,
+  type Machines,
+  type Provider,
+  type ResourceSpecs,
+  type Tags,
+} from "../provider.ts";
 import { bootstrapHost, type BootstrapControl } from "./bootstrap.ts";
-import { HostTakenError, type HostDirectory, type HostRecord } from "./hosts.ts";
+import { API_LOAD_BALANCER_PORT, ensureApiLoadBalancer } from "./haproxy.ts";
+import { HostTakenError, type HostClaimRecord, type HostDirectory, type HostRecord } from "./hosts.ts";
 import { bootstrapPlan, type BootstrapPlan } from "./plan.ts";
 import { SshError, withSession, type SshTarget } from "./session.ts";
 import { StepFailedError, cleanHost } from "./steps.ts";
@@ -15,6 +26,13 @@ import { StepFailedError, cleanHost } from "./steps.ts";
 export const SSH_PROVIDER = "ssh";
 /** The one machine type: a whole host, whatever it has (its facts are on the Host). */
 export const HOST_MACHINE_TYPE = "host";
+/**
+ * The tag of a host reserved to serve a cluster's control-plane endpoint: the reservation's token. It stays
+ * on the claim when the cluster's first control plane takes the host, so the reservation is found again.
+ */
+export const TAG_API_ENDPOINT = "slipway.dev/api-endpoint";
+const TAG_CLUSTER = "slipway.dev/cluster";
+const TAG_CLUSTER_UID = "slipway.dev/cluster-uid";
 
 interface Job {
   token: string;
@@ -42,9 +60,16 @@ function matches(tags: Tags, wanted: Tags): boolean {
   return Object.entries(wanted).every(([k, v]) => tags[k] === v);
 }
 
-export class SshProvider implements Provider, Machines {
+/** A reservation no machine has taken yet. */
+function isBareReservation(claim: HostClaimRecord): boolean {
+  return !claim.releasing && claim.token === claim.tags[TAG_API_ENDPOINT];
+}
+
+export class SshProvider implements Provider, Machines, ControlPlaneEndpoints {
   readonly provider = SSH_PROVIDER;
   readonly capabilities = { machines: this };
+  /** The control-plane endpoint is haproxy on a host reserved for it (haproxy.ts). */
+  readonly endpoints: ControlPlaneEndpoints = this;
   private readonly jobs = new Map<string, Job>();
   private readonly cleanups = new Map<string, Cleanup>();
 
@@ -140,21 +165,71 @@ export class SshProvider implements Provider, Machines {
       if (!this.jobs.has(mine.name)) this.bootstrap(mine, plan);
       return this.view(mine);
     }
-    const cluster = options.tags["slipway.dev/cluster"] ?? "";
+    // The machine that initialises the cluster goes to the host reserved for the cluster's endpoint.
+    if (plan.unitCommand && /^(sudo\s+)?kubeadm\s+init\b/.test(plan.unitCommand.trim())) {
+      const reserved = hosts.find((h) => h.claim && isBareReservation(h.claim) && this.sameCluster(h.claim.tags, options.tags));
+      if (reserved?.claim) {
+        const claim = { token: options.token, tags: { ...options.tags, [TAG_API_ENDPOINT]: reserved.claim.token }, claimedAt: new Date().toISOString() };
+        try {
+          await this.directory.transfer(this.connection, reserved.name, reserved.claim.token, claim);
+        } catch (error) {
+          throw new ProviderError("transient", `take the host ${reserved.name} reserved for the endpoint: ${(error as Error).message}`, { cause: error });
+        }
+        const claimed = { ...reserved, claim };
+        this.jobs.delete(reserved.name);
+        this.bootstrap(claimed, plan);
+        return this.view(claimed);
+      }
+    }
+    const claimed = await this.claimFree(hosts, { token: options.token, tags: { ...options.tags }, claimedAt: new Date().toISOString() });
+    this.jobs.delete(claimed.name);
+    this.bootstrap(claimed, plan);
+    return this.view(claimed);
+  }
+
+  private sameCluster(a: Tags, b: Tags): boolean {
+    return a[TAG_CLUSTER] === b[TAG_CLUSTER] && a[TAG_CLUSTER_UID] === b[TAG_CLUSTER_UID];
+  }
+
+  /** Claims the first free, reachable host with a pinned key; a capacity error names why each host cannot serve. */
+  private async claimFree(hosts: HostRecord[], claim: HostClaimRecord): Promise<HostRecord & { claim: HostClaimRecord }> {
+    // The tag is "<namespace>/<name>"; a Host names the cluster in its own namespace.
+    const cluster = (claim.tags[TAG_CLUSTER] ?? "").split("/").pop() ?? "";
     for (const host of hosts.filter((h) => !h.claim && h.reachable && h.target.privateKey && h.target.hostKeyFingerprint)) {
-      const claim = { token: options.token, tags: { ...options.tags }, claimedAt: new Date().toISOString() };
       try {
         await this.directory.claim(this.connection, host.name, claim, cluster);
       } catch (error) {
         if (error instanceof HostTakenError) continue;
         throw new ProviderError("transient", `claim host ${host.name}: ${(error as Error).message}`, { cause: error });
       }
-      const claimed = { ...host, claim };
-      this.jobs.delete(host.name);
-      this.bootstrap(claimed, plan);
-      return this.view(claimed);
+      return { ...host, claim };
     }
     throw new ProviderError("capacity", `claim a host: no free reachable host in ${this.connection} (${this.describeHosts(hosts)})`);
+  }
+
+  // ---- the control-plane endpoint ----
+
+  async reserve(options: CreateOptions): Promise<{ id: string; host: string; port: number }> {
+    const hosts = await this.directory.hosts(this.connection);
+    const held = hosts.find((h) => h.claim && !h.claim.releasing && (h.claim.token === options.token || h.claim.tags[TAG_API_ENDPOINT] === options.token));
+    const host = held ?? (await this.claimFree(hosts, { token: options.token, tags: { ...options.tags, [TAG_API_ENDPOINT]: options.token }, claimedAt: new Date().toISOString() }));
+    return { id: host.name, host: host.target.address, port: API_LOAD_BALANCER_PORT };
+  }
+
+  async setMembers(id: string, members: EndpointMember[]): Promise<void> {
+    const host = await this.host(id);
+    if (!host?.claim || host.claim.releasing) throw new ProviderError("notFound", `host ${id} serves no endpoint in ${this.connection}`);
+    try {
+      await withSession(this.target(host), (session) => ensureApiLoadBalancer(session, { members }), { timeoutMs: this.options.connectTimeoutMs ?? 10_000 });
+    } catch (error) {
+      if (error instanceof StepFailedError) throw new ProviderError("invalid", error.message, { cause: error });
+      throw new ProviderError("transient", `serve the endpoint on host ${id}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  async release(id: string, token: string): Promise<void> {
+    const host = await this.host(id);
+    if (host?.claim?.token === token && isBareReservation(host.claim)) await this.directory.release(this.connection, id, token);
   }
 
   /** Why each host cannot be claimed, for the capacity message. */

@@ -47,6 +47,13 @@ export class MemoryHostDirectory implements HostDirectory {
     if (this.fault === "lostAnswer") throw new Error("the answer to the claim was lost");
   }
 
+  async transfer(connection: string, name: string, fromToken: string, claim: HostClaimRecord): Promise<void> {
+    const host = this.find(connection, name);
+    if (host.claim?.token === claim.token) return;
+    if (host.claim?.token !== fromToken || host.claim.releasing) throw new HostTakenError(`host ${name} no longer holds the reservation`);
+    host.claim = structuredClone(claim);
+  }
+
   async markReleasing(connection: string, name: string, token: string): Promise<void> {
     const host = this.find(connection, name);
     if (host.claim?.token === token) host.claim.releasing = true;

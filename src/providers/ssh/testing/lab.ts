@@ -112,10 +112,14 @@ export class SshLab {
     readonly privateKey: string,
     readonly publicKey: string,
     private readonly bridge: string,
+    private readonly emulateKubernetes: boolean,
   ) {}
 
-  /** Starts `count` hosts; on any failure removes what it made and rethrows. */
-  static async start(count: number): Promise<SshLab> {
+  /**
+   * Starts `count` hosts; on any failure removes what it made and rethrows. With `emulateKubernetes`, the
+   * stand-in kubeadm brings up and joins an emulated cluster (stand-ins.ts); otherwise it only writes files.
+   */
+  static async start(count: number, options: { emulateKubernetes?: boolean } = {}): Promise<SshLab> {
     const dir = await mkdtemp(join(tmpdir(), "slipway-ssh-lab-"));
     // Names unique on the machine: this process's id and how many labs it started.
     const tag = `${(process.pid % 1_679_616).toString(36)}${(labsStarted++ % 36).toString(36)}`;
@@ -129,7 +133,7 @@ export class SshLab {
       throw error;
     }
     const { octet, bridge } = taken;
-    const lab = new SshLab(dir, tag.slice(0, 6), `10.250.${octet}`, key.privateKey, key.publicKey, bridge);
+    const lab = new SshLab(dir, tag.slice(0, 6), `10.250.${octet}`, key.privateKey, key.publicKey, bridge, options.emulateKubernetes ?? false);
     lab.bridgeMade = true;
     live.add(lab);
     try {
@@ -177,7 +181,7 @@ export class SshLab {
     for (const path of OVERLAID) await mkdir(join(dir, "upper", path), { recursive: true });
     for (const path of OVERLAID) await mkdir(join(dir, "work", path), { recursive: true });
     await mkdir(join(dir, "upper", "/usr/local", "sbin"), { recursive: true });
-    for (const [program, script] of Object.entries(standIns(dir))) {
+    for (const [program, script] of Object.entries(standIns(dir, { emulateKubernetes: this.emulateKubernetes }))) {
       const file = join(dir, "upper", "/usr/local", "sbin", program);
       await writeFile(file, script);
       await chmod(file, 0o755);

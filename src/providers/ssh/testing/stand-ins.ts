@@ -2,7 +2,11 @@
 // Slipway): the programs a node's bootstrap runs whose real effect would reach the kernel of the machine
 // running the tests (swap, modules, sysctls) or needs a container runtime (containerd, kubelet, kubeadm).
 // Each records its command line in the lab's log of the host; kubeadm writes and removes the files the
-// real one does, and fails with a message when the lab's `fail-kubeadm` file exists.
+// real one does, and fails with a message when the lab's `fail-kubeadm` file exists. In a lab that
+// emulates Kubernetes, kubeadm also does what the real one does to the cluster (kubeadm-emulation.ts):
+// `init` brings up the cluster's API on the host and waits for it at the control-plane endpoint, `join`
+// checks the token and the CA hash and registers the node, and `reset` stops the API server it started.
+import { fileURLToPath } from "node:url";
 
 export const STAND_IN_PROGRAMS = ["swapoff", "modprobe", "sysctl", "apt-mark", "containerd", "kubelet", "kubeadm"] as const;
 
@@ -12,9 +16,22 @@ function recorder(log: string): string {
   return `#!/bin/sh\necho "$(basename "$0") $*" >> ${log}\n`;
 }
 
-/** The stand-ins' scripts by program name; `hostDir` is the lab's directory of the host. */
-export function standIns(hostDir: string): Record<(typeof STAND_IN_PROGRAMS)[number], string> {
+/** How a lab host runs kubeadm-emulation.ts: node with tsx's loader, from the sources. */
+function emulationCommand(): string {
+  const loader = fileURLToPath(new URL("../../../../node_modules/tsx/dist/loader.mjs", import.meta.url));
+  return `${process.execPath} --import file://${loader} ${fileURLToPath(new URL("./kubeadm-emulation.ts", import.meta.url))}`;
+}
+
+/**
+ * The stand-ins' scripts by program name; `hostDir` is the lab's directory of the host (the emulated API
+ * server's log and pid file are kept there, outside the host's own files).
+ */
+export function standIns(hostDir: string, options: { emulateKubernetes?: boolean } = {}): Record<(typeof STAND_IN_PROGRAMS)[number], string> {
   const log = `${hostDir}/calls.log`;
+  const emulation = emulationCommand();
+  const pid = `${hostDir}/apiserver.pid`;
+  const init = options.emulateKubernetes ? `      ${emulation} init --config "$config" --log ${hostDir}/apiserver.log --pid ${pid} || exit 1;` : '      echo "Your Kubernetes control-plane has initialized successfully!";';
+  const join = options.emulateKubernetes ? `${emulation} join --config "$config" || exit 1` : 'echo "This node has joined the cluster"';
   const head = recorder(log);
   return {
     swapoff: head,
@@ -34,8 +51,10 @@ export function standIns(hostDir: string): Record<(typeof STAND_IN_PROGRAMS)[num
       '    echo "apiVersion: v1" > /etc/kubernetes/kubelet.conf',
       '    echo "kind: KubeletConfiguration" > /var/lib/kubelet/config.yaml',
       '    if [ "$1" = init ]; then echo "apiVersion: v1" > /etc/kubernetes/admin.conf; echo "kind: Pod" > /etc/kubernetes/manifests/kube-apiserver.yaml;',
-      '      echo "Your Kubernetes control-plane has initialized successfully!"; else echo "This node has joined the cluster"; fi ;;',
+      init,
+      `    else ${join}; fi ;;`,
       "  reset)",
+      `    [ -f ${pid} ] && { kill "$(cat ${pid})" 2>/dev/null; rm -f ${pid}; }`,
       "    [ -e /etc/kubernetes/manifests/etcd.yaml ] && rm -rf /var/lib/etcd",
       "    rm -rf /etc/kubernetes/manifests /etc/kubernetes/pki /etc/kubernetes/*.conf /var/lib/kubelet",
       '    echo "[reset] Deleted contents of the etc directories: [/etc/kubernetes/manifests /var/lib/kubelet /etc/kubernetes/pki]" ;;',
