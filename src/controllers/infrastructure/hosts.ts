@@ -56,7 +56,8 @@ export async function ensureHostsInfrastructure(ctx: ReconcileContext, scope: In
   try {
     endpoint = await endpoints.reserve({ token: reservationToken(scope), tags: cloudTags(scope.cluster!, infra, ENDPOINT_ROLE) });
   } catch (error) {
-    if (isProviderError(error) && !error.retryable) {
+    // No free host (capacity) is said as plainly as a refusal; a host freed meanwhile is found next time.
+    if (isProviderError(error) && (!error.retryable || error.kind === "capacity")) {
       stepFailed(status, "loadBalancer", `reserving a host for the control-plane endpoint: ${error.message}`, now);
       return { halt: true, requeueAfterMs: scope.settings.failureRetryMs };
     }
