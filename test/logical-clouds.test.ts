@@ -275,6 +275,30 @@ spec:
     await eventually(() => ok("get", "resourcesyncs,secrets", "-l", "slipway.dev/logicalcloud=team-a", "-o", "name").trim() === "", { timeoutMs: 30_000, what: "the logical cloud's objects gone" });
   });
 
+  it("converges with nothing duplicated after slipway up is killed while instantiating a logical cloud", async () => {
+    apply("apiVersion: slipway.dev/v1alpha1\nkind: LogicalCloud\nmetadata:\n  name: crash\nspec:\n  namespace: crash\n  clusters: [{name: one}, {name: ext}]\n  users: [{name: erin, role: edit}, {name: finn, role: view}]\n  quota: {pods: 2}\n");
+    // Killed as soon as the instantiation is under way: some of it done, the rest not.
+    await eventually(() => ok("get", "resourcesyncs", "-l", "slipway.dev/logicalcloud=crash", "-o", "name").trim() !== "", { timeoutMs: 30_000, intervalMs: 20, what: "instantiation under way" });
+    await plane.stop("SIGKILL");
+    plane = await startSlipway({ dataDir: plane.dataDir, port: plane.port, args: ["--sim-endpoint", sim.url, "--sim-token", SIM_TOKEN, "--poll-interval", "100ms", "--resync-interval", "1s"] });
+    await eventually(() => ok("get", "logicalcloud", "crash", "-o", "jsonpath={.status.phase}") === "Ready", { timeoutMs: 60_000, what: "crash Ready after the restart" });
+    assert.deepEqual(ok("get", "resourcesyncs", "-l", "slipway.dev/logicalcloud=crash", "-o", "name").trim().split("\n").sort(), ["resourcesync.slipway.dev/crash-ext", "resourcesync.slipway.dev/crash-one"]);
+    assert.deepEqual(ok("get", "secrets", "-l", "slipway.dev/logicalcloud=crash", "-o", "name").trim().split("\n").sort(), [
+      "secret/crash-erin-kubeconfig",
+      "secret/crash-finn-kubeconfig",
+      "secret/crash-mesh-ca",
+      "secret/crash-mesh-manifests",
+    ]);
+    const erin = join(plane.dataDir, "erin.kubeconfig");
+    writeFileSync(erin, Buffer.from(ok("get", "secret", "crash-erin-kubeconfig", "-o", "jsonpath={.data.value}"), "base64"));
+    for (const cluster of ["one", "ext"]) {
+      assert.equal(on(cluster, "get", "csr", "-o", "name").stdout.trim(), "", `no signing request left in ${cluster}`);
+      assert.equal(on(cluster, "get", "resourcequotas", "-n", "crash", "-o", "name").stdout.trim(), "resourcequota/crash-quota");
+      assert.equal(kubectl(erin, ["--context", cluster, "get", "pods"]).status, 0, `erin's credentials work on ${cluster}`);
+    }
+    ok("delete", "logicalcloud", "crash", "--timeout=60s");
+  });
+
   it("refuses a logical cloud it could not make, naming the field, and reports members it cannot find", async () => {
     const refusal = (spec: string) => kubectl(kc, ["apply", "-f", "-"], `apiVersion: slipway.dev/v1alpha1\nkind: LogicalCloud\nmetadata:\n  name: bad\nspec:\n${spec}`);
     const cases: [string, RegExp][] = [
