@@ -216,7 +216,7 @@ spec:
     assert.deepEqual(kubectlOk(alice, ["config", "get-contexts", "-o", "name"]).trim().split("\n").sort(), ["ext", "one", "two"]);
     const pod = (name: string) => `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  containers:\n    - name: app\n      image: nginx:1.27\n`;
     for (const cluster of ["one", "two", "ext"]) {
-      for (let i = 0; i < 5; i++) kubectlOk(alice, ["--context", cluster, "create", "-f", "-"], pod(`web-${i}`));
+      kubectlOk(alice, ["--context", cluster, "create", "-f", "-"], [0, 1, 2, 3, 4].map((i) => pod(`web-${i}`)).join("---\n"));
       const sixth = kubectl(alice, ["--context", cluster, "create", "-f", "-"], pod("web-5"));
       assert.notEqual(sixth.status, 0, `the sixth pod in ${cluster}`);
       assert.match(sixth.stderr, /pods "web-5" is forbidden: exceeded quota: team-a-quota, requested: pods=1, used: pods=5, limited: pods=5/);

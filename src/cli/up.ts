@@ -78,7 +78,7 @@ export function registerUpCommand(program: Command): void {
     .option("--sim-time-scale <x>", "multiplies every delay of the embedded sim cloud (0.1 is ten times faster)")
     .option("--sim-token <token>", "the sim cloud account's token (default: the sim's default account)")
     .option("--poll-interval <duration>", "how often controllers look again at slow cloud work", "1s")
-    .option("--resync-interval <duration>", "how often resources delivered to clusters (ResourceSyncs) are checked for drift", "30s")
+    .option("--resync-interval <duration>", "how often resources delivered to clusters (ResourceSyncs) are checked for drift, and registered clusters are asked", "30s")
     .action(async (flags: UpFlags) => {
       await runUp(flags);
     });
