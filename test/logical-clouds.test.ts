@@ -202,7 +202,7 @@ spec:
     - name: bob
       role: view
   quota:
-    pods: 5
+    pods: "5"
 `);
     await eventually(() => ok("get", "logicalcloud", "team-a", "-o", "jsonpath={.status.phase}") === "Ready", { timeoutMs: 60_000, what: "team-a Ready" });
     assert.match(ok("get", "lc", "team-a", "--no-headers"), /^team-a\s+team\s+Ready\s+3\/3\s+2\s/);
@@ -276,7 +276,7 @@ spec:
   });
 
   it("converges with nothing duplicated after slipway up is killed while instantiating a logical cloud", async () => {
-    apply("apiVersion: slipway.dev/v1alpha1\nkind: LogicalCloud\nmetadata:\n  name: crash\nspec:\n  namespace: crash\n  clusters: [{name: one}, {name: ext}]\n  users: [{name: erin, role: edit}, {name: finn, role: view}]\n  quota: {pods: 2}\n");
+    apply("apiVersion: slipway.dev/v1alpha1\nkind: LogicalCloud\nmetadata:\n  name: crash\nspec:\n  namespace: crash\n  clusters: [{name: one}, {name: ext}]\n  users: [{name: erin, role: edit}, {name: finn, role: view}]\n  quota: {pods: \"2\"}\n");
     // Killed as soon as the instantiation is under way: some of it done, the rest not.
     await eventually(() => ok("get", "resourcesyncs", "-l", "slipway.dev/logicalcloud=crash", "-o", "name").trim() !== "", { timeoutMs: 30_000, intervalMs: 20, what: "instantiation under way" });
     await plane.stop("SIGKILL");
@@ -304,7 +304,7 @@ spec:
     const cases: [string, RegExp][] = [
       ["  namespace: Team_A\n  clusters: [{name: one}]\n", /spec\.namespace: Invalid value: "Team_A"/],
       ["  namespace: team\n  clusters: [{name: one}]\n  users: [{name: carol, rules: [{apiGroups: [\"\"], resources: [], verbs: [Get]}]}]\n", /spec\.users\[0\]\.rules\[0\]\.verbs\[0\]: Invalid value: "Get"[\s\S]*spec\.users\[0\]\.rules\[0\]\.resources: Required value/],
-      ["  namespace: team\n  clusters: [{name: one}]\n  quota: {pods: 5, gpus: 1}\n", /spec\.quota\[gpus\]/],
+      ["  namespace: team\n  clusters: [{name: one}]\n  quota: {pods: \"5\", gpus: \"1\"}\n", /spec\.quota\[gpus\]/],
       ["  namespace: team\n  clusters: [{name: one}]\n  quota: {pods: lots}\n", /spec\.quota\[pods\]/],
     ];
     for (const [spec, message] of cases) {
