@@ -113,6 +113,9 @@ export async function runUp(flags: UpFlags): Promise<void> {
     timeScale: number(flags.simTimeScale, "--sim-time-scale"),
   };
   const dataDir = resolve(flags.dataDir);
+  // Everything this process writes — the store, logs, the embedded sim cloud's state, kubeconfigs — is
+  // its user's alone.
+  process.umask(0o077);
   const logger = createLogger({ file: flags.logFile ?? join(dataDir, "slipway.log"), level: flags.logLevel });
   const plane = await startControlPlane({
     dataDir,
