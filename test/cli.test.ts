@@ -254,7 +254,7 @@ describe("slipway client commands", () => {
     assert.match(flag.stderr, /^error: unknown option '--colour'\n/);
     assert.match(flag.stderr, /Usage: slipway get \[options\] <kind> \[name\]/);
     assert.equal(kind.code, 2);
-    assert.match(kind.stderr, /^error: describe shows clusters only/);
+    assert.match(kind.stderr, /^error: describe shows clusters and logical clouds/);
     assert.equal(count.code, 2);
     assert.match(count.stderr, /^error: --replicas must be a whole number from 0 to 1000 \(got "many"\)/);
   });

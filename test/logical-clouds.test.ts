@@ -202,7 +202,7 @@ spec:
     - name: bob
       role: view
   quota:
-    pods: 5
+    pods: "5"
 `);
     await eventually(() => ok("get", "logicalcloud", "team-a", "-o", "jsonpath={.status.phase}") === "Ready", { timeoutMs: 60_000, what: "team-a Ready" });
     assert.match(ok("get", "lc", "team-a", "--no-headers"), /^team-a\s+team\s+Ready\s+3\/3\s+2\s/);
@@ -216,7 +216,7 @@ spec:
     assert.deepEqual(kubectlOk(alice, ["config", "get-contexts", "-o", "name"]).trim().split("\n").sort(), ["ext", "one", "two"]);
     const pod = (name: string) => `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  containers:\n    - name: app\n      image: nginx:1.27\n`;
     for (const cluster of ["one", "two", "ext"]) {
-      for (let i = 0; i < 5; i++) kubectlOk(alice, ["--context", cluster, "create", "-f", "-"], pod(`web-${i}`));
+      kubectlOk(alice, ["--context", cluster, "create", "-f", "-"], [0, 1, 2, 3, 4].map((i) => pod(`web-${i}`)).join("---\n"));
       const sixth = kubectl(alice, ["--context", cluster, "create", "-f", "-"], pod("web-5"));
       assert.notEqual(sixth.status, 0, `the sixth pod in ${cluster}`);
       assert.match(sixth.stderr, /pods "web-5" is forbidden: exceeded quota: team-a-quota, requested: pods=1, used: pods=5, limited: pods=5/);
@@ -275,12 +275,36 @@ spec:
     await eventually(() => ok("get", "resourcesyncs,secrets", "-l", "slipway.dev/logicalcloud=team-a", "-o", "name").trim() === "", { timeoutMs: 30_000, what: "the logical cloud's objects gone" });
   });
 
+  it("converges with nothing duplicated after slipway up is killed while instantiating a logical cloud", async () => {
+    apply("apiVersion: slipway.dev/v1alpha1\nkind: LogicalCloud\nmetadata:\n  name: crash\nspec:\n  namespace: crash\n  clusters: [{name: one}, {name: ext}]\n  users: [{name: erin, role: edit}, {name: finn, role: view}]\n  quota: {pods: \"2\"}\n");
+    // Killed as soon as the instantiation is under way: some of it done, the rest not.
+    await eventually(() => ok("get", "resourcesyncs", "-l", "slipway.dev/logicalcloud=crash", "-o", "name").trim() !== "", { timeoutMs: 30_000, intervalMs: 20, what: "instantiation under way" });
+    await plane.stop("SIGKILL");
+    plane = await startSlipway({ dataDir: plane.dataDir, port: plane.port, args: ["--sim-endpoint", sim.url, "--sim-token", SIM_TOKEN, "--poll-interval", "100ms", "--resync-interval", "1s"] });
+    await eventually(() => ok("get", "logicalcloud", "crash", "-o", "jsonpath={.status.phase}") === "Ready", { timeoutMs: 60_000, what: "crash Ready after the restart" });
+    assert.deepEqual(ok("get", "resourcesyncs", "-l", "slipway.dev/logicalcloud=crash", "-o", "name").trim().split("\n").sort(), ["resourcesync.slipway.dev/crash-ext", "resourcesync.slipway.dev/crash-one"]);
+    assert.deepEqual(ok("get", "secrets", "-l", "slipway.dev/logicalcloud=crash", "-o", "name").trim().split("\n").sort(), [
+      "secret/crash-erin-kubeconfig",
+      "secret/crash-finn-kubeconfig",
+      "secret/crash-mesh-ca",
+      "secret/crash-mesh-manifests",
+    ]);
+    const erin = join(plane.dataDir, "erin.kubeconfig");
+    writeFileSync(erin, Buffer.from(ok("get", "secret", "crash-erin-kubeconfig", "-o", "jsonpath={.data.value}"), "base64"));
+    for (const cluster of ["one", "ext"]) {
+      assert.equal(on(cluster, "get", "csr", "-o", "name").stdout.trim(), "", `no signing request left in ${cluster}`);
+      assert.equal(on(cluster, "get", "resourcequotas", "-n", "crash", "-o", "name").stdout.trim(), "resourcequota/crash-quota");
+      assert.equal(kubectl(erin, ["--context", cluster, "get", "pods"]).status, 0, `erin's credentials work on ${cluster}`);
+    }
+    ok("delete", "logicalcloud", "crash", "--timeout=60s");
+  });
+
   it("refuses a logical cloud it could not make, naming the field, and reports members it cannot find", async () => {
     const refusal = (spec: string) => kubectl(kc, ["apply", "-f", "-"], `apiVersion: slipway.dev/v1alpha1\nkind: LogicalCloud\nmetadata:\n  name: bad\nspec:\n${spec}`);
     const cases: [string, RegExp][] = [
       ["  namespace: Team_A\n  clusters: [{name: one}]\n", /spec\.namespace: Invalid value: "Team_A"/],
       ["  namespace: team\n  clusters: [{name: one}]\n  users: [{name: carol, rules: [{apiGroups: [\"\"], resources: [], verbs: [Get]}]}]\n", /spec\.users\[0\]\.rules\[0\]\.verbs\[0\]: Invalid value: "Get"[\s\S]*spec\.users\[0\]\.rules\[0\]\.resources: Required value/],
-      ["  namespace: team\n  clusters: [{name: one}]\n  quota: {pods: 5, gpus: 1}\n", /spec\.quota\[gpus\]/],
+      ["  namespace: team\n  clusters: [{name: one}]\n  quota: {pods: \"5\", gpus: \"1\"}\n", /spec\.quota\[gpus\]/],
       ["  namespace: team\n  clusters: [{name: one}]\n  quota: {pods: lots}\n", /spec\.quota\[pods\]/],
     ];
     for (const [spec, message] of cases) {

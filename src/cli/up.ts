@@ -47,6 +47,7 @@ export interface UpFlags {
   simToken?: string;
   pollInterval: string;
   resyncInterval: string;
+  auditLog?: string;
 }
 
 export function defaultDataDir(): string {
@@ -63,6 +64,7 @@ export function registerUpCommand(program: Command): void {
     .option("--store <kind>", "sqlite (embedded) or etcd", "sqlite")
     .option("--etcd-endpoints <urls>", "comma-separated etcd client URLs (with --store etcd)")
     .option("--log-file <path>", "log file, or - for stderr (default: <data-dir>/slipway.log)")
+    .option("--audit-log <file>", "where each request is recorded (audit.k8s.io/v1 events, one JSON line each; default DIR/audit.log)")
     .option("--log-level <level>", "debug, info, warn or error", "info")
     .option("--compaction-interval <duration>", "how often store history is compacted (5 intervals are kept)", "60s")
     .option("--event-ttl <duration>", "how long an Event is kept after its last update", "1h")
@@ -78,7 +80,7 @@ export function registerUpCommand(program: Command): void {
     .option("--sim-time-scale <x>", "multiplies every delay of the embedded sim cloud (0.1 is ten times faster)")
     .option("--sim-token <token>", "the sim cloud account's token (default: the sim's default account)")
     .option("--poll-interval <duration>", "how often controllers look again at slow cloud work", "1s")
-    .option("--resync-interval <duration>", "how often resources delivered to clusters (ResourceSyncs) are checked for drift", "30s")
+    .option("--resync-interval <duration>", "how often resources delivered to clusters (ResourceSyncs) are checked for drift, and registered clusters are asked", "30s")
     .action(async (flags: UpFlags) => {
       await runUp(flags);
     });
@@ -111,6 +113,9 @@ export async function runUp(flags: UpFlags): Promise<void> {
     timeScale: number(flags.simTimeScale, "--sim-time-scale"),
   };
   const dataDir = resolve(flags.dataDir);
+  // Everything this process writes — the store, logs, the embedded sim cloud's state, kubeconfigs — is
+  // its user's alone.
+  process.umask(0o077);
   const logger = createLogger({ file: flags.logFile ?? join(dataDir, "slipway.log"), level: flags.logLevel });
   const plane = await startControlPlane({
     dataDir,
@@ -127,6 +132,7 @@ export async function runUp(flags: UpFlags): Promise<void> {
     sim,
     pollMs: parseDuration(flags.pollInterval, "--poll-interval"),
     resyncMs: parseDuration(flags.resyncInterval, "--resync-interval"),
+    auditLog: resolve(flags.auditLog ?? join(dataDir, "audit.log")),
   });
   process.stdout.write(
     [

@@ -39,7 +39,7 @@ export interface ControllersOptions {
   providers: ProviderRegistry;
   /** How often controllers look again at something slow (default 1 s). */
   pollMs?: number;
-  /** How often a ResourceSync looks again at each applied cluster for drift (default 30 s). */
+  /** How often a ResourceSync looks again at each applied cluster for drift, and a registered cluster is asked (default 30 s). */
   resyncMs?: number;
 }
 
@@ -91,7 +91,7 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
   registerMachinePoolController(manager, { providers, workloads }, { pollMs, concurrency: 16 });
   registerMachineController(manager, { providers, workloads }, { pollMs, concurrency: 32 });
   registerOperationController(manager, { concurrency: 8 });
-  registerRegistrationController(manager, { workloads });
+  registerRegistrationController(manager, { workloads }, options.resyncMs === undefined ? {} : { recheckMs: options.resyncMs });
   registerResourceSyncController(manager, { workloads }, options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs });
   registerLogicalCloudController(manager, { workloads });
   registerHostController(manager);

@@ -12,7 +12,7 @@ describe("LogicalCloud", () => {
   it("accepts members, users with a role or rules, and a quota", () => {
     const result = admit(
       logicalCloudKind,
-      cloud({ namespace: "team", clusters: [{ name: "one" }], users: [{ name: "alice", role: "edit" }, { name: "ci", rules: [{ apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "patch"] }] }], quota: { pods: 5, "requests.cpu": "2" } }),
+      cloud({ namespace: "team", clusters: [{ name: "one" }], users: [{ name: "alice", role: "edit" }, { name: "ci", rules: [{ apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "patch"] }] }], quota: { pods: "5", "requests.cpu": "2" } }),
     );
     assert.deepEqual(result.schemaErrors, []);
     assert.deepEqual(result.errors, []);

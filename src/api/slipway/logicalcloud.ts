@@ -46,7 +46,7 @@ export const LogicalCloudSpecSchema = Struct(
     clusters: Type.Optional(Type.Array(ClusterTargetSchema, { description: "Member clusters, by name (built or registered)." })),
     clusterSelector: Type.Optional(labelSelectorSchema("Member clusters, by label (in addition to those named).")),
     users: Type.Optional(Type.Array(UserSchema, { description: "Users and their permissions." })),
-    quota: Type.Optional(MapOf(Type.Union([Type.String(), Type.Number()]), "A ResourceQuota's hard limits, e.g. pods: 5, requests.cpu: \"2\", limits.memory: 4Gi.")),
+    quota: Type.Optional(MapOf(Type.String(), "A ResourceQuota's hard limits, as quantities: pods: \"5\", requests.cpu: \"2\", limits.memory: 4Gi.")),
   },
   { description: "The namespace, members, users and quota." },
 );

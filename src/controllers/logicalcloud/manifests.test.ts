@@ -11,7 +11,7 @@ const cloud: LogicalCloudObject = {
     namespace: "team",
     clusters: [{ name: "one" }],
     users: [{ name: "alice", role: "edit" }, { name: "ci", role: "view", rules: [{ apiGroups: ["apps"], resources: ["deployments"], verbs: ["patch"] }] }],
-    quota: { pods: 5 },
+    quota: { pods: "5" },
   },
 };
 const ca = { intermediate: { certPem: "INTERMEDIATE\n", keyPem: "KEY\n" }, rootCertPem: "ROOT\n" };

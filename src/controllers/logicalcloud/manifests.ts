@@ -78,7 +78,7 @@ export function memberManifests(cloud: LogicalCloudObject, ca: MeshCa, others: r
     { apiVersion: "v1", kind: "Namespace", metadata: { name: meshNamespace(cloud), labels: { ...labels(cloud), "slipway.dev/mesh": "true" } } },
   ];
   if (cloud.spec.quota && Object.keys(cloud.spec.quota).length > 0) {
-    const hard = Object.fromEntries(Object.entries(cloud.spec.quota).map(([k, v]) => [k, String(v)]));
+    const hard = { ...cloud.spec.quota };
     objects.push({ apiVersion: "v1", kind: "ResourceQuota", metadata: { name: `${cloud.metadata.name}-quota`, namespace, labels: labels(cloud) }, spec: { hard } });
   }
   for (const user of cloud.spec.users ?? []) objects.push(...userObjects(cloud, user));
