@@ -5,6 +5,9 @@
 // it. A host is never claimed twice: the claim is recorded on the Host, fenced against other writers.
 // The contract's rules hold: the same token gets the same host, claims carry the tags, a host already
 // released is NotFound (success), failures are classified, and user data and keys never come back.
+// Without a cloud load balancer, it serves each cluster's control-plane endpoint itself (`endpoints`): a
+// host is reserved for it before any machine exists, the machine whose user data runs `kubeadm init` is
+// placed there, and haproxy on it fronts the control plane's API servers (haproxy.ts).
 import {
   ProviderError,
   type ControlPlaneEndpoints,
