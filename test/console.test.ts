@@ -3,6 +3,8 @@
 // its timeline filling in, scale a pool, read an admission error with its field, create a cluster from
 // the form after reading its plan, delete it. Screenshots of each page go to test-results/console (not
 // tracked), or over the committed ones in docs/console/screenshots when SLIPWAY_UPDATE_SCREENSHOTS=1.
+// test: runs alone (scripts/run-tests.mjs): Chromium aborts a navigation when interfaces change, as the
+// tests of SSH hosts make them.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";

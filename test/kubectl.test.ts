@@ -112,7 +112,7 @@ describe("kubectl against slipway up", () => {
     const manifest = MANIFEST(1).split("---")[0]!.replace("name: east", "name: west").replace("provider: sim", "provider: aws");
     const r = kubectl(kc, ["apply", "-f", "-"], manifest);
     assert.notEqual(r.status, 0);
-    assert.match(r.stderr, /spec\.provider: Unsupported value: "aws": supported values: "sim"/);
+    assert.match(r.stderr, /spec\.provider: Unsupported value: "aws": supported values: "sim", "ssh"/);
     assert.notEqual(k("get", "connection", "west").status, 0, "the connection was not created");
   });
 

@@ -10,6 +10,7 @@ import { machineKind } from "./slipway/machine.ts";
 import { operationKind } from "./slipway/operation.ts";
 import { resourceSyncKind } from "./slipway/resourcesync.ts";
 import { logicalCloudKind } from "./slipway/logicalcloud.ts";
+import { hostKind } from "./slipway/host.ts";
 
 export type { EventObject, NamespaceObject, ObjectReference, SecretObject } from "./core.ts";
 export type { ConnectionObject, ConnectionSpec, ConnectionStatus } from "./slipway/connection.ts";
@@ -18,6 +19,7 @@ export type { InfrastructureObject, InfrastructureSpec, InfrastructureStatus } f
 export type { MachinePoolObject, MachinePoolSpec, MachinePoolStatus } from "./slipway/machinepool.ts";
 export type { MachineAddress, MachineObject, MachineSpec, MachineStatus } from "./slipway/machine.ts";
 export type { OperationObject, OperationSpec, OperationStatus } from "./slipway/operation.ts";
+export type { HostObject, HostSpec, HostStatus } from "./slipway/host.ts";
 
 /** A kind's definition as the registry holds it, whatever its object type. */
 function general<T extends KubeObject>(definition: KindDefinition<T>): KindDefinition {
@@ -35,6 +37,7 @@ export const slipwayKinds: readonly KindDefinition[] = [
   general(operationKind),
   general(resourceSyncKind),
   general(logicalCloudKind),
+  general(hostKind),
 ];
 
 export interface RegistryOptions {

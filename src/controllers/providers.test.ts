@@ -35,14 +35,14 @@ function connection(name: string, provider: string, region: string): ConnectionO
 describe("provider resolver", () => {
   it("opens a connection's provider from the installed ones, and names them when it is not installed", async () => {
     const env = await setup();
-    assert.deepEqual(env.installed.names(), ["fake-hosts", "sim"]);
+    assert.deepEqual(env.installed.names(), ["fake-hosts", "sim", "ssh"]);
     const rack = await env.client.of(connectionKind).create(connection("rack", "fake-hosts", "rack-1"));
     const machines = await env.providers.capability(rack, "machines");
     assert.equal((await machines.findTagged("instance", {})).length, 0);
     const elsewhere = await env.client.of(connectionKind).create(connection("elsewhere", "aws", "us-east-1"));
     await assert.rejects(env.providers.open(elsewhere), (error: unknown) => {
       assert.ok(error instanceof ConnectionUnusableError);
-      assert.equal(error.message, 'connection "elsewhere" names provider "aws", which is not installed (installed: fake-hosts, sim)');
+      assert.equal(error.message, 'connection "elsewhere" names provider "aws", which is not installed (installed: fake-hosts, sim, ssh)');
       return true;
     });
   });

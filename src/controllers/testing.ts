@@ -15,6 +15,7 @@ import { ControllerManager } from "../runtime/manager.ts";
 import { SimCloud, type SimCloudOptions } from "../simcloud/cloud.ts";
 import { startWorkloadEmulation, type WorkloadEmulation } from "../simcloud/workload/index.ts";
 import { SqliteStore } from "../store/sqlite.ts";
+import { ApiHostDirectory } from "./host/directory.ts";
 import { ProviderResolver } from "./providers.ts";
 import { WorkloadClients } from "./workload.ts";
 
@@ -52,7 +53,8 @@ export async function controllerTestEnv(options: ControllerTestEnvOptions = {}):
   const cloud = new SimCloud({ profile: "instant", seed: 7, ...options.cloud });
   const emulation = options.emulateWorkloads ? await startWorkloadEmulation(cloud, { port: 0, logger: log }) : undefined;
   const client = new Client(objects);
-  const installed = installedProviders({ sim: { cloud } });
+  const hosts = new ApiHostDirectory(client);
+  const installed = installedProviders({ sim: { cloud }, ssh: { directory: () => hosts, pollMs: 50 } });
   for (const factory of options.extraProviders ?? []) installed.register(factory);
   const providers = new ProviderResolver(client, installed);
   const workloads = new WorkloadClients(client);

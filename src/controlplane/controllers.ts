@@ -11,6 +11,7 @@ import { registerConnectionController } from "../controllers/connection/controll
 import { registerRegistrationController } from "../controllers/registration/controller.ts";
 import { registerResourceSyncController } from "../controllers/resourcesync/controller.ts";
 import { registerLogicalCloudController } from "../controllers/logicalcloud/controller.ts";
+import { registerHostController } from "../controllers/host/controller.ts";
 import { registerInfrastructureController } from "../controllers/infrastructure/controller.ts";
 import { ProviderResolver } from "../controllers/providers.ts";
 import { registerMachineController } from "../controllers/machine/controller.ts";
@@ -93,6 +94,7 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
   registerRegistrationController(manager, { workloads }, options.resyncMs === undefined ? {} : { recheckMs: options.resyncMs });
   registerResourceSyncController(manager, { workloads }, options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs });
   registerLogicalCloudController(manager, { workloads });
+  registerHostController(manager);
   await manager.start();
   return {
     manager,

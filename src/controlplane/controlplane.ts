@@ -28,6 +28,7 @@ import { installedProviders } from "../providers/index.ts";
 import { openSimCloud, type SimCloudOptions } from "./simcloud.ts";
 import { consoleSite } from "./console.ts";
 import { clusterPlanAction } from "../controllers/plan/action.ts";
+import { ApiHostDirectory } from "../controllers/host/directory.ts";
 import { ProviderResolver } from "../controllers/providers.ts";
 import { Client } from "../runtime/client.ts";
 import { logicalCloudQuotaAdmission } from "../controllers/logicalcloud/admission.ts";
@@ -96,7 +97,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     // store's encryption of sensitive kinds and the controllers all read this one registry.
     const sim = await openSimCloud(options.sim ?? {}, options.dataDir, log);
     closers.unshift(() => sim.close());
-    const providers = installedProviders({ sim: sim.provider });
+    // The ssh provider reads Hosts through the API, which exists only once the store is open.
+    const hostDirectory: { current?: ApiHostDirectory } = {};
+    const providers = installedProviders({ sim: sim.provider, ssh: { directory: () => hostDirectory.current } });
     const registry = options.registry ?? defaultRegistry({ providers });
     const store = await openStore({ kind: options.store, dataDir: options.dataDir, etcdEndpoints: options.etcdEndpoints, registry });
     closers.push(() => store.close());
@@ -104,6 +107,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const serving = await issueServingCertificate(credentials.ca, host === "127.0.0.1" ? [] : [host]);
     const objects = new ObjectService(registry, store, { admission: [logicalCloudQuotaAdmission], postWrite: [clusterOperations] });
     await ensureDefaultNamespaces(objects);
+    hostDirectory.current = new ApiHostDirectory(new Client(objects));
     const metrics = new ApiMetrics({ defaultMetrics: true });
     const planClient = new Client(objects);
     const planProviders = new ProviderResolver(planClient, providers);

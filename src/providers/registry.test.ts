@@ -20,7 +20,7 @@ describe("ProviderRegistry", () => {
   });
 
   it("installs the sim provider, and takes one more provider with one line", () => {
-    assert.deepEqual(installedProviders().names(), ["sim"]);
-    assert.deepEqual(installedProviders().register(fakeHostsProviderFactory()).names(), ["fake-hosts", "sim"]);
+    assert.deepEqual(installedProviders().names(), ["sim", "ssh"]);
+    assert.deepEqual(installedProviders().register(fakeHostsProviderFactory()).names(), ["fake-hosts", "sim", "ssh"]);
   });
 });

@@ -4,7 +4,10 @@
 import { isProviderError, type CapabilityName, type QuotaResources } from "../../providers/provider.ts";
 import { setCondition } from "../../runtime/conditions.ts";
 import type { Phase } from "../../runtime/reconciler.ts";
+import { SshProvider } from "../../providers/ssh/index.ts";
+import type { HostRecord } from "../../providers/ssh/hosts.ts";
 import { ConnectionUnusableError } from "../providers.ts";
+import { hostPreflight } from "./host-preflight.ts";
 import { clusterConnections, preflight, preflightMessage, preflightReason, type ConnectionFacts } from "./preflight.ts";
 import { clusterStatus, now, type ClusterScope } from "./scope.ts";
 
@@ -37,6 +40,7 @@ export const validate: Phase<ClusterScope> = async (ctx, scope) => {
   if (validated?.status === "True" && validated.observedGeneration === cluster.metadata.generation) return;
   if (!st.phase || st.phase === "Pending") st.phase = "Validating";
   const facts = new Map<string, ConnectionFacts>();
+  const hosts = new Map<string, HostRecord[]>();
   await Promise.all(
     clusterConnections(cluster.spec).map(async (name) => {
       const connection = scope.connections.get(name);
@@ -45,6 +49,9 @@ export const validate: Phase<ClusterScope> = async (ctx, scope) => {
         return;
       }
       try {
+        // A Connection of hosts is checked host by host, naming each host that cannot serve.
+        const opened = await scope.deps.providers.open(connection);
+        if (opened instanceof SshProvider) hosts.set(name, await opened.hostRecords());
         const provider = await scope.deps.providers.open(connection, CLUSTER_NEEDS);
         const catalogue = provider.capabilities.catalogue!;
         await catalogue.zones();
@@ -59,7 +66,7 @@ export const validate: Phase<ClusterScope> = async (ctx, scope) => {
       }
     }),
   );
-  const problems = preflight(cluster.spec, facts);
+  const problems = [...[...hosts].flatMap(([name, records]) => hostPreflight(cluster.spec, cluster.metadata.name!, name, records)), ...preflight(cluster.spec, facts)];
   if (problems.length > 0) {
     const reason = preflightReason(problems);
     scope.problem = { reason, message: preflightMessage(problems) };

@@ -5,6 +5,7 @@ import type { ConnectionObject } from "../../api/kinds.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { isProviderError } from "../../providers/provider.ts";
+import { SshProvider } from "../../providers/ssh/index.ts";
 import { setCondition } from "../../runtime/conditions.ts";
 import type { Controller } from "../../runtime/controller.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
@@ -25,6 +26,16 @@ function checkConnection(providers: ProviderResolver, recheckMs: number): Phase<
     const status = { ...connection.status };
     connection.status = status;
     try {
+      const opened = await providers.open(connection);
+      if (opened instanceof SshProvider) {
+        // A Connection of hosts has no region to check: it is ready, and says how many of its hosts are.
+        const hosts = await opened.hostRecords();
+        status.phase = "Ready";
+        delete status.message;
+        const reachable = hosts.filter((h) => h.reachable).length;
+        setCondition(status as { conditions?: [] }, { type: "Ready", status: "True", reason: "Checked", message: `${hosts.length} hosts labelled with the connection, ${reachable} reachable` }, now);
+        return { requeueAfterMs: Math.min(recheckMs, 30_000) };
+      }
       const catalogue = await providers.capability(connection, "catalogue");
       status.regionZones = await catalogue.zones();
       status.phase = "Ready";

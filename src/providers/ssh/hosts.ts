@@ -1,0 +1,49 @@
+// What the ssh provider needs to know about hosts, and how it claims them: the Host objects of a
+// Connection, their SSH keys and pinned host keys, and their claims. The provider does not read the API
+// itself — the control plane hands it a HostDirectory (controllers/host/directory.ts, over the API) — so
+// that a test can hand it one of its own.
+import type { Tags } from "../provider.ts";
+import type { HostFacts } from "./facts.ts";
+import type { SshTarget } from "./session.ts";
+
+export interface HostClaimRecord {
+  token: string;
+  tags: Tags;
+  claimedAt: string;
+  /** The claim is being given up: the host is being cleaned. */
+  releasing?: boolean;
+}
+
+/** One Host as the provider sees it. */
+export interface HostRecord {
+  /** The Host's name (unique in its namespace): the id of the instance made on it. */
+  name: string;
+  /**
+   * Where and how to log in, with the host key pinned at first contact (by the Host controller); no
+   * `privateKey` when the key cannot be read (`keyProblem` says why).
+   */
+  target: Omit<SshTarget, "privateKey"> & { privateKey?: string };
+  keyProblem?: string;
+  /** Reachable: the last check logged in with the pinned host key; the reason of the last failure otherwise. */
+  reachable: boolean;
+  unreachableReason?: string;
+  unreachableMessage?: string;
+  facts?: HostFacts;
+  claim?: HostClaimRecord;
+}
+
+/** Another claim won the race for a host; the provider tries the next free host. */
+export class HostTakenError extends Error {
+  override readonly name = "HostTakenError";
+}
+
+export interface HostDirectory {
+  /** The hosts of the Connection named `connection` ("namespace/name"), sorted by name. */
+  hosts(connection: string): Promise<HostRecord[]>;
+  /** Records the claim on a free host; HostTakenError when another claim got there first. */
+  claim(connection: string, host: string, claim: HostClaimRecord, cluster: string): Promise<void>;
+  /** Marks the claim with `token` as being released (the host is being cleaned). */
+  markReleasing(connection: string, host: string, token: string): Promise<void>;
+  /** Removes the claim with `token`: the host is free again. */
+  release(connection: string, host: string, token: string): Promise<void>;
+}
