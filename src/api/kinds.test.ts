@@ -33,6 +33,7 @@ describe("the registry of kinds", () => {
         ["slipway.dev", "v1alpha1", "MachinePool", "machinepools", "mp", true],
         ["slipway.dev", "v1alpha1", "Machine", "machines", "ma", true],
         ["slipway.dev", "v1alpha1", "Operation", "operations", "op", true],
+        ["slipway.dev", "v1alpha1", "Lease", "leases", "ls", true],
       ],
     );
     assert.equal(registry.byKind("slipway.dev/v1alpha1", "Cluster")?.plural, "clusters");

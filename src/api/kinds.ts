@@ -8,6 +8,7 @@ import { infrastructureKind } from "./slipway/infrastructure.ts";
 import { machinePoolKind } from "./slipway/machinepool.ts";
 import { machineKind } from "./slipway/machine.ts";
 import { operationKind } from "./slipway/operation.ts";
+import { leaseKind } from "./slipway/lease.ts";
 
 export type { EventObject, NamespaceObject, ObjectReference, SecretObject } from "./core.ts";
 export type { ConnectionObject, ConnectionSpec, ConnectionStatus } from "./slipway/connection.ts";
@@ -16,6 +17,7 @@ export type { InfrastructureObject, InfrastructureSpec, InfrastructureStatus } f
 export type { MachinePoolObject, MachinePoolSpec, MachinePoolStatus } from "./slipway/machinepool.ts";
 export type { MachineAddress, MachineObject, MachineSpec, MachineStatus } from "./slipway/machine.ts";
 export type { OperationObject, OperationSpec, OperationStatus } from "./slipway/operation.ts";
+export type { LeaseObject, LeaseSpec, LeaseStatus } from "./slipway/lease.ts";
 
 /** A kind's definition as the registry holds it, whatever its object type. */
 function general<T extends KubeObject>(definition: KindDefinition<T>): KindDefinition {
@@ -31,6 +33,7 @@ export const slipwayKinds: readonly KindDefinition[] = [
   general(machinePoolKind),
   general(machineKind),
   general(operationKind),
+  general(leaseKind),
 ];
 
 export interface RegistryOptions {

@@ -1,5 +1,6 @@
 // Assembles the `slipway up` process: store, API server, background collectors, compaction, the
 // controllers — and the admin kubeconfig in the data directory.
+import { leaseConnectionAdmission } from "./lease-admission.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
@@ -55,6 +56,8 @@ export interface ControlPlaneOptions {
   sim?: SimCloudOptions;
   /** Controller timings (tests on the instant profile poll faster). */
   pollMs?: number;
+  /** How long before a Lease ends it warns (LeaseEndingSoon); default 5 minutes. */
+  leaseWarningMs?: number;
 }
 
 export interface ControlPlane {
@@ -99,7 +102,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     closers.push(() => store.close());
     const credentials = await ensureCredentials(store);
     const serving = await issueServingCertificate(credentials.ca, host === "127.0.0.1" ? [] : [host]);
-    const objects = new ObjectService(registry, store, { postWrite: [clusterOperations] });
+    const objects = new ObjectService(registry, store, { admission: [leaseConnectionAdmission], postWrite: [clusterOperations] });
     await ensureDefaultNamespaces(objects);
     const metrics = new ApiMetrics({ defaultMetrics: true });
     const planClient = new Client(objects);
@@ -166,6 +169,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       shutdownGraceMs: options.shutdownGraceMs,
       providers,
       pollMs: options.pollMs,
+      leaseWarningMs: options.leaseWarningMs,
     });
     // Stopped first: in-flight reconciles finish while the store is still open, and the shards are
     // handed over before this replica goes away.

@@ -267,6 +267,7 @@ describe("Cluster updates", () => {
     ["spec.network.nodeCIDR", (c) => (c.spec.network!.nodeCIDR = "10.1.0.0/16"), /field is immutable/],
     ["spec.network.serviceDomain", (c) => (c.spec.network!.serviceDomain = "example.internal"), /field is immutable/],
     ["spec.workers[].connection", (c) => (c.spec.workers![0]!.connection = "sim-west"), /field is immutable: a pool cannot move to another connection; add a pool there and remove this one/],
+    ["spec.leaseName", (c) => (c.spec.leaseName = "other-lease"), /field is immutable: a cluster's machines run on the lease it was made with/],
   ];
   for (const [field, mutate, message] of frozen) {
     it(`refuse a change of ${field}, saying why`, () => {

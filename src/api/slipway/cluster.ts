@@ -93,6 +93,13 @@ export const ClusterSpecSchema = Struct(
     workers: Type.Optional(Type.Array(WorkerPoolSpec, { default: [], description: "Worker pools, in any connections." })),
     network: Type.Optional(NetworkSpec),
     paused: Type.Optional(Type.Boolean({ description: "If true, controllers leave the cluster and everything made for it (infrastructures, pools, machines) as it is; deletion still runs." })),
+    leaseName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "Lease (in this namespace) whose reserved machines the cluster runs on: it waits until the lease is Active, its machineType fields may name the lease's sizes, it adopts the lease and is deleted when the lease ends. Cannot be changed.",
+      }),
+    ),
   },
   { description: "The desired cluster." },
 );
@@ -268,6 +275,7 @@ function immutableFieldErrors(cluster: ClusterObject, old: ClusterObject): Field
     ...immutable("spec.controlPlane.connection", spec.controlPlane.connection, was.controlPlane.connection, "the control plane cannot move to another connection"),
     ...immutable("spec.controlPlane.machineType", spec.controlPlane.machineType, was.controlPlane.machineType, CONTROL_PLANE_NOT_ROLLED),
     ...immutable("spec.controlPlane.image", spec.controlPlane.image, was.controlPlane.image, CONTROL_PLANE_NOT_ROLLED),
+    ...immutable("spec.leaseName", spec.leaseName, was.leaseName, "a cluster's machines run on the lease it was made with"),
   ];
   for (const key of ["cni", ...NETWORK_RANGES, "serviceDomain"] as const) {
     errors.push(...immutable(`spec.network.${key}`, spec.network?.[key], was.network?.[key], "a cluster's network is fixed when it is made"));
