@@ -111,9 +111,10 @@ export function validateLease(lease: LeaseObject, old?: LeaseObject): FieldError
   return errors;
 }
 
-/** The machine type a lease reserves under a size name, or undefined. */
-export function leaseMachineType(lease: LeaseObject, sizeOrType: string): string | undefined {
-  return lease.status?.sizes?.[sizeOrType];
+/** The reservation of the lease that machines of `machineType` in `connection` launch into, if it holds one. */
+export function leaseReservationFor(lease: LeaseObject | undefined, connection: string, machineType: string): string | undefined {
+  if (!lease || lease.spec.connection !== connection || lease.status?.phase !== "Active") return undefined;
+  return lease.status.reservations?.find((r) => r.machineType === machineType)?.reservationId;
 }
 
 export const leaseKind: KindDefinition<LeaseObject> = {

@@ -123,6 +123,10 @@ export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, err
     st.phase = "Running";
     st.reason = undefined;
     st.message = undefined;
+  } else if (scope.pending) {
+    st.phase = "Pending";
+    st.reason = scope.pending.reason;
+    st.message = scope.pending.message;
   } else {
     st.phase = progressing;
     const replaced = replacing(scope);

@@ -1,0 +1,33 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { LeaseObject } from "../api/kinds.ts";
+import { defaultRegistry } from "../api/kinds.ts";
+import { apiVersionOf } from "../api/registry.ts";
+import { connectionKind } from "../api/slipway/connection.ts";
+import { leaseKind } from "../api/slipway/lease.ts";
+import { InvalidError } from "../apiserver/errors.ts";
+import { ObjectService } from "../apiserver/objects.ts";
+import { Client } from "../runtime/client.ts";
+import { SqliteStore } from "../store/sqlite.ts";
+import { leaseConnectionAdmission } from "./lease-admission.ts";
+import { ensureDefaultNamespaces } from "./namespaces.ts";
+
+describe("Lease admission", () => {
+  it("refuses a lease naming a connection that does not exist, naming spec.connection, and writes nothing", async () => {
+    const store = SqliteStore.open(":memory:");
+    const objects = new ObjectService(defaultRegistry(), store, { admission: [leaseConnectionAdmission] });
+    await ensureDefaultNamespaces(objects);
+    const client = new Client(objects);
+    const lease = { apiVersion: apiVersionOf(leaseKind), kind: "Lease", metadata: { name: "demo", namespace: "default" }, spec: { connection: "east", sizes: [{ name: "small", machineType: "s1.small", count: 1 }], endTime: "2030-01-01T00:00:00Z" } } as LeaseObject;
+    await assert.rejects(client.of(leaseKind).create(lease), (e: unknown) => {
+      assert.ok(e instanceof InvalidError);
+      assert.deepEqual(e.fieldErrors.map((f) => [f.field, f.reason]), [["spec.connection", "FieldValueNotFound"]]);
+      assert.match(e.message, /no Connection of that name in namespace default/);
+      return true;
+    });
+    assert.equal(await client.of(leaseKind).tryGet("default", "demo"), undefined);
+    await client.of(connectionKind).create({ apiVersion: apiVersionOf(connectionKind), kind: "Connection", metadata: { name: "east", namespace: "default" }, spec: { provider: "sim", region: "sim-east-1" } });
+    assert.equal((await client.of(leaseKind).create(lease)).metadata.name, "demo");
+    await store.close();
+  });
+});
