@@ -34,6 +34,7 @@ describe("the registry of kinds", () => {
         ["slipway.dev", "v1alpha1", "Machine", "machines", "ma", true],
         ["slipway.dev", "v1alpha1", "Operation", "operations", "op", true],
         ["slipway.dev", "v1alpha1", "Lease", "leases", "ls", true],
+        ["slipway.dev", "v1alpha1", "ClusterTemplate", "clustertemplates", "ct", false],
       ],
     );
     assert.equal(registry.byKind("slipway.dev/v1alpha1", "Cluster")?.plural, "clusters");

@@ -9,6 +9,7 @@ import { machinePoolKind } from "./slipway/machinepool.ts";
 import { machineKind } from "./slipway/machine.ts";
 import { operationKind } from "./slipway/operation.ts";
 import { leaseKind } from "./slipway/lease.ts";
+import { clusterTemplateKind } from "./slipway/clustertemplate.ts";
 
 export type { EventObject, NamespaceObject, ObjectReference, SecretObject } from "./core.ts";
 export type { ConnectionObject, ConnectionSpec, ConnectionStatus } from "./slipway/connection.ts";
@@ -18,6 +19,7 @@ export type { MachinePoolObject, MachinePoolSpec, MachinePoolStatus } from "./sl
 export type { MachineAddress, MachineObject, MachineSpec, MachineStatus } from "./slipway/machine.ts";
 export type { OperationObject, OperationSpec, OperationStatus } from "./slipway/operation.ts";
 export type { LeaseObject, LeaseSpec, LeaseStatus } from "./slipway/lease.ts";
+export type { ClusterTemplateObject, ClusterTemplateSpec } from "./slipway/clustertemplate.ts";
 
 /** A kind's definition as the registry holds it, whatever its object type. */
 function general<T extends KubeObject>(definition: KindDefinition<T>): KindDefinition {
@@ -34,6 +36,7 @@ export const slipwayKinds: readonly KindDefinition[] = [
   general(machineKind),
   general(operationKind),
   general(leaseKind),
+  general(clusterTemplateKind),
 ];
 
 export interface RegistryOptions {

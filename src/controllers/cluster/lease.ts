@@ -4,6 +4,7 @@
 // takes its machine types from it — a machineType field may name one of the lease's sizes. Machines launch
 // into the lease's reservations (the machine controller finds them through the cluster).
 import type { ClusterObject, ClusterSpec, LeaseObject } from "../../api/kinds.ts";
+import { machineTypeOf } from "../../api/slipway/cluster.ts";
 import { leaseKind } from "../../api/slipway/lease.ts";
 import { setCondition } from "../../runtime/conditions.ts";
 import type { Phase } from "../../runtime/reconciler.ts";
@@ -13,7 +14,7 @@ export const CONDITION_LEASE_READY = "LeaseReady";
 
 /** The cluster's spec with every machineType that names a size of the lease replaced by the size's machine type. */
 export function resolveLeaseSizes(spec: ClusterSpec, sizes: Record<string, string>): ClusterSpec {
-  const resolve = (type: string) => sizes[type] ?? type;
+  const resolve = (type: string | undefined) => (type === undefined ? undefined : (sizes[type] ?? type));
   return {
     ...spec,
     controlPlane: { ...spec.controlPlane, machineType: resolve(spec.controlPlane.machineType) },
@@ -25,7 +26,7 @@ export function resolveLeaseSizes(spec: ClusterSpec, sizes: Record<string, strin
 export function leaseShortfall(spec: ClusterSpec, lease: LeaseObject): string[] {
   const wanted = new Map<string, number>();
   const groups = [{ ...spec.controlPlane, replicas: spec.controlPlane.replicas ?? 1 }, ...(spec.workers ?? []).map((w) => ({ ...w, replicas: w.replicas ?? 1 }))];
-  for (const g of groups) if (g.connection === lease.spec.connection) wanted.set(g.machineType, (wanted.get(g.machineType) ?? 0) + g.replicas);
+  for (const g of groups) if (g.connection === lease.spec.connection) wanted.set(machineTypeOf(g), (wanted.get(machineTypeOf(g)) ?? 0) + g.replicas);
   const held = new Map<string, number>();
   for (const r of lease.status?.reservations ?? []) held.set(r.machineType, (held.get(r.machineType) ?? 0) + r.count);
   return [...wanted].filter(([type, count]) => count > (held.get(type) ?? 0)).map(([type, count]) => `${count} × ${type} wanted, the lease holds ${held.get(type) ?? 0}`);
