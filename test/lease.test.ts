@@ -1,7 +1,8 @@
 // A cluster on a lease, end to end: a sim cloud in its own process, `slipway up` against it, the real
-// kubectl. The Lease reserves machines from a moment in the future; the Cluster naming it waits, saying
-// why, builds on the reserved machine types once the lease is Active, keeps the reserved capacity from
-// another account, and is deleted with everything it made in the cloud when the lease ends.
+// kubectl. The Lease reserves machines from a moment in the future; the Cluster naming it (and a
+// deprecated ClusterTemplate for what it leaves out) waits, saying why, builds on the reserved machine
+// types once the lease is Active, keeps the reserved capacity from another account, and is deleted with
+// everything it made in the cloud when the lease ends.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -23,7 +24,8 @@ interface Condition {
   message?: string;
 }
 interface ClusterView {
-  status?: { phase?: string; reason?: string; message?: string; conditions?: Condition[] };
+  spec?: { network?: { cni?: string }; workers?: { machineType?: string }[] };
+  status?: { phase?: string; reason?: string; message?: string; conditions?: Condition[]; template?: { name: string; kubernetesVersion: string } };
 }
 interface LeaseView {
   metadata: { ownerReferences?: { kind: string; name: string }[] };
@@ -58,10 +60,24 @@ spec:
   endTime: ${end.toISOString()}
 ---
 apiVersion: slipway.dev/v1alpha1
+kind: ClusterTemplate
+metadata:
+  name: lab
+spec:
+  kubernetesVersion: v1.31.2
+  network:
+    cni: flannel
+  machineTypes:
+    workers: s1.small
+  upgradeTargets: [lab-next]
+  deprecated: true
+---
+apiVersion: slipway.dev/v1alpha1
 kind: Cluster
 metadata:
   name: leased
 spec:
+  templateName: lab
   leaseName: workshop
   controlPlane:
     connection: east
@@ -69,7 +85,6 @@ spec:
   workers:
     - name: work
       connection: east
-      machineType: worker
       replicas: 2
 `;
 }
@@ -102,6 +117,7 @@ describe("a cluster on a lease", () => {
     const end = new Date(start.getTime() + 40_000);
     const applied = kubectl(kc, ["apply", "-f", "-"], manifest(start, end));
     assert.equal(applied.status, 0, applied.stderr);
+    assert.match(applied.stderr, /Warning: ClusterTemplate lab is deprecated; consider lab-next/);
 
     // Before the start: the cluster is Pending and says why; nothing of it exists in the cloud.
     const waiting = await eventually(() => {
@@ -130,6 +146,10 @@ describe("a cluster on a lease", () => {
       return c.status?.phase === "Running" ? c : undefined;
     }, { timeoutMs: 40_000, intervalMs: 250, what: "the cluster to be Running" });
     assert.equal(running.status?.conditions?.find((x) => x.type === "LeaseReady")?.status, "True");
+    // What the cluster left out came from its template: the network plugin and the workers' machine type.
+    assert.deepEqual(running.status?.template, { name: "lab", kubernetesVersion: "v1.31.2" });
+    assert.equal(running.spec?.network?.cni, "flannel");
+    assert.equal(running.spec?.workers?.[0]?.machineType, "s1.small");
     const active = lease();
     assert.deepEqual(active.metadata.ownerReferences?.map((r) => `${r.kind}/${r.name}`), ["Cluster/leased"], "the cluster adopted the lease");
     const reservationOf = new Map(active.status?.reservations?.map((r) => [r.machineType, r.reservationId]));
