@@ -1,14 +1,10 @@
 // Admission of Leases that needs the store: a new Lease must name a Connection that exists in its
 // namespace (the reservations are made there at once, unlike a Cluster's, which is validated as it builds).
-import type { FieldError } from "../api/registry.ts";
+import { notFound } from "../api/field-errors.ts";
 import { connectionKind } from "../api/slipway/connection.ts";
 import { leaseKind, type LeaseObject } from "../api/slipway/lease.ts";
 import type { AdmissionPlugin } from "../apiserver/admission.ts";
 import { InvalidError, refOf } from "../apiserver/errors.ts";
-
-function connectionNotFound(name: string, namespace: string | undefined): FieldError {
-  return { field: "spec.connection", reason: "FieldValueNotFound", message: `Not found: "${name}": no Connection of that name in namespace ${namespace ?? "default"}` };
-}
 
 export const leaseConnectionAdmission: AdmissionPlugin = {
   name: "LeaseConnection",
@@ -17,6 +13,6 @@ export const leaseConnectionAdmission: AdmissionPlugin = {
     const lease = request.object as LeaseObject;
     const namespace = request.namespace;
     const found = await request.objects.tryGet(request.objects.registry.byKind(`${connectionKind.group}/${connectionKind.version}`, connectionKind.kind)!, namespace, lease.spec.connection);
-    if (!found) throw new InvalidError(refOf(request.def, lease.metadata.name), [connectionNotFound(lease.spec.connection, namespace)]);
+    if (!found) throw new InvalidError(refOf(request.def, lease.metadata.name), [notFound("spec.connection", lease.spec.connection, `no Connection of that name in namespace ${namespace ?? "default"}`)]);
   },
 };

@@ -5,7 +5,8 @@
 // out. A deprecated template is allowed, with a warning to the client.
 import { Value } from "@sinclair/typebox/value";
 import type { ClusterObject } from "../api/kinds.ts";
-import type { FieldError, KindDefinition } from "../api/registry.ts";
+import { notFound } from "../api/field-errors.ts";
+import type { KindDefinition } from "../api/registry.ts";
 import { ClusterSpecSchema, DEFAULT_KUBERNETES_VERSION, clusterKind } from "../api/slipway/cluster.ts";
 import { clusterTemplateKind, type ClusterTemplateObject } from "../api/slipway/clustertemplate.ts";
 import type { AdmissionPlugin, WriteAdmission } from "../apiserver/admission.ts";
@@ -41,8 +42,7 @@ async function templateOf(request: WriteAdmission, cluster: ClusterObject): Prom
   const def = request.objects.registry.byKind(`${clusterTemplateKind.group}/${clusterTemplateKind.version}`, clusterTemplateKind.kind)!;
   const template = (await request.objects.tryGet(def, undefined, name)) as ClusterTemplateObject | undefined;
   if (!template) {
-    const notFound: FieldError = { field: "spec.templateName", reason: "FieldValueNotFound", message: `Not found: "${name}": no ClusterTemplate of that name` };
-    throw new InvalidError(refOf(request.def, cluster.metadata.name), [notFound]);
+    throw new InvalidError(refOf(request.def, cluster.metadata.name), [notFound("spec.templateName", name, "no ClusterTemplate of that name")]);
   }
   return template;
 }
