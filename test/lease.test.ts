@@ -6,6 +6,8 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { SimCloudClient } from "../src/simcloud/client.ts";
 import { InsufficientCapacityError } from "../src/simcloud/errors.ts";
 import { readyNetwork } from "../src/simcloud/test-support.ts";
@@ -115,7 +117,9 @@ describe("a cluster on a lease", () => {
     await sim.admin.setAccount("rival", RIVAL_TOKEN);
     const start = new Date(Date.now() + 15_000);
     const end = new Date(start.getTime() + 40_000);
-    const applied = kubectl(kc, ["apply", "-f", "-"], manifest(start, end));
+    const file = join(plane.dataDir, "leased.yaml");
+    writeFileSync(file, manifest(start, end));
+    const applied = kubectl(kc, ["apply", "-f", file]);
     assert.equal(applied.status, 0, applied.stderr);
     assert.match(applied.stderr, /Warning: ClusterTemplate lab is deprecated; consider lab-next/);
 
@@ -132,7 +136,16 @@ describe("a cluster on a lease", () => {
     const cli = spawnSync(process.execPath, [SLIPWAY_BIN, "get", "leases", "--kubeconfig", kc], { encoding: "utf8" });
     assert.equal(cli.status, 0, cli.stderr);
     assert.match(cli.stdout, /workshop\s+east\s+Pending/);
+    const templates = spawnSync(process.execPath, [SLIPWAY_BIN, "get", "clustertemplates", "--kubeconfig", kc], { encoding: "utf8" });
+    assert.equal(templates.status, 0, templates.stderr);
+    assert.match(templates.stdout, /lab\s+v1\.31\.2\s+flannel\s+true\s+lab-next\s/);
     assert.deepEqual(live(await sim.resourcesOf("default/leased")).map((r) => r.kind), [], "nothing is built before the lease starts");
+    // A plan reads the lease's sizes as the machine types they reserve.
+    const plan = spawnSync(process.execPath, [SLIPWAY_BIN, "plan", "-f", file, "-o", "json", "--kubeconfig", kc], { encoding: "utf8" });
+    assert.equal(plan.status, 0, plan.stdout + plan.stderr);
+    const planned = JSON.parse(plan.stdout) as { status: { machines: { machineType: string }[]; problems: unknown[] } };
+    assert.deepEqual(planned.status.problems, []);
+    assert.deepEqual(planned.status.machines.map((m) => m.machineType).sort(), ["s1.medium", "s1.small", "s1.small"]);
     assert.deepEqual(
       (await sim.api.listReservations(REGION)).map((r) => [r.machineType, r.instanceCount, r.state]).sort(),
       [["s1.medium", 1, "scheduled"], ["s1.small", 2, "scheduled"]],

@@ -31,7 +31,7 @@ async function service() {
 
 describe("clusters made from a template", () => {
   it("get what they leave out from it, keep what they spell, and warn when it is deprecated", async () => {
-    const { store, template, cluster } = await service();
+    const { store, objects, template, cluster } = await service();
     await template("small-v130", {
       kubernetesVersion: "v1.30.4",
       network: { cni: "flannel", podCIDR: "10.42.0.0/16" },
@@ -49,6 +49,16 @@ describe("clusters made from a template", () => {
     assert.equal(spec.controlPlane.machineType, "s1.medium");
     assert.deepEqual(spec.workers?.map((w) => w.machineType), ["s1.small", "s1.xlarge"], "a pool's own machine type wins");
     assert.deepEqual(made.warnings, ["ClusterTemplate small-v130 is deprecated; consider small-v131"]);
+
+    // An update that leaves the filled fields out (as a replace of the first manifest does) keeps them.
+    const stored = made.object as ClusterObject;
+    const replaced = await objects.update(general(clusterKind as never), "default", "from-template", {
+      ...stored,
+      spec: { templateName: "small-v130", controlPlane: { connection: "east" }, workers: [{ name: "work", connection: "east", replicas: 2 }, { name: "big", connection: "east", machineType: "s1.xlarge" }] },
+    });
+    const kept = (replaced.object as ClusterObject).spec;
+    assert.deepEqual([kept.kubernetesVersion, kept.network?.cni, kept.controlPlane.machineType, kept.workers?.[0]?.machineType, kept.workers?.[0]?.replicas], ["v1.30.4", "flannel", "s1.medium", "s1.small", 2]);
+    assert.deepEqual(replaced.warnings, [], "only a create warns about a deprecated template");
 
     const spelled = await cluster("spelled", { templateName: "small-v130", kubernetesVersion: "v1.29.1", network: { cni: "cilium" } });
     assert.equal((spelled.object as ClusterObject).spec.kubernetesVersion, "v1.29.1");

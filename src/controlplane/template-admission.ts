@@ -20,21 +20,44 @@ function isCluster(def: KindDefinition): boolean {
   return def.group === clusterKind.group && def.kind === clusterKind.kind;
 }
 
-/** Fills what the cluster leaves out from the template; version and network only when it is created. */
-export function fillFromTemplate(cluster: ClusterObject, template: ClusterTemplateObject, creating: boolean): void {
-  const spec = cluster.spec;
-  const t = template.spec;
-  if (creating) {
-    if (spec.kubernetesVersion === undefined || spec.kubernetesVersion === DEFAULT_KUBERNETES_VERSION) spec.kubernetesVersion = t.kubernetesVersion;
-    const network = { ...spec.network };
-    for (const field of NETWORK_FIELDS) {
-      const chosen = t.network?.[field];
-      if (chosen !== undefined && (network[field] === undefined || network[field] === NETWORK_DEFAULTS[field])) (network as Record<string, string>)[field] = chosen;
-    }
-    spec.network = network;
+/** What fills a cluster's version and network fields left out (or at Slipway's default). */
+type Source = Pick<ClusterObject["spec"], "kubernetesVersion" | "network">;
+
+function fillVersionAndNetwork(spec: ClusterObject["spec"], from: Source): void {
+  if (from.kubernetesVersion !== undefined && (spec.kubernetesVersion === undefined || spec.kubernetesVersion === DEFAULT_KUBERNETES_VERSION)) {
+    spec.kubernetesVersion = from.kubernetesVersion;
   }
-  if (spec.controlPlane.machineType === undefined && t.machineTypes?.controlPlane) spec.controlPlane.machineType = t.machineTypes.controlPlane;
-  for (const pool of spec.workers ?? []) if (pool.machineType === undefined && t.machineTypes?.workers) pool.machineType = t.machineTypes.workers;
+  const network = { ...spec.network };
+  for (const field of NETWORK_FIELDS) {
+    const chosen = from.network?.[field];
+    if (chosen !== undefined && (network[field] === undefined || network[field] === NETWORK_DEFAULTS[field])) (network as Record<string, string>)[field] = chosen;
+  }
+  spec.network = network;
+}
+
+/**
+ * Fills what the cluster leaves out. Created: version and network from the template. Updated: from the
+ * cluster as it was made (those fields cannot change, so an update that leaves them out keeps them rather
+ * than asking for Slipway's defaults). Machine types a group names none of come from the template.
+ */
+export function fillFromTemplate(cluster: ClusterObject, template: ClusterTemplateObject | undefined, old: ClusterObject | undefined): void {
+  const spec = cluster.spec;
+  if (old) fillVersionAndNetwork(spec, old.spec);
+  else if (template) fillVersionAndNetwork(spec, template.spec);
+  const types = template?.spec.machineTypes;
+  if (spec.controlPlane.machineType === undefined && types?.controlPlane) spec.controlPlane.machineType = types.controlPlane;
+  for (const pool of spec.workers ?? []) if (pool.machineType === undefined && types?.workers) pool.machineType = types.workers;
+}
+
+/** An update that leaves a group's machine type out keeps the one it has (pools matched by name). */
+function keepMachineTypes(cluster: ClusterObject, old: ClusterObject): void {
+  const spec = cluster.spec;
+  const cp = old.spec.controlPlane.machineType;
+  if (spec.controlPlane.machineType === undefined && cp !== undefined) spec.controlPlane.machineType = cp;
+  for (const pool of spec.workers ?? []) {
+    const had = old.spec.workers?.find((p) => p.name === pool.name)?.machineType;
+    if (pool.machineType === undefined && had !== undefined) pool.machineType = had;
+  }
 }
 
 async function templateOf(request: WriteAdmission, cluster: ClusterObject): Promise<ClusterTemplateObject> {
@@ -54,12 +77,13 @@ export const clusterTemplateAdmission: AdmissionPlugin = {
     const cluster = request.object as ClusterObject;
     if (!cluster.spec?.templateName) return;
     const creating = request.operation === "CREATE";
-    // An update of a cluster whose template has gone keeps what it was made with; only a missing machine type needs it.
+    const old = creating ? undefined : (request.oldObject as ClusterObject | undefined);
+    // An update keeps the machine types the cluster has; the template is read for what is still missing.
+    if (old) keepMachineTypes(cluster, old);
     const needsTemplate = creating || cluster.spec.controlPlane.machineType === undefined || (cluster.spec.workers ?? []).some((w) => w.machineType === undefined);
-    if (!needsTemplate) return;
-    const template = await templateOf(request, cluster);
-    fillFromTemplate(cluster, template, creating);
-    if (creating && template.spec.deprecated) {
+    const template = needsTemplate ? await templateOf(request, cluster) : undefined;
+    fillFromTemplate(cluster, template, old);
+    if (creating && template?.spec.deprecated) {
       const targets = template.spec.upgradeTargets?.length ? `; consider ${template.spec.upgradeTargets.join(", ")}` : "";
       request.warnings.push(`ClusterTemplate ${template.metadata.name} is deprecated${targets}`);
     }

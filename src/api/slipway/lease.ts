@@ -8,7 +8,7 @@ import { ageColumn, fieldColumn } from "../columns.ts";
 import { dnsLabelErrors, duplicate, immutable, invalid } from "../field-errors.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase } from "./group.ts";
 
-export const LEASE_PHASES = ["Pending", "Active", "Ending", "Expired", "Failed"] as const;
+export const LEASE_PHASES = ["Pending", "Active", "Expired", "Failed"] as const;
 export type LeasePhase = (typeof LEASE_PHASES)[number];
 
 export const FINALIZER_LEASE = "slipway.dev/lease";
@@ -53,7 +53,7 @@ export type LeaseReservation = Static<typeof LeaseReservation>;
 
 export const LeaseStatusSchema = Struct(
   {
-    phase: Type.Optional(StringEnum(LEASE_PHASES, { description: "Pending (reserved, before its start, or being reserved), Active, Ending (cancelling its reservations), Expired or Failed." })),
+    phase: Type.Optional(StringEnum(LEASE_PHASES, { description: "Pending (being reserved, or reserved and before its start), Active, Expired or Failed." })),
     reason: Type.Optional(Type.String({ description: "Why the lease failed or ended, e.g. InsufficientCapacity." })),
     message: Type.Optional(Type.String({ description: "Human-readable details of the reason." })),
     sizes: Type.Optional(MapOf(Type.String({ description: "Machine type." }), "Each size name mapped to the machine type reserved for it (azimuth's sizeNameMap).")),
@@ -128,7 +128,7 @@ export const leaseKind: KindDefinition<LeaseObject> = {
   printerColumns: [
     fieldColumn("NAME", ".metadata.name", "Name of the lease."),
     fieldColumn("CONNECTION", ".spec.connection", "Connection the machines are reserved in."),
-    fieldColumn("PHASE", ".status.phase", "Pending, Active, Ending, Expired or Failed."),
+    fieldColumn("PHASE", ".status.phase", "Pending, Active, Expired or Failed."),
     {
       name: "SIZES",
       type: "string",
