@@ -1,6 +1,6 @@
 // Assembles the `slipway up` process: store, API server, background collectors, compaction, the
 // controllers — and the admin kubeconfig in the data directory.
-import { leaseConnectionAdmission } from "./lease-admission.ts";
+import { leaseAdmission } from "./lease-admission.ts";
 import { clusterTemplateAdmission } from "./template-admission.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -103,7 +103,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     closers.push(() => store.close());
     const credentials = await ensureCredentials(store);
     const serving = await issueServingCertificate(credentials.ca, host === "127.0.0.1" ? [] : [host]);
-    const objects = new ObjectService(registry, store, { admission: [leaseConnectionAdmission, clusterTemplateAdmission], postWrite: [clusterOperations] });
+    const objects = new ObjectService(registry, store, { admission: [leaseAdmission, clusterTemplateAdmission], postWrite: [clusterOperations] });
     await ensureDefaultNamespaces(objects);
     const metrics = new ApiMetrics({ defaultMetrics: true });
     const planClient = new Client(objects);
