@@ -284,3 +284,41 @@ export const eventKind: KindDefinition<EventObject> = {
     reportingComponent: (e) => e.reportingComponent,
   },
 };
+
+// ConfigMap: configuration data, served by the control plane (manifests a ResourceSync delivers) and by
+// every workload cluster.
+export const ConfigMapSchema = objectSchema("v1", "ConfigMap", "Configuration data for pods to consume, as key-value pairs.", {
+  data: Type.Optional(MapOf(Type.String(), "UTF-8 values by key.")),
+  binaryData: Type.Optional(MapOf(Type.String(), "Base64-encoded binary values by key.")),
+  immutable: Type.Optional(Type.Boolean({ description: "If true, data can no longer be changed (only the ConfigMap deleted)." })),
+});
+export type ConfigMapObject = ObjectOf<typeof ConfigMapSchema>;
+
+export const configMapKind: KindDefinition<ConfigMapObject> = {
+  ...CORE,
+  kind: "ConfigMap",
+  plural: "configmaps",
+  singular: "configmap",
+  shortNames: ["cm"],
+  namespaced: true,
+  schema: ConfigMapSchema,
+  description: "Configuration data for pods to consume, as key-value pairs.",
+  subresources: { status: false },
+  printerColumns: [
+    {
+      name: "DATA",
+      type: "integer",
+      jsonPath: ".data",
+      description: "Number of keys.",
+      value: (o) => {
+        const cm = o as ConfigMapObject;
+        return Object.keys(cm.data ?? {}).length + Object.keys(cm.binaryData ?? {}).length;
+      },
+    },
+    ageColumn,
+  ],
+  validate(cm, old) {
+    if (old?.immutable !== true) return [];
+    return [...immutable("immutable", cm.immutable, true), ...immutable("data", cm.data, old.data), ...immutable("binaryData", cm.binaryData, old.binaryData)];
+  },
+};

@@ -75,3 +75,15 @@ export function objectNameErrors(name: string | undefined, format: "subdomain" |
     },
   ];
 }
+
+/**
+ * Errors of a name that only has to be a path segment, as Kubernetes checks the names of RBAC objects
+ * (which may hold colons, e.g. system:discovery): not "." or "..", no "/" or "%".
+ */
+export function pathSegmentNameErrors(name: string | undefined): FieldError[] {
+  if (!name) return [required("metadata.name", "Required value: name or generateName is required")];
+  const invalid = (why: string): FieldError[] => [{ field: "metadata.name", reason: "FieldValueInvalid", message: `Invalid value: "${name}": ${why}` }];
+  if (name === "." || name === "..") return invalid(`may not be '${name}'`);
+  for (const illegal of ["/", "%"]) if (name.includes(illegal)) return invalid(`may not contain '${illegal}'`);
+  return [];
+}

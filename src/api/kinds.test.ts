@@ -26,6 +26,7 @@ describe("the registry of kinds", () => {
       [
         ["", "v1", "Namespace", "namespaces", "ns", false],
         ["", "v1", "Secret", "secrets", "", true],
+        ["", "v1", "ConfigMap", "configmaps", "cm", true],
         ["", "v1", "Event", "events", "ev", true],
         ["slipway.dev", "v1alpha1", "Connection", "connections", "conn", true],
         ["slipway.dev", "v1alpha1", "Cluster", "clusters", "cl", true],
@@ -35,6 +36,8 @@ describe("the registry of kinds", () => {
         ["slipway.dev", "v1alpha1", "Operation", "operations", "op", true],
         ["slipway.dev", "v1alpha1", "Lease", "leases", "ls", true],
         ["slipway.dev", "v1alpha1", "ClusterTemplate", "clustertemplates", "ct", false],
+        ["slipway.dev", "v1alpha1", "ResourceSync", "resourcesyncs", "rsync", true],
+        ["slipway.dev", "v1alpha1", "LogicalCloud", "logicalclouds", "lc", true],
       ],
     );
     assert.equal(registry.byKind("slipway.dev/v1alpha1", "Cluster")?.plural, "clusters");

@@ -1,7 +1,7 @@
 // Every kind the API serves, and the registry the API server is built over.
 import { Registry, type KindDefinition } from "./registry.ts";
 import type { KubeObject } from "./meta.ts";
-import { eventKind, namespaceKind, secretKind } from "./core.ts";
+import { configMapKind, eventKind, namespaceKind, secretKind } from "./core.ts";
 import { connectionKind, connectionKindFor, type InstalledProviders } from "./slipway/connection.ts";
 import { clusterKind } from "./slipway/cluster.ts";
 import { infrastructureKind } from "./slipway/infrastructure.ts";
@@ -10,6 +10,8 @@ import { machineKind } from "./slipway/machine.ts";
 import { operationKind } from "./slipway/operation.ts";
 import { leaseKind } from "./slipway/lease.ts";
 import { clusterTemplateKind } from "./slipway/clustertemplate.ts";
+import { resourceSyncKind } from "./slipway/resourcesync.ts";
+import { logicalCloudKind } from "./slipway/logicalcloud.ts";
 
 export type { EventObject, NamespaceObject, ObjectReference, SecretObject } from "./core.ts";
 export type { ConnectionObject, ConnectionSpec, ConnectionStatus } from "./slipway/connection.ts";
@@ -26,7 +28,7 @@ function general<T extends KubeObject>(definition: KindDefinition<T>): KindDefin
   return definition as unknown as KindDefinition;
 }
 
-export const coreKinds: readonly KindDefinition[] = [general(namespaceKind), general(secretKind), general(eventKind)];
+export const coreKinds: readonly KindDefinition[] = [general(namespaceKind), general(secretKind), general(configMapKind), general(eventKind)];
 
 export const slipwayKinds: readonly KindDefinition[] = [
   general(connectionKind),
@@ -37,6 +39,8 @@ export const slipwayKinds: readonly KindDefinition[] = [
   general(operationKind),
   general(leaseKind),
   general(clusterTemplateKind),
+  general(resourceSyncKind),
+  general(logicalCloudKind),
 ];
 
 export interface RegistryOptions {

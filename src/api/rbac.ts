@@ -3,7 +3,7 @@
 // them is apiserver/authorization's RbacAuthorizer, once a server passes it to its object service.
 import { Type, type Static } from "@sinclair/typebox";
 import { ageColumn } from "./columns.ts";
-import { immutable } from "./field-errors.ts";
+import { immutable, pathSegmentNameErrors } from "./field-errors.ts";
 import { FreeForm, Struct, objectSchema, type KubeObject, type ObjectOf } from "./meta.ts";
 import type { KindDefinition, PrinterColumn } from "./registry.ts";
 
@@ -88,6 +88,7 @@ export const roleKind: KindDefinition<RoleObject> = {
   schema: RoleSchema,
   description: "Permissions within one namespace.",
   subresources: { status: false },
+  strategy: { validateName: pathSegmentNameErrors },
   printerColumns: [createdAtColumn],
 };
 
@@ -107,6 +108,7 @@ export const clusterRoleKind: KindDefinition<ClusterRoleObject> = {
   schema: ClusterRoleSchema,
   description: "Permissions across the cluster, or a set of rules bound per namespace.",
   subresources: { status: false },
+  strategy: { validateName: pathSegmentNameErrors },
   printerColumns: [createdAtColumn],
 };
 
@@ -126,6 +128,7 @@ export const roleBindingKind: KindDefinition<RoleBindingObject> = {
   schema: RoleBindingSchema,
   description: "Grants a role to subjects within one namespace.",
   subresources: { status: false },
+  strategy: { validateName: pathSegmentNameErrors },
   printerColumns: bindingColumns,
   validate: (binding, old) => (old ? immutable("roleRef", binding.roleRef, old.roleRef) : []),
 };
@@ -146,6 +149,7 @@ export const clusterRoleBindingKind: KindDefinition<ClusterRoleBindingObject> = 
   schema: ClusterRoleBindingSchema,
   description: "Grants a cluster role to subjects across the cluster.",
   subresources: { status: false },
+  strategy: { validateName: pathSegmentNameErrors },
   printerColumns: bindingColumns,
   validate: (binding, old) => (old ? immutable("roleRef", binding.roleRef, old.roleRef) : []),
 };

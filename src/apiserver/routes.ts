@@ -27,6 +27,8 @@ export interface SubresourceAction {
   discovery?: { group: string; version: string; kind: string };
   /** The HTTP status of an answer (default 200; an eviction answers 201). */
   code?: number;
+  /** POST (default: a create of the subresource, as an eviction) or PUT (an update, as a CSR's approval). */
+  method?: "POST" | "PUT";
   handle(request: { namespace: string | undefined; name: string; body: unknown; context: RequestContext }): Promise<unknown>;
 }
 
@@ -230,11 +232,13 @@ async function serveResource(
   const table = wantsTable(request.headers.accept);
   const action = subresource !== undefined && name !== undefined ? ctx.actions?.get(`${def.group}/${def.plural}/${subresource}`) : undefined;
   if (action) {
-    if (method !== "POST") throw new MethodNotAllowedError(`${method} is not supported on ${def.plural}/${subresource}; POST asks for it`);
-    info.verb = "create";
+    const expected = action.method ?? "POST";
+    if (method !== expected) throw new MethodNotAllowedError(`${method} is not supported on ${def.plural}/${subresource}; ${expected} asks for it`);
+    const verb = expected === "PUT" ? "update" : "create";
+    info.verb = verb;
     const body = requireJsonBody(request);
     const resource = { group: def.group, version: def.version, resource: def.plural, subresource, namespace: def.namespaced ? namespace : undefined, name };
-    const pending = authorize(objects.authorizer, { ...context, verb: "create", resource });
+    const pending = authorize(objects.authorizer, { ...context, verb, resource });
     if (pending) await pending;
     const answer = await action.handle({ namespace, name: name!, body, context });
     if (action.code) reply.code(action.code);

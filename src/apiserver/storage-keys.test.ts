@@ -28,7 +28,7 @@ describe("the storage-key layout", () => {
     const layout = new StorageLayout(registry);
     assert.deepEqual(layout.parse("/registry/slipway.dev/clusters/default/demo"), { def: clusters, namespace: "default", name: "demo" });
     assert.deepEqual(layout.parse("/registry/core/namespaces/team-a"), { def: namespaces, name: "team-a" });
-    for (const key of [CREDENTIALS_KEY, "/registry/core/configmaps/default/x", "/registry/slipway.dev/clusters/demo", "/registry/core/namespaces/a/b"]) {
+    for (const key of [CREDENTIALS_KEY, "/registry/core/pods/default/x", "/registry/slipway.dev/clusters/demo", "/registry/core/namespaces/a/b"]) {
       assert.equal(layout.parse(key), undefined, key);
     }
   });

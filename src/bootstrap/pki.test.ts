@@ -1,5 +1,5 @@
 import "reflect-metadata";
-import { test } from "node:test";
+import { describe, it, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { X509Certificate, createHash, createSign, createVerify, createPrivateKey } from "node:crypto";
@@ -15,6 +15,10 @@ import {
   PkiError,
   caCertHash,
   certificateInfo,
+  certificateRequestSubject,
+  createCertificateRequest,
+  createIntermediateCertificateAuthority,
+  signCertificateRequest,
   clientCertificateIdentity,
   clientTlsOptions,
   createBootstrapToken,
@@ -355,4 +359,27 @@ test("a server asking for client certificates reads the CN and O of one its CA i
   assert.equal((await get(strictPort, clientTlsOptions(ca.certPem, admin))).body, "kubernetes-admin");
   await assert.rejects(get(strictPort, clientTlsOptions(ca.certPem)));
   await assert.rejects(get(strictPort, clientTlsOptions(ca.certPem, impostor)));
+});
+
+describe("certificate signing requests and intermediate CAs", () => {
+  it("signs a request for the subject and key it asks for, and refuses one that is not a request", async () => {
+    const ca = await createCertificateAuthority({ commonName: "cluster-ca" });
+    const { csrPem, keyPem } = await createCertificateRequest({ commonName: "alice", organizations: ["team-a"] });
+    assert.deepEqual(await certificateRequestSubject(csrPem), { commonName: "alice", organizations: ["team-a"] });
+    const certPem = await signCertificateRequest(ca, csrPem, { usages: ["client"], validityDays: 30 });
+    const info = certificateInfo(certPem);
+    assert.deepEqual([info.commonName, info.organizations, info.isCA], ["alice", ["team-a"], false]);
+    assert.equal(await verifyIssuedBy(certPem, ca.certPem), true);
+    assert.equal(keyMatchesCertificate({ certPem, keyPem }), true);
+    await assert.rejects(signCertificateRequest(ca, ca.certPem, { usages: ["client"] }), PkiError);
+  });
+
+  it("makes an intermediate CA that its parent signed and that signs certificates in turn", async () => {
+    const root = await createCertificateAuthority({ commonName: "slipway-root" });
+    const intermediate = await createIntermediateCertificateAuthority(root, { commonName: "team-a-mesh" });
+    assert.equal(certificateInfo(intermediate.certPem).isCA, true);
+    assert.equal(await verifyIssuedBy(intermediate.certPem, root.certPem), true);
+    const leaf = await issueCertificate(intermediate, { commonName: "workload", usages: ["server", "client"] });
+    assert.equal(await verifyIssuedBy(leaf.certPem, intermediate.certPem), true);
+  });
 });

@@ -94,6 +94,15 @@ export async function createCertificateAuthority(options: CertificateAuthorityOp
 /** Issues a leaf certificate signed by `ca`; it never outlives the CA. */
 export async function issueCertificate(ca: KeyPairPem, options: CertificateOptions): Promise<KeyPairPem> {
   requireCommonName(options.commonName);
+  const keys = await generateEcKeyPair();
+  const subject: x509.JsonName = [{ CN: [options.commonName] }];
+  for (const organization of options.organizations ?? []) subject.push({ O: [organization] });
+  const certPem = await signLeaf(ca, new x509.Name(subject), keys.publicKey, options);
+  return { certPem, keyPem: await exportPrivateKeyPem(keys.privateKey) };
+}
+
+/** A leaf certificate for `publicKey` and `subject`, signed by `ca`, never outliving it. */
+async function signLeaf(ca: KeyPairPem, subject: x509.Name, publicKey: CryptoKey | x509.PublicKey, options: Omit<CertificateOptions, "commonName" | "organizations">): Promise<string> {
   if (options.usages.length === 0) throw new PkiError("a certificate needs at least one usage (server or client)");
   for (const ip of options.ipAddresses ?? []) {
     if (isIP(ip) === 0) throw new PkiError(`"${ip}" is not an IP address`);
@@ -104,10 +113,6 @@ export async function issueCertificate(ca: KeyPairPem, options: CertificateOptio
   const validityDays = validity(options.validityDays, DEFAULT_LEAF_VALIDITY_DAYS);
   const caCert = parseCertificate(ca.certPem);
   const caKey = await importSigningKey(ca.keyPem);
-  const keys = await generateEcKeyPair();
-
-  const subject: x509.JsonName = [{ CN: [options.commonName] }];
-  for (const organization of options.organizations ?? []) subject.push({ O: [organization] });
   const notBefore = new Date(Date.now() - BACKDATE_MS);
   const requestedEnd = notBefore.getTime() + BACKDATE_MS + validityDays * DAY_MS;
   const notAfter = new Date(Math.min(requestedEnd, caCert.notAfter.getTime()));
@@ -119,7 +124,7 @@ export async function issueCertificate(ca: KeyPairPem, options: CertificateOptio
       options.usages.map((usage) => (usage === "server" ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth)),
       false,
     ),
-    await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, subtleCrypto),
+    await x509.SubjectKeyIdentifierExtension.create(publicKey, false, subtleCrypto),
     await x509.AuthorityKeyIdentifierExtension.create(caCert.publicKey, false, subtleCrypto),
   ];
   const altNames: x509.JsonGeneralNames = [
@@ -135,10 +140,68 @@ export async function issueCertificate(ca: KeyPairPem, options: CertificateOptio
       issuer: caCert.subjectName,
       notBefore,
       notAfter,
-      publicKey: keys.publicKey,
+      publicKey,
       signingKey: caKey.key,
       signingAlgorithm: caKey.signingAlgorithm,
       extensions,
+    },
+    subtleCrypto,
+  );
+  return cert.toString("pem") + "\n";
+}
+
+/** A PKCS#10 certificate signing request for a client identity (CN = user, O = groups) and its new key. */
+export async function createCertificateRequest(options: { commonName: string; organizations?: string[] }): Promise<{ csrPem: string; keyPem: string }> {
+  requireCommonName(options.commonName);
+  const keys = await generateEcKeyPair();
+  const name: x509.JsonName = [{ CN: [options.commonName] }];
+  for (const organization of options.organizations ?? []) name.push({ O: [organization] });
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create({ name, keys, signingAlgorithm: { name: "ECDSA", hash: "SHA-256" } }, subtleCrypto);
+  return { csrPem: csr.toString("pem") + "\n", keyPem: await exportPrivateKeyPem(keys.privateKey) };
+}
+
+/** The subject a certificate signing request asks for, after checking its signature (PkiError if it is not a valid request). */
+export async function certificateRequestSubject(csrPem: string): Promise<{ commonName: string; organizations: string[] }> {
+  const csr = parseCertificateRequest(csrPem);
+  if (!(await csr.verify(subtleCrypto))) throw new PkiError("the certificate signing request's signature does not verify");
+  return { commonName: csr.subjectName.getField("CN")[0] ?? "", organizations: csr.subjectName.getField("O") };
+}
+
+/** Signs a certificate signing request with `ca`: the subject and key it asks for, the usages given here. */
+export async function signCertificateRequest(ca: KeyPairPem, csrPem: string, options: { usages: CertificateUsage[]; validityDays?: number }): Promise<string> {
+  const subject = await certificateRequestSubject(csrPem);
+  requireCommonName(subject.commonName);
+  const csr = parseCertificateRequest(csrPem);
+  return signLeaf(ca, csr.subjectName, await csr.publicKey.export(subtleCrypto), options);
+}
+
+/** A CA whose certificate `parent` signs (an intermediate), e.g. one per logical cloud under Slipway's root. */
+export async function createIntermediateCertificateAuthority(parent: KeyPairPem, options: CertificateAuthorityOptions): Promise<KeyPairPem> {
+  requireCommonName(options.commonName);
+  const validityDays = validity(options.validityDays, DEFAULT_CA_VALIDITY_DAYS);
+  const parentCert = parseCertificate(parent.certPem);
+  const parentKey = await importSigningKey(parent.keyPem);
+  const keys = await generateEcKeyPair();
+  const subject: x509.JsonName = [{ CN: [options.commonName] }];
+  if (options.organization !== undefined) subject.push({ O: [options.organization] });
+  const notBefore = new Date(Date.now() - BACKDATE_MS);
+  const notAfter = new Date(Math.min(notBefore.getTime() + BACKDATE_MS + validityDays * DAY_MS, parentCert.notAfter.getTime()));
+  const cert = await x509.X509CertificateGenerator.create(
+    {
+      serialNumber: randomSerialNumber(),
+      subject,
+      issuer: parentCert.subjectName,
+      notBefore,
+      notAfter,
+      publicKey: keys.publicKey,
+      signingKey: parentKey.key,
+      signingAlgorithm: parentKey.signingAlgorithm,
+      extensions: [
+        new x509.BasicConstraintsExtension(true, 0, true),
+        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+        await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, subtleCrypto),
+        await x509.AuthorityKeyIdentifierExtension.create(parentCert.publicKey, false, subtleCrypto),
+      ],
     },
     subtleCrypto,
   );
@@ -343,6 +406,14 @@ async function generateEcKeyPair(): Promise<CryptoKeyPair> {
 async function exportPrivateKeyPem(key: CryptoKey): Promise<string> {
   const der = await subtleCrypto.subtle.exportKey("pkcs8", key);
   return x509.PemConverter.encode(der, "PRIVATE KEY") + "\n";
+}
+
+function parseCertificateRequest(pem: string): x509.Pkcs10CertificateRequest {
+  try {
+    return new x509.Pkcs10CertificateRequest(pem);
+  } catch (error) {
+    throw new PkiError("not a valid PEM certificate signing request", { cause: error });
+  }
 }
 
 function parseCertificate(pem: string): x509.X509Certificate {

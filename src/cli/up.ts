@@ -47,6 +47,7 @@ export interface UpFlags {
   simTimeScale?: string;
   simToken?: string;
   pollInterval: string;
+  resyncInterval: string;
 }
 
 export function defaultDataDir(): string {
@@ -79,6 +80,7 @@ export function registerUpCommand(program: Command): void {
     .option("--sim-token <token>", "the sim cloud account's token (default: the sim's default account)")
     .option("--poll-interval <duration>", "how often controllers look again at slow cloud work", "1s")
     .option("--lease-warning <duration>", "how long before a Lease ends a LeaseEndingSoon Warning Event is recorded", "5m")
+    .option("--resync-interval <duration>", "how often resources delivered to clusters (ResourceSyncs) are checked for drift", "30s")
     .action(async (flags: UpFlags) => {
       await runUp(flags);
     });
@@ -127,6 +129,7 @@ export async function runUp(flags: UpFlags): Promise<void> {
     sim,
     pollMs: parseDuration(flags.pollInterval, "--poll-interval"),
     leaseWarningMs: parseDuration(flags.leaseWarning, "--lease-warning"),
+    resyncMs: parseDuration(flags.resyncInterval, "--resync-interval"),
   });
   process.stdout.write(
     [

@@ -3,7 +3,7 @@
 // read again at most every `recheckMs`: machines ask for their cluster's client on every reconcile, and
 // reading (and decrypting) the Secret each time was a sizeable share of a large fleet's work. Clients
 // not used for `idleMs` are closed.
-import type { SecretObject } from "../api/kinds.ts";
+import type { ClusterObject, SecretObject } from "../api/kinds.ts";
 import { secretKind } from "../api/core.ts";
 import { KubeClient } from "../kubeclient/index.ts";
 import type { Client } from "../runtime/client.ts";
@@ -19,6 +19,14 @@ export interface WorkloadClientsOptions {
    * made again when needed. Default 2 minutes; a fleet of clusters at rest then holds no clients.
    */
   idleMs?: number;
+  /** How long a request to a workload cluster may take (default 10 s). */
+  timeoutMs?: number;
+}
+
+/** Where a cluster's kubeconfig is: a Secret of the cluster's namespace, and the key of its data. */
+export interface KubeconfigSource {
+  name: string;
+  key: string;
 }
 
 export class WorkloadClients {
@@ -26,6 +34,7 @@ export class WorkloadClients {
   private readonly clock: Clock;
   private readonly recheckMs: number;
   private readonly idleMs: number;
+  private readonly timeoutMs: number;
   private sweptAt: number;
 
   constructor(
@@ -35,19 +44,24 @@ export class WorkloadClients {
     this.clock = options.clock ?? systemClock;
     this.recheckMs = options.recheckMs ?? 30_000;
     this.idleMs = options.idleMs ?? 120_000;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
     this.sweptAt = this.clock.now();
   }
 
-  /** The client of a cluster's API, or undefined while its kubeconfig does not exist yet. */
-  async forCluster(namespace: string, cluster: string): Promise<KubeClient | undefined> {
+  /**
+   * The client of a cluster's API, or undefined while its kubeconfig does not exist yet. A registered
+   * cluster's kubeconfig is in the Secret its registration names (`source`); a built one's in
+   * `<cluster>-kubeconfig`. A kubeconfig that cannot be read throws (KubeconfigError).
+   */
+  async forCluster(namespace: string, cluster: string, source: KubeconfigSource = { name: names.kubeconfigSecret(cluster), key: "value" }): Promise<KubeClient | undefined> {
     const key = `${namespace}/${cluster}`;
     const now = this.clock.now();
     this.closeIdle(now);
     const cached = this.clients.get(key);
     if (cached) cached.usedAt = now;
     if (cached && now - cached.checkedAt < this.recheckMs) return cached.client;
-    const secret = await this.client.of<SecretObject>(secretKind).tryGet(namespace, names.kubeconfigSecret(cluster));
-    const value = secret?.data?.value;
+    const secret = await this.client.of<SecretObject>(secretKind).tryGet(namespace, source.name);
+    const value = secret?.data?.[source.key];
     if (!secret || !value) {
       this.forget(namespace, cluster);
       return undefined;
@@ -57,7 +71,7 @@ export class WorkloadClients {
       return cached.client;
     }
     cached?.client.close();
-    const client = KubeClient.fromKubeconfig(Buffer.from(value, "base64").toString("utf8"), { timeoutMs: 10_000 });
+    const client = KubeClient.fromKubeconfig(Buffer.from(value, "base64").toString("utf8"), { timeoutMs: this.timeoutMs });
     this.clients.set(key, { version: secret.metadata.resourceVersion ?? "", client, checkedAt: now, usedAt: now });
     return client;
   }
@@ -76,6 +90,14 @@ export class WorkloadClients {
   /** Clients open now. */
   get size(): number {
     return this.clients.size;
+  }
+
+  /** The client of a cluster's API, built or registered (see forCluster). */
+  forClusterObject(cluster: ClusterObject): Promise<KubeClient | undefined> {
+    const ref = cluster.spec.registration?.kubeconfigSecretRef;
+    const namespace = cluster.metadata.namespace!;
+    const name = cluster.metadata.name!;
+    return ref ? this.forCluster(namespace, name, { name: ref.name, key: ref.key ?? "value" }) : this.forCluster(namespace, name);
   }
 
   forget(namespace: string, cluster: string): void {

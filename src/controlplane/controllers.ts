@@ -8,6 +8,9 @@ import { PkiWorkers } from "../bootstrap/pki-workers.ts";
 import { registerOperationController } from "../controllers/operation/controller.ts";
 import { registerClusterController } from "../controllers/cluster/controller.ts";
 import { registerConnectionController } from "../controllers/connection/controller.ts";
+import { registerRegistrationController } from "../controllers/registration/controller.ts";
+import { registerResourceSyncController } from "../controllers/resourcesync/controller.ts";
+import { registerLogicalCloudController } from "../controllers/logicalcloud/controller.ts";
 import { registerInfrastructureController } from "../controllers/infrastructure/controller.ts";
 import { ProviderResolver } from "../controllers/providers.ts";
 import { registerMachineController } from "../controllers/machine/controller.ts";
@@ -38,6 +41,8 @@ export interface ControllersOptions {
   pollMs?: number;
   /** How long before a Lease ends it warns (default 5 minutes). */
   leaseWarningMs?: number;
+  /** How often a ResourceSync looks again at each applied cluster for drift (default 30 s). */
+  resyncMs?: number;
 }
 
 /** The replica name `slipway up` uses unless told otherwise: host and port, unique on one machine. */
@@ -89,6 +94,9 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
   registerMachineController(manager, { providers, workloads }, { pollMs, concurrency: 32 });
   registerOperationController(manager, { concurrency: 8 });
   registerLeaseController(manager, { providers }, { endingSoonMs: options.leaseWarningMs });
+  registerRegistrationController(manager, { workloads });
+  registerResourceSyncController(manager, { workloads }, options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs });
+  registerLogicalCloudController(manager, { workloads });
   await manager.start();
   return {
     manager,

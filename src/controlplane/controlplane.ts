@@ -32,6 +32,7 @@ import { consoleSite } from "./console.ts";
 import { clusterPlanAction } from "../controllers/plan/action.ts";
 import { ProviderResolver } from "../controllers/providers.ts";
 import { Client } from "../runtime/client.ts";
+import { logicalCloudQuotaAdmission } from "../controllers/logicalcloud/admission.ts";
 import { LoginCodes, loginLink, SessionTokens } from "./login.ts";
 import { slipwayVersion } from "./version.ts";
 
@@ -59,6 +60,8 @@ export interface ControlPlaneOptions {
   pollMs?: number;
   /** How long before a Lease ends it warns (LeaseEndingSoon); default 5 minutes. */
   leaseWarningMs?: number;
+  /** How often resources delivered to clusters are checked for drift (default 30 s). */
+  resyncMs?: number;
 }
 
 export interface ControlPlane {
@@ -103,7 +106,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     closers.push(() => store.close());
     const credentials = await ensureCredentials(store);
     const serving = await issueServingCertificate(credentials.ca, host === "127.0.0.1" ? [] : [host]);
-    const objects = new ObjectService(registry, store, { admission: [leaseAdmission, clusterTemplateAdmission], postWrite: [clusterOperations] });
+    const objects = new ObjectService(registry, store, { admission: [logicalCloudQuotaAdmission, leaseAdmission, clusterTemplateAdmission], postWrite: [clusterOperations] });
     await ensureDefaultNamespaces(objects);
     const metrics = new ApiMetrics({ defaultMetrics: true });
     const planClient = new Client(objects);
@@ -171,6 +174,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       providers,
       pollMs: options.pollMs,
       leaseWarningMs: options.leaseWarningMs,
+      resyncMs: options.resyncMs,
     });
     // Stopped first: in-flight reconciles finish while the store is still open, and the shards are
     // handed over before this replica goes away.

@@ -7,7 +7,7 @@ import { Value } from "@sinclair/typebox/value";
 import type { ClusterObject } from "../api/kinds.ts";
 import { notFound } from "../api/field-errors.ts";
 import type { KindDefinition } from "../api/registry.ts";
-import { ClusterSpecSchema, DEFAULT_KUBERNETES_VERSION, clusterKind } from "../api/slipway/cluster.ts";
+import { ClusterSpecSchema, DEFAULT_KUBERNETES_VERSION, clusterKind, isRegistered } from "../api/slipway/cluster.ts";
 import { clusterTemplateKind, type ClusterTemplateObject } from "../api/slipway/clustertemplate.ts";
 import type { AdmissionPlugin, WriteAdmission } from "../apiserver/admission.ts";
 import { InvalidError, refOf } from "../apiserver/errors.ts";
@@ -75,7 +75,8 @@ export const clusterTemplateAdmission: AdmissionPlugin = {
   async mutate(request) {
     if (!isCluster(request.def) || request.request.resource.subresource === "status") return;
     const cluster = request.object as ClusterObject;
-    if (!cluster.spec?.templateName) return;
+    // A registered cluster (Slipway did not build it) has nothing a template could fill.
+    if (!cluster.spec?.templateName || isRegistered(cluster) || !cluster.spec.controlPlane) return;
     const creating = request.operation === "CREATE";
     const old = creating ? undefined : (request.oldObject as ClusterObject | undefined);
     // An update keeps the machine types the cluster has; the template is read for what is still missing.

@@ -42,7 +42,7 @@ export interface MachineCounts {
 }
 
 export function desiredMachines(cluster: ClusterObject): number {
-  const controlPlane = cluster.status?.controlPlane?.desired ?? cluster.spec.controlPlane.replicas ?? 1;
+  const controlPlane = cluster.status?.controlPlane?.desired ?? cluster.spec.controlPlane?.replicas ?? 1;
   const workers = cluster.status?.workers?.desired ?? (cluster.spec.workers ?? []).reduce((sum, pool) => sum + (pool.replicas ?? 1), 0);
   return controlPlane + workers;
 }

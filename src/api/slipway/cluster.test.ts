@@ -287,7 +287,8 @@ describe("Cluster updates", () => {
       return Object.entries(properties).flatMap(([key, child]) => leaves(child, `${path}.${key}`));
     };
     const decided = [...applied.map(([f]) => f), ...frozen.map(([f]) => f)].sort();
-    assert.deepEqual(leaves(ClusterSpecSchema, "spec").sort(), decided);
+    // A registration is a registered cluster's, whose updates are below.
+    assert.deepEqual(leaves(ClusterSpecSchema, "spec").filter((f) => !f.startsWith("spec.registration.")).sort(), decided);
   });
 
   it("refuse a rollout strategy that could never replace a machine", () => {
@@ -347,5 +348,43 @@ describe("Cluster printer columns", () => {
     assert.equal(cell(clusterKind, "AGE", cluster), "2025-01-02T03:04:05Z");
     assert.equal(cell(clusterKind, "ENDPOINT", cluster), "203.0.113.10:6443");
     assert.equal(cell(clusterKind, "REASON", cluster), "JoinWorkerFailed");
+  });
+});
+
+describe("Registered clusters", () => {
+  const registered = (extra: Record<string, unknown> = {}): unknown => ({
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Cluster",
+    metadata: { name: "ext", namespace: "default" },
+    spec: { registration: { kubeconfigSecretRef: { name: "ext-kubeconfig" } }, ...extra },
+  });
+
+  it("need only a kubeconfig Secret, and get no version or network of Slipway's", () => {
+    const cluster = admitted(registered());
+    assert.deepEqual(cluster.spec.registration, { kubeconfigSecretRef: { name: "ext-kubeconfig", key: "value" } });
+    assert.equal(cluster.spec.kubernetesVersion, undefined);
+    assert.equal(cluster.spec.network, undefined);
+    cluster.status = { phase: "Running", version: "v1.30.4", controlPlane: { desired: 3, ready: 3 }, workers: { desired: 2, ready: 1 } };
+    assert.equal(cell(clusterKind, "VERSION", cluster), "v1.30.4");
+    assert.equal(cell(clusterKind, "CONTROL-PLANE", cluster), "3/3");
+  });
+
+  it("have no control plane or pools of Slipway's", () => {
+    const { errors } = admit(clusterKind, registered({ controlPlane: { connection: "east", machineType: "m.large" }, workers: [{ name: "w", connection: "east", machineType: "m.large" }] }));
+    assert.deepEqual(errors.map((e) => e.field), ["spec.controlPlane", "spec.workers"]);
+  });
+
+  it("cannot become built clusters, nor built ones registered", () => {
+    const old = admitted(registered());
+    const built = { ...structuredClone(old), spec: { controlPlane: { connection: "east", machineType: "m.large" } } };
+    assert.deepEqual(admit(clusterKind, built, old).errors.map((e) => e.field), ["spec.registration"]);
+    const moved = structuredClone(old);
+    moved.spec.registration!.kubeconfigSecretRef.name = "other";
+    assert.deepEqual(admit(clusterKind, moved, old).errors, []);
+  });
+
+  it("a cluster needs one or the other", () => {
+    const { errors } = admit(clusterKind, { apiVersion: "slipway.dev/v1alpha1", kind: "Cluster", metadata: { name: "x", namespace: "default" }, spec: {} });
+    assert.match(only(errors, "spec.controlPlane").message, /a cluster needs a controlPlane, or a registration/);
   });
 });

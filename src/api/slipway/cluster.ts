@@ -72,6 +72,22 @@ const WorkerPoolSpec = Struct(
   { description: "A pool of identical worker machines. A change of machineType, image, labels or taints rolls its machines (see strategy)." },
 );
 
+const RegistrationSpec = Struct(
+  {
+    kubeconfigSecretRef: Struct(
+      {
+        name: Type.String({ minLength: 1, description: "Name of the Secret (in this namespace)." }),
+        key: Type.Optional(Type.String({ minLength: 1, default: "value", description: "Key of the kubeconfig in the Secret's data (default value)." })),
+      },
+      { description: "Secret holding a kubeconfig of the cluster: its first context's server, CA and credentials are used." },
+    ),
+  },
+  {
+    description:
+      "Registers a cluster Slipway did not build, by its kubeconfig, instead of a controlPlane: Slipway reports its reachability, version and nodes, delivers resources to it, and never builds or deletes its machines.",
+  },
+);
+
 // Type.Object rather than Struct: the section has a default of its own ({} then filled field by field).
 const NetworkSpec = Type.Object(
   {
@@ -91,7 +107,8 @@ export const ClusterSpecSchema = Struct(
     kubernetesVersion: Type.Optional(
       Type.String({ default: DEFAULT_KUBERNETES_VERSION, description: "Kubernetes version, v1.<minor>.<patch> with minor 28 to 32." }),
     ),
-    controlPlane: ControlPlaneSpec,
+    controlPlane: Type.Optional(ControlPlaneSpec),
+    registration: Type.Optional(RegistrationSpec),
     workers: Type.Optional(Type.Array(WorkerPoolSpec, { default: [], description: "Worker pools, in any connections." })),
     network: Type.Optional(NetworkSpec),
     paused: Type.Optional(Type.Boolean({ description: "If true, controllers leave the cluster and everything made for it (infrastructures, pools, machines) as it is; deletion still runs." })),
@@ -112,7 +129,14 @@ export const ClusterSpecSchema = Struct(
   },
   { description: "The desired cluster." },
 );
-export type ClusterSpec = Static<typeof ClusterSpecSchema>;
+type ControlPlaneSpec = Static<typeof ControlPlaneSpec>;
+/**
+ * The spec of a cluster Slipway builds. A registered cluster's spec has a registration and no
+ * controlPlane (validation requires exactly one of them): code that may meet one asks isRegistered
+ * first — the cluster controller, the plan and the views do; the controllers of machines, pools and
+ * infrastructures never see one (a registered cluster has none).
+ */
+export type ClusterSpec = Static<typeof ClusterSpecSchema> & { controlPlane: ControlPlaneSpec };
 export type WorkerPoolSpec = Static<typeof WorkerPoolSpec>;
 
 const ClusterStep = Struct(
@@ -202,7 +226,25 @@ export const ClusterSchema = objectSchema(SLIPWAY_API_VERSION, "Cluster", "A Kub
   spec: ClusterSpecSchema,
   status: Type.Optional(ClusterStatusSchema),
 });
-export type ClusterObject = ObjectOf<typeof ClusterSchema>;
+export type ClusterObject = ObjectOf<typeof ClusterSchema> & { spec: ClusterSpec };
+
+/** Whether the cluster was registered by its kubeconfig rather than built by Slipway. */
+export function isRegistered(cluster: { spec: { registration?: unknown } }): boolean {
+  return cluster.spec.registration !== undefined;
+}
+
+/** A registered cluster has a kubeconfig and nothing to build; a built one has a control plane. */
+function registrationErrors(cluster: ClusterObject, old: ClusterObject | undefined): FieldError[] {
+  const spec = cluster.spec as Omit<ClusterSpec, "controlPlane"> & { controlPlane?: ControlPlaneSpec };
+  if (old && isRegistered(old) !== isRegistered(cluster)) {
+    return [invalid("spec.registration", isRegistered(cluster) ? "set" : "removed", "a cluster cannot change between registered and built: delete it and create it again")];
+  }
+  if (!isRegistered(cluster)) return spec.controlPlane ? [] : [required("spec.controlPlane", "Required value: a cluster needs a controlPlane, or a registration for a cluster Slipway did not build")];
+  const errors: FieldError[] = [];
+  if (spec.controlPlane) errors.push(invalid("spec.controlPlane", "set", "a registered cluster's control plane is not Slipway's: give either controlPlane or registration"));
+  if ((spec.workers ?? []).length > 0) errors.push(invalid("spec.workers", `${spec.workers!.length} pool(s)`, "a registered cluster's machines are not Slipway's: it has no worker pools"));
+  return errors;
+}
 
 const VERSION = /^v1\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$/;
 
@@ -326,6 +368,8 @@ export function validateCluster(cluster: ClusterObject, old?: ClusterObject): Fi
   const errors: FieldError[] = [];
   const name = cluster.metadata.name;
   if (name !== undefined) errors.push(...dnsLabelErrors("metadata.name", name, MAX_CLUSTER_NAME_LENGTH));
+  const registration = registrationErrors(cluster, old);
+  if (registration.length > 0 || isRegistered(cluster)) return [...errors, ...registration];
   errors.push(...versionErrors(cluster.spec.kubernetesVersion));
   const replicas = cluster.spec.controlPlane.replicas;
   if (replicas !== undefined && !(CONTROL_PLANE_REPLICAS as readonly number[]).includes(replicas)) {
@@ -368,7 +412,7 @@ export const clusterKind: KindDefinition<ClusterObject> = {
       value: (o) => {
         const c = o as ClusterObject;
         const counts = c.status?.controlPlane;
-        return counts ? readyOfDesired(counts.ready, counts.desired) : readyOfDesired(0, c.spec.controlPlane.replicas ?? 1);
+        return counts ? readyOfDesired(counts.ready, counts.desired) : readyOfDesired(0, c.spec.controlPlane?.replicas ?? 1);
       },
     },
     {
@@ -381,7 +425,16 @@ export const clusterKind: KindDefinition<ClusterObject> = {
         return readyOfDesired(c.status?.workers?.ready, c.status?.workers?.desired ?? desiredWorkers(c.spec));
       },
     },
-    fieldColumn("VERSION", ".spec.kubernetesVersion", "Kubernetes version."),
+    {
+      name: "VERSION",
+      type: "string",
+      jsonPath: ".spec.kubernetesVersion",
+      description: "Kubernetes version (a registered cluster's as observed).",
+      value: (o) => {
+        const c = o as ClusterObject;
+        return isRegistered(c) ? c.status?.version : c.spec.kubernetesVersion;
+      },
+    },
     ageColumn,
     {
       name: "ENDPOINT",
@@ -397,6 +450,13 @@ export const clusterKind: KindDefinition<ClusterObject> = {
     fieldColumn("REASON", ".status.reason", "Why the cluster is failing.", { priority: 1 }),
     fieldColumn("TEMPLATE", ".spec.templateName", "The template the cluster was made from.", { priority: 1 }),
   ],
-  defaults: specDefaults(ClusterSpecSchema),
+  defaults(cluster) {
+    specDefaults(ClusterSpecSchema)(cluster);
+    // A registered cluster runs whatever version it runs: status.version says which.
+    if (isRegistered(cluster)) {
+      delete cluster.spec.kubernetesVersion;
+      delete cluster.spec.network;
+    }
+  },
   validate: validateCluster,
 };

@@ -2,7 +2,7 @@
 // cluster changes and when any of its children (infrastructure, pools, machines) or connections do;
 // every object of a cluster lives in the cluster's shard.
 import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
-import { clusterKind, FINALIZER_CLUSTER, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
+import { clusterKind, FINALIZER_CLUSTER, isRegistered, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
@@ -94,9 +94,10 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
     },
   });
 
+  // A registered cluster has nothing of Slipway's to build: the registration controller looks after it.
   const unlessClusterPaused: typeof reconcile = async (ctx) => {
     const cluster = clusters.cache.get(ctx.key);
-    return cluster && heldByPause(cluster, cluster) ? {} : reconcile(ctx);
+    return cluster && (heldByPause(cluster, cluster) || isRegistered(cluster)) ? {} : reconcile(ctx);
   };
   const controller = manager.add<ClusterObject>({
     name: "cluster",

@@ -6,7 +6,7 @@
 import { leaseKind } from "../../api/slipway/lease.ts";
 import { resolveLeaseSizes } from "../cluster/lease.ts";
 import type { ConnectionObject } from "../../api/kinds.ts";
-import { clusterKind, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
+import { clusterKind, isRegistered, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { CLUSTER_PLAN_KIND, type ClusterPlanObject } from "../../api/slipway/clusterplan.ts";
 import { SLIPWAY_GROUP, SLIPWAY_VERSION } from "../../api/slipway/group.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
@@ -85,6 +85,11 @@ export async function planClusterRequest(deps: PlanDeps, namespace: string, name
   const { client } = deps;
   const request = parseRequest(body, name);
   const cluster = await admitted(client, clusterKind, namespace, request.cluster, name);
+  if (isRegistered(cluster)) {
+    throw new BadRequestError(`cluster ${name} is registered, not built by Slipway: there is nothing to plan`, [
+      { reason: "FieldValueInvalid", message: "a registered cluster has no machines or cloud resources of Slipway's", field: "spec.cluster.spec.registration" },
+    ]);
+  }
   // Machine types naming a lease's sizes are planned as the machine types the lease reserves.
   const lease = cluster.spec.leaseName ? await client.of(leaseKind).tryGet(namespace, cluster.spec.leaseName) : undefined;
   if (lease) cluster.spec = resolveLeaseSizes(cluster.spec, Object.fromEntries(lease.spec.sizes.map((s) => [s.name, s.machineType])));

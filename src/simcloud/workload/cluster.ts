@@ -13,6 +13,7 @@ import { signClusterInfo } from "./kubeadm-plan.ts";
 import * as M from "./manifests.ts";
 import type { ClusterRecord } from "./records.ts";
 import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
+import { defaultClusterRoleBindings, defaultClusterRoles } from "../../apiserver/authorization/default-roles.ts";
 
 const NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
@@ -31,6 +32,8 @@ function kindsOf(registry: Registry): WorkloadKinds {
     daemonSet: find("apps/v1", "DaemonSet"),
     deployment: find("apps/v1", "Deployment"),
     podDisruptionBudget: find("policy/v1", "PodDisruptionBudget"),
+    clusterRole: find("rbac.authorization.k8s.io/v1", "ClusterRole"),
+    clusterRoleBinding: find("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
   };
 }
 
@@ -63,9 +66,14 @@ export class WorkloadCluster {
     return (await this.objects.updateStatus(def, namespace, created.metadata.name!, { status })).object;
   }
 
-  /** What `kubeadm init` leaves in the API besides the first node: its pods come from the controllers. */
+  /**
+   * What `kubeadm init` leaves in the API besides the first node (its pods come from the controllers):
+   * the namespaces, the API server's bootstrap RBAC policy, the join token and the cluster's configuration.
+   */
   async initialise(cluster: ClusterRecord, plan: InitPlan, tokenExpiresAt: number | undefined): Promise<void> {
     for (const name of NAMESPACES) await this.put(this.kinds.namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name } });
+    for (const role of defaultClusterRoles()) await this.put(this.kinds.clusterRole, role as unknown as KubeObject);
+    for (const binding of defaultClusterRoleBindings()) await this.put(this.kinds.clusterRoleBinding, binding as unknown as KubeObject);
     await this.put(this.kinds.secret, M.bootstrapTokenSecret(plan.token, tokenExpiresAt));
     const kubeconfig = M.clusterInfoKubeconfig(cluster.endpoint, cluster.ca.certPem);
     const [tokenId, tokenSecret] = plan.token.split(".") as [string, string];

@@ -26,6 +26,8 @@ export interface WorkloadKinds {
   daemonSet: KindDefinition;
   deployment: KindDefinition;
   podDisruptionBudget: KindDefinition;
+  clusterRole: KindDefinition;
+  clusterRoleBinding: KindDefinition;
 }
 
 /** Pod label naming the DaemonSet generation a pod was made from (as the DaemonSet controller sets it). */

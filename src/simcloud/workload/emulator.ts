@@ -10,6 +10,8 @@ import type { Logger } from "pino";
 import type { KubeObject } from "../../api/meta.ts";
 import type { KindDefinition, Registry } from "../../api/registry.ts";
 import type { PostWriteHook } from "../../apiserver/admission.ts";
+import { ServedRbac } from "../../apiserver/authorization/served.ts";
+import { QuotaEnforcement } from "../../apiserver/quota/enforcement.ts";
 import { SYSTEM_IDENTITY } from "../../apiserver/request-context.ts";
 import { caCertHash, issueCertificate, type KeyPairPem } from "../../bootstrap/pki.ts";
 import { PrefixedStoreFamily } from "../../store/prefixed.ts";
@@ -19,6 +21,7 @@ import type { SimCloud } from "../cloud.ts";
 import type { TimerHandle } from "../clock.ts";
 import type { PublishedEndpoint, SimCloudHooks } from "../core.ts";
 import type { Instance, LoadBalancer } from "../types.ts";
+import { clientSigner, requestorAdmission } from "./certificates.ts";
 import { WorkloadCluster } from "./cluster.ts";
 import { CRASH_BACKOFF_MS } from "./controllers.ts";
 import { KubeadmSteps } from "./kubeadm-steps.ts";
@@ -101,16 +104,26 @@ export class WorkloadEmulator {
     if (!this.records.cluster(id)) return undefined;
     let cluster = this.clusters.get(id);
     if (!cluster) {
-      cluster = new WorkloadCluster(id, this.options.registry, this.family.view(id), { postWrite: [this.reactions(id)] });
+      // Each cluster enforces its own RBAC objects and ResourceQuotas, as kube-apiserver does.
+      const rbac = new ServedRbac();
+      const quotas = new QuotaEnforcement(() => new Date(this.cloud.clock.now()));
+      const csrKind = this.options.registry.byKind("certificates.k8s.io/v1", "CertificateSigningRequest")!;
+      const signer = clientSigner(csrKind, { ca: () => this.records.cluster(id)?.ca, now: () => new Date(this.cloud.clock.now()) });
+      cluster = new WorkloadCluster(id, this.options.registry, this.family.view(id), {
+        authorizer: rbac.authorizer,
+        admission: [rbac.admission, quotas.admission, requestorAdmission(csrKind)],
+        postWrite: [rbac.hook, quotas.hook, signer, this.reactions(id)],
+      });
+      rbac.attach(cluster.objects);
       this.clusters.set(id, cluster);
     }
     return cluster;
   }
 
   /**
-   * What the cluster's controllers do after a write to its API. A ResourceQuota gets a status whoever
-   * wrote it; the workload controllers act on what clients (kubectl, Slipway's controllers) wrote, and
-   * not on the emulator's own writes, which they make themselves. Status writes are left alone.
+   * What the cluster's controllers do after a write to its API: they act on what clients (kubectl,
+   * Slipway's controllers) wrote, and not on the emulator's own writes, which they make themselves.
+   * Status writes are left alone. (Quotas get their status from the quota hook, whoever wrote them.)
    */
   private reactions(clusterId: string): PostWriteHook {
     return {
@@ -118,7 +131,6 @@ export class WorkloadEmulator {
       afterWrite: (event) => {
         if (event.request.resource.subresource !== undefined) return;
         const { def, object, operation } = event;
-        if (def.group === "" && def.kind === "ResourceQuota") return operation === "DELETE" ? undefined : this.quotaWritten(clusterId, def, object);
         if (event.request.identity.user === SYSTEM_IDENTITY.user) return;
         return this.clientWrote(clusterId, operation === "DELETE" ? "delete" : operation === "CREATE" ? "create" : "update", def, object);
       },
@@ -435,14 +447,6 @@ export class WorkloadEmulator {
     } else if (def.group === "" && def.kind === "ConfigMap" && verb !== "delete" && NETWORK_PLUGINS.some((p) => p.namespace === object.metadata.namespace)) {
       await this.onCluster(cluster.endpoint, () => this.restartNetworkPlugin(cluster));
     }
-  }
-
-  /** A ResourceQuota gets its status (what it allows, what is used) whoever wrote it. */
-  private async quotaWritten(clusterId: string, def: KindDefinition, object: KubeObject): Promise<void> {
-    if (!object.metadata.namespace) return;
-    const hard = (object.spec as { hard?: Record<string, string> } | undefined)?.hard ?? {};
-    const used = Object.fromEntries(Object.keys(hard).map((name) => [name, "0"]));
-    await this.cluster(clusterId)?.objects.updateStatus(def, object.metadata.namespace, object.metadata.name!, { status: { hard, used } });
   }
 
   /** Resolves once no step is running or queued (timers may still be armed). */

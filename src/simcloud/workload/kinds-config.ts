@@ -1,50 +1,12 @@
-// Core v1 ConfigMap, ServiceAccount and ResourceQuota of an emulated workload cluster.
+// Core v1 ServiceAccount and ResourceQuota of an emulated workload cluster (ConfigMap is api/core.ts's:
+// the control plane serves it too).
 import { Type } from "@sinclair/typebox";
 import { ageColumn } from "../../api/columns.ts";
-import { immutable } from "../../api/field-errors.ts";
+import { validateResourceQuotaSpec } from "../../apiserver/quota/validation.ts";
 import { FreeForm, MapOf, Struct, objectSchema, type ObjectOf } from "../../api/meta.ts";
 import type { KindDefinition } from "../../api/registry.ts";
 
 const CORE = { group: "", version: "v1" } as const;
-
-// ---------------------------------------------------------------------------------------------------------
-// ConfigMap
-
-export const ConfigMapSchema = objectSchema("v1", "ConfigMap", "Configuration data for pods to consume, as key-value pairs.", {
-  data: Type.Optional(MapOf(Type.String(), "UTF-8 values by key.")),
-  binaryData: Type.Optional(MapOf(Type.String(), "Base64-encoded binary values by key.")),
-  immutable: Type.Optional(Type.Boolean({ description: "If true, data can no longer be changed (only the ConfigMap deleted)." })),
-});
-export type ConfigMapObject = ObjectOf<typeof ConfigMapSchema>;
-
-export const configMapKind: KindDefinition<ConfigMapObject> = {
-  ...CORE,
-  kind: "ConfigMap",
-  plural: "configmaps",
-  singular: "configmap",
-  shortNames: ["cm"],
-  namespaced: true,
-  schema: ConfigMapSchema,
-  description: "Configuration data for pods to consume, as key-value pairs.",
-  subresources: { status: false },
-  printerColumns: [
-    {
-      name: "DATA",
-      type: "integer",
-      jsonPath: ".data",
-      description: "Number of keys.",
-      value: (o) => {
-        const cm = o as ConfigMapObject;
-        return Object.keys(cm.data ?? {}).length + Object.keys(cm.binaryData ?? {}).length;
-      },
-    },
-    ageColumn,
-  ],
-  validate(cm, old) {
-    if (old?.immutable !== true) return [];
-    return [...immutable("immutable", cm.immutable, true), ...immutable("data", cm.data, old.data), ...immutable("binaryData", cm.binaryData, old.binaryData)];
-  },
-};
 
 // ---------------------------------------------------------------------------------------------------------
 // ServiceAccount
@@ -126,4 +88,6 @@ export const resourceQuotaKind: KindDefinition<ResourceQuotaObject> = {
     { name: "REQUEST", type: "string", jsonPath: ".status", description: "Usage of requested resources against their limits.", value: (o) => quotaUsage(o as ResourceQuotaObject, false) },
     { name: "LIMIT", type: "string", jsonPath: ".status", description: "Usage of resource limits against their limits.", value: (o) => quotaUsage(o as ResourceQuotaObject, true) },
   ],
+  // Resource names and quantities as kube-apiserver checks them: an unknown name or a bad quantity is refused.
+  validate: (quota) => validateResourceQuotaSpec(quota),
 };

@@ -4,13 +4,14 @@
 // typed, and pod specs have the PodSpec shape (kinds-podspec.ts), unknown fields refused.
 import { Type } from "@sinclair/typebox";
 import { ageColumn, fieldColumn } from "../../api/columns.ts";
-import { eventKind, namespaceKind, secretKind } from "../../api/core.ts";
+import { configMapKind, eventKind, namespaceKind, secretKind } from "../../api/core.ts";
 import { FreeForm, MapOf, StringEnum, Struct, objectSchema, type KubeObject, type ObjectOf } from "../../api/meta.ts";
 import { Registry, type KindDefinition } from "../../api/registry.ts";
 import { daemonSetKind, deploymentKind } from "./kinds-apps.ts";
 import { PodSpec, podSpecErrors, type PodSpecView } from "./kinds-podspec.ts";
 import { podDisruptionBudgetKind } from "./kinds-policy.ts";
-import { configMapKind, resourceQuotaKind, serviceAccountKind } from "./kinds-config.ts";
+import { resourceQuotaKind, serviceAccountKind } from "./kinds-config.ts";
+import { certificateSigningRequestKind } from "./certificates.ts";
 import { rbacKinds } from "../../api/rbac.ts";
 
 const CORE = { group: "", version: "v1" } as const;
@@ -271,6 +272,7 @@ export const workloadKinds: readonly KindDefinition[] = [
   general(daemonSetKind),
   general(deploymentKind),
   general(podDisruptionBudgetKind),
+  general(certificateSigningRequestKind),
 ];
 
 /** The registry every emulated workload cluster serves. */

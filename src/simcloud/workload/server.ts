@@ -10,7 +10,7 @@
 import { createSecureContext, type SecureContext, type TLSSocket } from "node:tls";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
-import type { Registry } from "../../api/registry.ts";
+import type { KindDefinition, Registry } from "../../api/registry.ts";
 import { Collectors } from "../../apiserver/collectors.ts";
 import { ApiMetrics } from "../../apiserver/metrics.ts";
 import { renderOpenApi } from "../../apiserver/openapi.ts";
@@ -21,6 +21,7 @@ import { AuthenticatorChain, ClientCertificates, type Authenticator } from "../.
 import { BoundedCache } from "../../apiserver/bounded-cache.ts";
 import { createCertificateAuthority, issueCertificate } from "../../bootstrap/pki.ts";
 import type { WorkloadEmulator } from "./emulator.ts";
+import { approvalSubresource } from "./certificates.ts";
 import { evictionSubresource } from "./eviction.ts";
 import type { ClusterRecord } from "./records.ts";
 
@@ -64,12 +65,14 @@ export class WorkloadApiServer {
   private readonly clientCertificates = new ClientCertificates({ cacheLimit: CACHE_LIMIT });
   private readonly metrics = new ApiMetrics();
   private readonly openapi: ApiContext["openapi"];
+  private readonly csrKind: KindDefinition;
   private app: FastifyInstance | undefined;
   port = 0;
 
   constructor(private readonly options: WorkloadServerOptions) {
     // Every cluster serves the same kinds, so the OpenAPI documents are rendered once.
     this.openapi = renderOpenApi(options.registry);
+    this.csrKind = options.registry.byKind("certificates.k8s.io/v1", "CertificateSigningRequest")!;
     options.emulator.onClusterGone((cluster) => this.forget(cluster));
   }
 
@@ -151,6 +154,7 @@ export class WorkloadApiServer {
       // Clients that resolve these URLs against the server's root keep the cluster's path.
       openapi: { index: this.openapi.index.replaceAll('"serverRelativeURL":"/openapi/', `"serverRelativeURL":"${prefix}/openapi/`), documents: this.openapi.documents },
       actions: new Map([
+        [`certificates.k8s.io/certificatesigningrequests/approval`, approvalSubresource(() => this.options.emulator.cluster(cluster.id)?.objects, this.csrKind)],
         [
           "/pods/eviction",
           evictionSubresource(

@@ -72,7 +72,14 @@ export function Machines(props: { client: ApiClient; cluster: ClusterObject; poo
     <div class="pools">
       <section aria-label="Control plane">
         <h3>
-          Control plane <span class="muted">· {cluster.spec.controlPlane.replicas ?? 1} × {cluster.spec.controlPlane.machineType} in {cluster.spec.controlPlane.connection}</span>
+          Control plane{" "}
+          {cluster.spec.controlPlane ? (
+            <span class="muted">
+              · {cluster.spec.controlPlane.replicas ?? 1} × {cluster.spec.controlPlane.machineType} in {cluster.spec.controlPlane.connection}
+            </span>
+          ) : (
+            <span class="muted">· registered: not built by Slipway</span>
+          )}
         </h3>
         <MachineRows machines={controlPlane} now={now} />
       </section>

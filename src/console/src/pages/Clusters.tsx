@@ -18,7 +18,7 @@ const PHASES = ["Pending", "Validating", "Provisioning", "Running", "Updating", 
 function readiness(c: ClusterObject): string {
   const cp = c.status?.controlPlane;
   const w = c.status?.workers;
-  return `${cp?.ready ?? 0}/${cp?.desired ?? c.spec.controlPlane.replicas ?? 1} · ${w?.ready ?? 0}/${w?.desired ?? (c.spec.workers ?? []).reduce((n, p) => n + (p.replicas ?? 1), 0)}`;
+  return `${cp?.ready ?? 0}/${cp?.desired ?? c.spec.controlPlane?.replicas ?? 1} · ${w?.ready ?? 0}/${w?.desired ?? (c.spec.workers ?? []).reduce((n, p) => n + (p.replicas ?? 1), 0)}`;
 }
 
 function nodes(c: ClusterObject): number {
