@@ -76,6 +76,8 @@ export interface MachineScope extends Scope<MachineObject> {
   /** The Infrastructure that holds the control-plane load balancer. */
   controlPlaneInfrastructure?: InfrastructureObject;
   pool?: MachinePoolObject;
+  /** The capacity reservation the machine launches into: its cluster's lease's, for its connection and machine type. */
+  reservationId?: string;
   /** Read by earlier phases for later ones. */
   secrets?: { pki: SecretObject; token: SecretObject };
   userData?: string;
@@ -299,6 +301,7 @@ export const ensureInstance: Phase<MachineScope> = async (ctx, scope) => {
           securityGroupIds: [infra.securityGroupId],
           ...(infra.keyPairId ? { keyPairId: infra.keyPairId } : {}),
         },
+        ...(scope.reservationId ? { reservationId: scope.reservationId } : {}),
       },
       {
         token: idempotencyToken(machine.metadata.uid!, "instance"),
