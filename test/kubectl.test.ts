@@ -1,7 +1,7 @@
 // kubectl against a real `slipway up`: what a platform engineer does first, checked as they would see it.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { eventually, kubectl, kubectlAsync, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 
@@ -207,6 +207,19 @@ describe("kubectl against slipway up", () => {
         assert.equal(content.includes(encoded), false, `${name} holds the secret's base64 in clear`);
       }
     }
+    // Nothing slipway up wrote can be read by another user.
+    for (const name of readdirSync(dir)) assert.equal(statSync(join(dir, name)).mode & 0o077, 0, `${name} is private`);
+    // Every request is in the audit log with who made it and what it was, and no credential is.
+    const events = readFileSync(join(dir, "audit.log"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { verb: string; user: { username: string; groups: string[] }; objectRef?: { resource: string; namespace?: string; name?: string; apiGroup?: string }; responseStatus: { code: number }; apiVersion: string; level: string });
+    const created = events.find((e) => e.verb === "create" && e.objectRef?.resource === "secrets");
+    assert.deepEqual([created?.apiVersion, created?.level, created?.user.username, created?.objectRef?.namespace, created?.responseStatus.code], ["audit.k8s.io/v1", "Metadata", "admin", "default", 201]);
+    assert.ok(created?.user.groups.includes("system:masters"));
+    const read = events.find((e) => e.verb === "get" && e.objectRef?.resource === "secrets" && e.objectRef.name === "db-password");
+    assert.equal(read?.responseStatus.code, 200);
+    assert.ok(events.some((e) => e.verb === "list" && e.objectRef?.resource === "namespaces"));
+    const token = /token: (\S+)/.exec(readFileSync(kc, "utf8"))?.[1];
+    assert.ok(token);
+    assert.equal(readFileSync(join(dir, "audit.log"), "utf8").includes(token), false, "no token in the audit log");
   });
 
   it("waits for finalizers on delete", async () => {

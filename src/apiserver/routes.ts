@@ -78,6 +78,9 @@ interface ResourcePath {
 export interface RequestInfo {
   verb: string;
   resource: string;
+  /** The resource's API group ("" for core) and version, once the path names a resource. */
+  group?: string;
+  version?: string;
   namespace?: string;
   name?: string;
 }
@@ -212,6 +215,8 @@ export async function handleApiRequest(
   }
   const target = resolveResource(ctx.registry, groupName, version!, rest);
   info.resource = target.def.plural + (target.subresource ? `/${target.subresource}` : "");
+  info.group = target.def.group;
+  info.version = target.def.version;
   info.namespace = target.namespace;
   info.name = target.name;
   return serveResource(ctx, request, reply, target, query, info, context);

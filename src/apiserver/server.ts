@@ -11,6 +11,7 @@ import { SERVER_VERSION } from "./discovery.ts";
 import { PING, runHealthChecks, type HealthCheck } from "./health.ts";
 import { credentialsOf, type Authenticator } from "./authentication.ts";
 import { authorize } from "./authorization/authorizer.ts";
+import type { AuditRecord } from "./audit.ts";
 
 export interface Mounted {
   ctx: ApiContext;
@@ -37,6 +38,8 @@ export interface ApiServerOptions {
   readiness?: readonly HealthCheck[];
   /** What /version answers (default: the emulated Kubernetes API's constant). */
   version?: object;
+  /** Told of every request once it is answered (a watch once it starts), for the audit log. */
+  audit?: (record: AuditRecord) => void;
 }
 
 const PUBLIC_PATHS = new Set(["/healthz", "/livez", "/readyz", "/version"]);
@@ -70,6 +73,35 @@ function lastValues(text: string): Record<string, string> {
   return out;
 }
 
+/** What the audit log records of a request: never a body, never the query (it may carry a token). */
+function auditRecord(request: FastifyRequest, info: RequestInfo & { user?: string; groups?: string[]; received: Date }, code: number): AuditRecord {
+  const [resource, subresource] = info.resource.split("/");
+  const objectRef =
+    info.group !== undefined && resource
+      ? {
+          resource,
+          ...(subresource ? { subresource } : {}),
+          ...(info.namespace ? { namespace: info.namespace } : {}),
+          ...(info.name ? { name: info.name } : {}),
+          apiGroup: info.group,
+          ...(info.version ? { apiVersion: info.version } : {}),
+        }
+      : undefined;
+  const agent = request.headers["user-agent"];
+  return {
+    user: info.user ?? "system:anonymous",
+    groups: info.groups ?? ["system:unauthenticated"],
+    verb: info.verb,
+    path: request.url.split("?")[0]!,
+    ...(objectRef ? { objectRef } : {}),
+    code,
+    sourceIPs: [request.ip],
+    ...(typeof agent === "string" ? { userAgent: agent } : {}),
+    received: info.received,
+    answered: new Date(),
+  };
+}
+
 export function createApiServer(options: ApiServerOptions): FastifyInstance {
   const { logger, metrics } = options;
   const app = Fastify({
@@ -81,7 +113,8 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     return503OnClosing: true,
   }) as unknown as FastifyInstance;
 
-  const infos = new WeakMap<FastifyRequest, RequestInfo & { user?: string; start: bigint }>();
+  type Info = RequestInfo & { user?: string; groups?: string[]; start: bigint; received: Date };
+  const infos = new WeakMap<FastifyRequest, Info>();
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => done(null, body));
@@ -97,6 +130,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
       { verb: info.verb, resource, namespace: info.namespace, name: info.name, code, ms: Math.round(seconds * 1e4) / 10, user: info.user },
       "request",
     );
+    options.audit?.(auditRecord(request, info, code));
   };
 
   app.addHook("onResponse", async (request, reply) => record(request, reply.statusCode));
@@ -117,7 +151,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
 
   app.all("/*", async (request, reply) => {
     const path = request.url.split("?")[0]!;
-    const info: RequestInfo & { user?: string; start: bigint } = { verb: request.method.toLowerCase(), resource: "", start: process.hrtime.bigint() };
+    const info: Info = { verb: request.method.toLowerCase(), resource: "", start: process.hrtime.bigint(), received: new Date() };
     infos.set(request, info);
     if (path === "/healthz" || path === "/livez") {
       info.resource = path.slice(1);
@@ -146,6 +180,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     const identity = await mounted.authenticator.authenticate(credentialsOf(request));
     if (!identity) throw new UnauthorizedError();
     info.user = identity.user;
+    info.groups = identity.groups;
     if (mounted.path === "/metrics") {
       info.resource = "metrics";
       await authorize(mounted.ctx.objects.authorizer, { identity, verb: info.verb, path: mounted.path });

@@ -9,7 +9,7 @@ import type { Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { TLSSocket } from "node:tls";
+import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from "node:tls";
 import * as x509 from "@peculiar/x509";
 import {
   PkiError,
@@ -382,4 +382,24 @@ describe("certificate signing requests and intermediate CAs", () => {
     const leaf = await issueCertificate(intermediate, { commonName: "workload", usages: ["server", "client"] });
     assert.equal(await verifyIssuedBy(leaf.certPem, intermediate.certPem), true);
   });
+});
+
+test("the server speaks TLS 1.3, or TLS 1.2 with AEAD ciphers only", async (t) => {
+  const ca = await createCertificateAuthority({ commonName: "slipway-ca" });
+  const serving = await issueCertificate(ca, { commonName: "apiserver", ipAddresses: ["127.0.0.1"], usages: ["server"] });
+  const server = createServer(serverTlsOptions(serving), (_req, res) => res.end("hello"));
+  const port = await listen(server);
+  t.after(() => close(server));
+  const handshake = (options: ConnectionOptions) =>
+    new Promise<{ protocol: string | null; cipher: string }>((resolve, reject) => {
+      const socket = tlsConnect({ host: "127.0.0.1", port, ca: ca.certPem, ...options }, () => {
+        resolve({ protocol: socket.getProtocol(), cipher: socket.getCipher().name });
+        socket.end();
+      });
+      socket.on("error", reject);
+    });
+  assert.equal((await handshake({})).protocol, "TLSv1.3");
+  assert.match((await handshake({ maxVersion: "TLSv1.2" })).cipher, /GCM|CHACHA20/);
+  await assert.rejects(handshake({ maxVersion: "TLSv1.2", ciphers: "ECDHE-RSA-AES128-SHA256:ECDHE-ECDSA-AES128-SHA256:AES128-SHA" }));
+  await assert.rejects(handshake({ minVersion: "TLSv1.1", maxVersion: "TLSv1.1", ciphers: "DEFAULT@SECLEVEL=0" }));
 });

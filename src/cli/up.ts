@@ -48,6 +48,7 @@ export interface UpFlags {
   simToken?: string;
   pollInterval: string;
   resyncInterval: string;
+  auditLog?: string;
 }
 
 export function defaultDataDir(): string {
@@ -64,6 +65,7 @@ export function registerUpCommand(program: Command): void {
     .option("--store <kind>", "sqlite (embedded) or etcd", "sqlite")
     .option("--etcd-endpoints <urls>", "comma-separated etcd client URLs (with --store etcd)")
     .option("--log-file <path>", "log file, or - for stderr (default: <data-dir>/slipway.log)")
+    .option("--audit-log <file>", "where each request is recorded (audit.k8s.io/v1 events, one JSON line each; default DIR/audit.log)")
     .option("--log-level <level>", "debug, info, warn or error", "info")
     .option("--compaction-interval <duration>", "how often store history is compacted (5 intervals are kept)", "60s")
     .option("--event-ttl <duration>", "how long an Event is kept after its last update", "1h")
@@ -113,6 +115,9 @@ export async function runUp(flags: UpFlags): Promise<void> {
     timeScale: number(flags.simTimeScale, "--sim-time-scale"),
   };
   const dataDir = resolve(flags.dataDir);
+  // Everything this process writes — the store, logs, the embedded sim cloud's state, kubeconfigs — is
+  // its user's alone.
+  process.umask(0o077);
   const logger = createLogger({ file: flags.logFile ?? join(dataDir, "slipway.log"), level: flags.logLevel });
   const plane = await startControlPlane({
     dataDir,
@@ -130,6 +135,7 @@ export async function runUp(flags: UpFlags): Promise<void> {
     pollMs: parseDuration(flags.pollInterval, "--poll-interval"),
     leaseWarningMs: parseDuration(flags.leaseWarning, "--lease-warning"),
     resyncMs: parseDuration(flags.resyncInterval, "--resync-interval"),
+    auditLog: resolve(flags.auditLog ?? join(dataDir, "audit.log")),
   });
   process.stdout.write(
     [

@@ -34,6 +34,7 @@ import { ApiHostDirectory } from "../controllers/host/directory.ts";
 import { ProviderResolver } from "../controllers/providers.ts";
 import { Client } from "../runtime/client.ts";
 import { logicalCloudQuotaAdmission } from "../controllers/logicalcloud/admission.ts";
+import { AuditLog } from "../apiserver/audit.ts";
 import { LoginCodes, loginLink, SessionTokens } from "./login.ts";
 import { slipwayVersion } from "./version.ts";
 
@@ -63,6 +64,8 @@ export interface ControlPlaneOptions {
   leaseWarningMs?: number;
   /** How often resources delivered to clusters are checked for drift (default 30 s). */
   resyncMs?: number;
+  /** Where every request is recorded (default DIR/audit.log). */
+  auditLog?: string;
 }
 
 export interface ControlPlane {
@@ -143,8 +146,11 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
         },
       },
     ];
+    const audit = new AuditLog(options.auditLog ?? join(options.dataDir, "audit.log"));
+    closers.push(async () => audit.close());
     const app = createApiServer({
       tls: serverTlsOptions(serving),
+      audit: (record) => audit.write(record),
       logger: log,
       metrics,
       readiness,
