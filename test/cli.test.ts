@@ -189,7 +189,7 @@ describe("slipway client commands", () => {
     assert.match(table.split("\n")[0]!, /^NAME\s+PHASE\s+CONTROL-PLANE\s+WORKERS\s+VERSION\s+AGE$/);
     assert.match(table, /^beta\s+Running\s+1\/1\s+2\/2\s+v1\.31\.2\s+\d+s$/m);
     assert.match(table, /^broken\s+Failed\s/m);
-    assert.match(wide.split("\n")[0]!, /AGE\s+ENDPOINT\s+REASON$/);
+    assert.match(wide.split("\n")[0]!, /AGE\s+ENDPOINT\s+REASON\s+TEMPLATE$/);
     assert.match(wide, /^broken\s.*\sValidationFailed$/m);
     assert.match(all.split("\n")[0]!, /^NAMESPACE\s+NAME\s+PHASE/);
     assert.match(all, /^default\s+beta\s+Running/m);

@@ -17,6 +17,11 @@ export function required(field: string, detail = "Required value"): FieldError {
   return { field, reason: "FieldValueRequired", message: detail };
 }
 
+/** The value names an object that does not exist. */
+export function notFound(field: string, value: unknown, detail: string): FieldError {
+  return { field, reason: "FieldValueNotFound", message: `Not found: ${show(value)}: ${detail}` };
+}
+
 export function duplicate(field: string, value: unknown): FieldError {
   return { field, reason: "FieldValueDuplicate", message: `Duplicate value: ${show(value)}` };
 }

@@ -34,6 +34,8 @@ describe("the registry of kinds", () => {
         ["slipway.dev", "v1alpha1", "MachinePool", "machinepools", "mp", true],
         ["slipway.dev", "v1alpha1", "Machine", "machines", "ma", true],
         ["slipway.dev", "v1alpha1", "Operation", "operations", "op", true],
+        ["slipway.dev", "v1alpha1", "Lease", "leases", "ls", true],
+        ["slipway.dev", "v1alpha1", "ClusterTemplate", "clustertemplates", "ct", false],
         ["slipway.dev", "v1alpha1", "ResourceSync", "resourcesyncs", "rsync", true],
         ["slipway.dev", "v1alpha1", "LogicalCloud", "logicalclouds", "lc", true],
         ["slipway.dev", "v1alpha1", "Host", "hosts", "", true],

@@ -8,6 +8,8 @@ import { infrastructureKind } from "./slipway/infrastructure.ts";
 import { machinePoolKind } from "./slipway/machinepool.ts";
 import { machineKind } from "./slipway/machine.ts";
 import { operationKind } from "./slipway/operation.ts";
+import { leaseKind } from "./slipway/lease.ts";
+import { clusterTemplateKind } from "./slipway/clustertemplate.ts";
 import { resourceSyncKind } from "./slipway/resourcesync.ts";
 import { logicalCloudKind } from "./slipway/logicalcloud.ts";
 import { hostKind } from "./slipway/host.ts";
@@ -20,6 +22,8 @@ export type { MachinePoolObject, MachinePoolSpec, MachinePoolStatus } from "./sl
 export type { MachineAddress, MachineObject, MachineSpec, MachineStatus } from "./slipway/machine.ts";
 export type { OperationObject, OperationSpec, OperationStatus } from "./slipway/operation.ts";
 export type { HostObject, HostSpec, HostStatus } from "./slipway/host.ts";
+export type { LeaseObject, LeaseSpec, LeaseStatus } from "./slipway/lease.ts";
+export type { ClusterTemplateObject, ClusterTemplateSpec } from "./slipway/clustertemplate.ts";
 
 /** A kind's definition as the registry holds it, whatever its object type. */
 function general<T extends KubeObject>(definition: KindDefinition<T>): KindDefinition {
@@ -35,6 +39,8 @@ export const slipwayKinds: readonly KindDefinition[] = [
   general(machinePoolKind),
   general(machineKind),
   general(operationKind),
+  general(leaseKind),
+  general(clusterTemplateKind),
   general(resourceSyncKind),
   general(logicalCloudKind),
   general(hostKind),

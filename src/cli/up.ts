@@ -34,6 +34,7 @@ export interface UpFlags {
   logLevel: string;
   compactionInterval: string;
   eventTtl: string;
+  leaseWarning: string;
   replicaName?: string;
   shardLeaseTtl: string;
   shutdownGrace: string;
@@ -80,6 +81,7 @@ export function registerUpCommand(program: Command): void {
     .option("--sim-time-scale <x>", "multiplies every delay of the embedded sim cloud (0.1 is ten times faster)")
     .option("--sim-token <token>", "the sim cloud account's token (default: the sim's default account)")
     .option("--poll-interval <duration>", "how often controllers look again at slow cloud work", "1s")
+    .option("--lease-warning <duration>", "how long before a Lease ends a LeaseEndingSoon Warning Event is recorded", "5m")
     .option("--resync-interval <duration>", "how often resources delivered to clusters (ResourceSyncs) are checked for drift, and registered clusters are asked", "30s")
     .action(async (flags: UpFlags) => {
       await runUp(flags);
@@ -131,6 +133,7 @@ export async function runUp(flags: UpFlags): Promise<void> {
     shutdownGraceMs: parseDuration(flags.shutdownGrace, "--shutdown-grace"),
     sim,
     pollMs: parseDuration(flags.pollInterval, "--poll-interval"),
+    leaseWarningMs: parseDuration(flags.leaseWarning, "--lease-warning"),
     resyncMs: parseDuration(flags.resyncInterval, "--resync-interval"),
     auditLog: resolve(flags.auditLog ?? join(dataDir, "audit.log")),
   });

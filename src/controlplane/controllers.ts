@@ -16,6 +16,7 @@ import { registerInfrastructureController } from "../controllers/infrastructure/
 import { ProviderResolver } from "../controllers/providers.ts";
 import { registerMachineController } from "../controllers/machine/controller.ts";
 import { registerMachinePoolController } from "../controllers/machinepool/controller.ts";
+import { registerLeaseController } from "../controllers/lease/controller.ts";
 import { WorkloadClients } from "../controllers/workload.ts";
 import type { ProviderRegistry } from "../providers/registry.ts";
 import { ControllerManager } from "../runtime/manager.ts";
@@ -39,6 +40,8 @@ export interface ControllersOptions {
   providers: ProviderRegistry;
   /** How often controllers look again at something slow (default 1 s). */
   pollMs?: number;
+  /** How long before a Lease ends it warns (default 5 minutes). */
+  leaseWarningMs?: number;
   /** How often a ResourceSync looks again at each applied cluster for drift, and a registered cluster is asked (default 30 s). */
   resyncMs?: number;
 }
@@ -91,6 +94,7 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
   registerMachinePoolController(manager, { providers, workloads }, { pollMs, concurrency: 16 });
   registerMachineController(manager, { providers, workloads }, { pollMs, concurrency: 32 });
   registerOperationController(manager, { concurrency: 8 });
+  registerLeaseController(manager, { providers }, { endingSoonMs: options.leaseWarningMs });
   registerRegistrationController(manager, { workloads }, options.resyncMs === undefined ? {} : { recheckMs: options.resyncMs });
   registerResourceSyncController(manager, { workloads }, options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs });
   registerLogicalCloudController(manager, { workloads });

@@ -1,5 +1,7 @@
 // Assembles the `slipway up` process: store, API server, background collectors, compaction, the
 // controllers — and the admin kubeconfig in the data directory.
+import { leaseAdmission } from "./lease-admission.ts";
+import { clusterTemplateAdmission } from "./template-admission.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
@@ -58,6 +60,8 @@ export interface ControlPlaneOptions {
   sim?: SimCloudOptions;
   /** Controller timings (tests on the instant profile poll faster). */
   pollMs?: number;
+  /** How long before a Lease ends it warns (LeaseEndingSoon); default 5 minutes. */
+  leaseWarningMs?: number;
   /** How often resources delivered to clusters are checked for drift (default 30 s). */
   resyncMs?: number;
   /** Where every request is recorded (default DIR/audit.log). */
@@ -108,7 +112,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     closers.push(() => store.close());
     const credentials = await ensureCredentials(store);
     const serving = await issueServingCertificate(credentials.ca, host === "127.0.0.1" ? [] : [host]);
-    const objects = new ObjectService(registry, store, { admission: [logicalCloudQuotaAdmission], postWrite: [clusterOperations] });
+    const objects = new ObjectService(registry, store, { admission: [logicalCloudQuotaAdmission, leaseAdmission, clusterTemplateAdmission], postWrite: [clusterOperations] });
     await ensureDefaultNamespaces(objects);
     hostDirectory.current = new ApiHostDirectory(new Client(objects));
     const metrics = new ApiMetrics({ defaultMetrics: true });
@@ -179,6 +183,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       shutdownGraceMs: options.shutdownGraceMs,
       providers,
       pollMs: options.pollMs,
+      leaseWarningMs: options.leaseWarningMs,
       resyncMs: options.resyncMs,
     });
     // Stopped first: in-flight reconciles finish while the store is still open, and the shards are

@@ -7,7 +7,9 @@
 //  - `catalogue`: zones, machine types, images and quota of the region;
 //  - `clusterInfrastructure`: what a cluster needs around its machines in one connection — network,
 //    subnet, security group, key pair and the control plane's load balancer;
-//  - `machines`: instances (create, get, find by tags, delete) and their console output.
+//  - `machines`: instances (create, get, find by tags, delete) and their console output;
+//  - `reservations`: capacity held for a time window (EC2 capacity reservations, Blazar leases), which
+//    instances launch into by the reservation's id.
 // An IaaS cloud (the `sim` provider) offers all three; a provider of hosts reached over SSH offers
 // `machines` (and perhaps a catalogue of its hosts) and has no network or load balancer. Pool
 // infrastructure (a cloud's scale sets) is the next capability: one more entry in `Capabilities`, with its
@@ -74,6 +76,8 @@ export interface ResourceSpecs {
      * requires it (and refuses an instance without one as invalid); a provider of hosts has none.
      */
     placement?: InstancePlacement;
+    /** A capacity reservation (of the reservations capability) to launch into: active, same zone and machine type. */
+    reservationId?: string;
   };
 }
 
@@ -206,10 +210,52 @@ export interface Machines extends TaggedResources<MachineResourceKind> {
   consoleOutput(instanceId: string): Promise<string[]>;
 }
 
+/** What a capacity reservation holds: `count` instances of a machine type in a zone for [startTime, endTime). */
+export interface ReservationSpec {
+  zone: string;
+  machineType: string;
+  count: number;
+  /** RFC 3339; a time already past means now. */
+  startTime: string;
+  /** RFC 3339, after startTime. */
+  endTime: string;
+}
+
+/** scheduled (before its start), active (instances may launch into it), ended (expired or cancelled). */
+export type ReservationPhase = "scheduled" | "active" | "ended";
+
+export interface ReservationInfo extends ReservationSpec {
+  id: string;
+  phase: ReservationPhase;
+  /** The cloud's own word for the state, for messages (e.g. expired, cancelled). */
+  cloudState: string;
+  /** Instances launched into it that hold a place now. */
+  inUse: number;
+  tags: Tags;
+}
+
+/**
+ * Capacity held for a time window. Rules beside those of every create (1–3, 6): a reservation the cloud
+ * cannot hold is refused with a `capacity` error whose message names the shortfall; a window that ends
+ * before it starts is `invalid`; only instances created with the reservation's id use its capacity, and
+ * nobody else (no other account, no instance without it) can take it while it is active; when it ends
+ * (its end time, or delete) the instances launched into it are terminated.
+ */
+export interface Reservations {
+  create(spec: ReservationSpec, options: CreateOptions): Promise<ReservationInfo>;
+  /** The reservation, or undefined when the cloud no longer knows it. */
+  get(id: string): Promise<ReservationInfo | undefined>;
+  /** Reservations carrying every given tag, ended ones included while the cloud still shows them. */
+  findTagged(tags: Tags): Promise<ReservationInfo[]>;
+  /** Cancels a reservation; one already ended or gone is a success. */
+  delete(id: string): Promise<void>;
+}
+
 export interface Capabilities {
   catalogue: Catalogue;
   clusterInfrastructure: ClusterInfrastructure;
   machines: Machines;
+  reservations: Reservations;
 }
 
 export type CapabilityName = keyof Capabilities;
@@ -219,6 +265,7 @@ export const CAPABILITY_DESCRIPTIONS: Record<CapabilityName, string> = {
   catalogue: "a catalogue (zones, machine types, images, quota)",
   clusterInfrastructure: "cluster infrastructure (network, subnet, security group, key pair, load balancer)",
   machines: "machines (instances and their console output)",
+  reservations: "capacity reservations (machines held in a zone for a time window)",
 };
 
 /** An API server behind a control-plane endpoint that one of the provider's own machines serves. */

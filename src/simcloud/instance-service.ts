@@ -8,6 +8,7 @@ import { lowestFreeAddress, parseCidr } from "./ipam.ts";
 import { findOwned, requireReady } from "./lookup.ts";
 import { allocatePublicAddress } from "./publicip-service.ts";
 import type { InstanceRecord, Transition } from "./records.ts";
+import { requireReservationRoom } from "./reservation-service.ts";
 import { action, defineResource } from "./resource-kinds.ts";
 import { CreateInstanceInputSchema, MAX_USER_DATA_BYTES, type CreateInstanceInput } from "./schemas.ts";
 import type { Instance, StateReason } from "./types.ts";
@@ -58,7 +59,8 @@ export class InstanceService {
       });
     }
     core.quotas.requireRoom(account, region, { vcpus: type.vcpus, instances: 1, ...(input.assignPublicIp ? { publicIps: 1 } : {}) });
-    core.quotas.requireCapacity(region, subnet.zone, type.name);
+    if (input.reservationId) requireReservationRoom(core, account, region, input.reservationId, subnet.zone, type.name);
+    else core.quotas.requireCapacity(region, subnet.zone, type.name);
     const used = new Set(
       core.instancesBySubnet.get(subnet.id).map((i) => i.privateIp),
     );
@@ -93,6 +95,7 @@ export class InstanceService {
       slowFactor: plan.slowFactor,
       ...(plan.dieAfterMs === undefined ? {} : { dieAfterMs: plan.dieAfterMs }),
       ephemeralPublicIp: input.assignPublicIp === true,
+      ...(input.reservationId ? { reservationId: input.reservationId } : {}),
     };
     if (input.assignPublicIp) record.publicIp = allocatePublicAddress(core);
     if (publicIp) {
@@ -129,7 +132,8 @@ export class InstanceService {
     if (record.state !== "stopped") {
       throw new InvalidParameterError(`instance ${id} is ${this.stateWord(record)}; only a stopped instance can be started`);
     }
-    this.core.quotas.requireCapacity(region, record.zone, record.machineType);
+    if (record.reservationId) requireReservationRoom(this.core, account, region, record.reservationId, record.zone, record.machineType);
+    else this.core.quotas.requireCapacity(region, record.zone, record.machineType);
     this.core.write(() => {
       const plan = this.core.faults.planBoot();
       record.state = "pending";

@@ -8,6 +8,11 @@ import { BUILTIN_REGISTRY } from "./services.ts";
 import type { StateStore } from "./state.ts";
 import type { Quota, QuotaLimits } from "./types.ts";
 
+/** The key zone capacity is counted under: one machine type in one zone of one region. */
+export function capacityKey(region: string, zone: string, machineType: string): string {
+  return `${region}/${zone}/${machineType}`;
+}
+
 export const DEFAULT_QUOTA: QuotaLimits = { vcpus: 64, instances: 32, networks: 5, loadBalancers: 5, publicIps: 10 };
 
 /** Instances of one machine type one zone can hold across all accounts, unless set otherwise. */
@@ -34,8 +39,12 @@ export class QuotaBook {
   private readonly usageByScope = new Map<string, QuotaLimits>();
   /** What each resource counted last, to take it back when the resource changes or goes. */
   private readonly counted = new Map<string, { scope: string; amount: QuotaLimits }>();
-  /** Instances holding a place (pending, running, stopping) by "<region>/<zone>/<machine type>". */
+  /** Instances holding a place (pending, running, stopping) outside any reservation, by capacity key. */
   private readonly placed: RecordIndex<"instance">;
+  /** Instances holding a place in a reservation, by reservation id. */
+  private readonly launchedInto: RecordIndex<"instance">;
+  /** Reservations holding capacity (scheduled or active), by capacity key. */
+  private readonly holding: RecordIndex<"reservation">;
 
   constructor(
     private readonly state: StateStore,
@@ -46,7 +55,10 @@ export class QuotaBook {
     for (const record of state.everything()) this.count(record, false);
     state.onChange((record, removed) => this.count(record, removed));
     const placing = new Set(["pending", "running", "stopping"]);
-    this.placed = new RecordIndex(state, "instance", (i) => (placing.has(i.state) ? [`${i.region}/${i.zone}/${i.machineType}`] : []));
+    this.placed = new RecordIndex(state, "instance", (i) => (placing.has(i.state) && !i.reservationId ? [capacityKey(i.region, i.zone, i.machineType)] : []));
+    this.launchedInto = new RecordIndex(state, "instance", (i) => (placing.has(i.state) && i.reservationId ? [i.reservationId] : []));
+    const holding = new Set(["scheduled", "active"]);
+    this.holding = new RecordIndex(state, "reservation", (r) => (holding.has(r.state) ? [capacityKey(r.region, r.zone, r.machineType)] : []));
   }
 
   private count(record: StoredResource, removed: boolean): void {
@@ -111,14 +123,45 @@ export class QuotaBook {
     this.state.setSetting(`capacity/${region}/${zone}/${machineType}`, instances);
   }
 
-  /** Throws InsufficientCapacity when the zone cannot place one more instance of the type. */
+  /** Instances launched into a reservation that hold a place now. */
+  inReservation(reservationId: string): number {
+    return this.launchedInto.count(reservationId);
+  }
+
+  /** Instances of the type the zone's active reservations hold now, used or not: nobody else may take them. */
+  reservedNow(region: string, zone: string, machineType: string): number {
+    return this.holding
+      .get(capacityKey(region, zone, machineType))
+      .filter((r) => r.state === "active")
+      .reduce((sum, r) => sum + r.instanceCount, 0);
+  }
+
+  /**
+   * What the zone can still promise to a reservation for [startMs, endMs): its capacity less the
+   * instances placed outside reservations and every reservation overlapping the window.
+   */
+  reservable(region: string, zone: string, machineType: string, startMs: number, endMs: number): number {
+    const overlapping = this.holding
+      .get(capacityKey(region, zone, machineType))
+      .filter((r) => Date.parse(r.startTime) < endMs && startMs < Date.parse(r.endTime))
+      .reduce((sum, r) => sum + r.instanceCount, 0);
+    const placed = this.placed.count(capacityKey(region, zone, machineType));
+    return Math.max(0, this.capacity(region, zone, machineType) - placed - overlapping);
+  }
+
+  /**
+   * Throws InsufficientCapacity when the zone cannot place one more instance of the type outside a
+   * reservation: capacity held by active reservations is not free, whoever asks.
+   */
   requireCapacity(region: string, zone: string, machineType: string): void {
-    const placed = this.placed.count(`${region}/${zone}/${machineType}`);
+    const placed = this.placed.count(capacityKey(region, zone, machineType));
+    const reserved = this.reservedNow(region, zone, machineType);
     const capacity = this.capacity(region, zone, machineType);
-    if (placed >= capacity) {
+    if (placed + reserved >= capacity) {
+      const held = reserved > 0 ? ` (${reserved} of ${capacity} held by capacity reservations)` : "";
       throw new InsufficientCapacityError(
-        `insufficient ${machineType} capacity in ${zone}; try another zone or machine type, or retry later`,
-        { details: { zone, machineType, capacity } },
+        `insufficient ${machineType} capacity in ${zone}${held}; try another zone or machine type, or retry later`,
+        { details: { zone, machineType, capacity, reserved } },
       );
     }
   }

@@ -68,6 +68,7 @@ export const CreateInstanceInputSchema = Strict({
   userData: Type.Optional(Type.String({ description: "Read by the instance at boot (cloud-init)." })),
   assignPublicIp: Type.Optional(Type.Boolean({ description: "Give the instance an address of its own." })),
   publicIpId: Type.Optional(Id),
+  reservationId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "Capacity reservation to launch into (active, same zone and machine type)." })),
   ...CreateCommon,
 });
 

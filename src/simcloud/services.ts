@@ -7,8 +7,9 @@ import { loadBalancers } from "./loadbalancer-service.ts";
 import { networks, securityGroups, subnets } from "./network-service.ts";
 import { publicIps } from "./publicip-service.ts";
 import { ResourceRegistry } from "./registry.ts";
+import { reservations } from "./reservation-service.ts";
 
-export const BUILTIN_RESOURCES = [networks, subnets, securityGroups, keyPairs, publicIps, loadBalancers, instances] as const;
+export const BUILTIN_RESOURCES = [networks, subnets, securityGroups, keyPairs, publicIps, loadBalancers, instances, reservations] as const;
 
 export type BuiltinResources = typeof BUILTIN_RESOURCES;
 

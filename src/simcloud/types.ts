@@ -154,6 +154,8 @@ export interface Instance extends ResourceBase {
   publicIp?: string;
   /** The public IP resource associated at launch, if any. */
   publicIpId?: string;
+  /** The capacity reservation it was launched into, if any (it ends with the reservation). */
+  reservationId?: string;
   /** SHA-256 of the user data (the data itself is never returned: it carries bootstrap secrets). */
   userDataSha256?: string;
   /** When the instance last reached running. */

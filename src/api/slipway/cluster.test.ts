@@ -267,6 +267,8 @@ describe("Cluster updates", () => {
     ["spec.network.nodeCIDR", (c) => (c.spec.network!.nodeCIDR = "10.1.0.0/16"), /field is immutable/],
     ["spec.network.serviceDomain", (c) => (c.spec.network!.serviceDomain = "example.internal"), /field is immutable/],
     ["spec.workers[].connection", (c) => (c.spec.workers![0]!.connection = "sim-west"), /field is immutable: a pool cannot move to another connection; add a pool there and remove this one/],
+    ["spec.leaseName", (c) => (c.spec.leaseName = "other-lease"), /field is immutable: a cluster's machines run on the lease it was made with/],
+    ["spec.templateName", (c) => (c.spec.templateName = "other-template"), /field is immutable: a cluster is made from its template once/],
   ];
   for (const [field, mutate, message] of frozen) {
     it(`refuse a change of ${field}, saying why`, () => {
@@ -314,9 +316,9 @@ describe("Cluster printer columns", () => {
   const names = (priority: number) =>
     clusterKind.printerColumns.filter((c) => (c.priority ?? 0) === priority).map((c) => c.name);
 
-  it("are NAME, PHASE, CONTROL-PLANE, WORKERS, VERSION, AGE, and ENDPOINT, REASON when wide", () => {
+  it("are NAME, PHASE, CONTROL-PLANE, WORKERS, VERSION, AGE, and ENDPOINT, REASON, TEMPLATE when wide", () => {
     assert.deepEqual(names(0), ["NAME", "PHASE", "CONTROL-PLANE", "WORKERS", "VERSION", "AGE"]);
-    assert.deepEqual(names(1), ["ENDPOINT", "REASON"]);
+    assert.deepEqual(names(1), ["ENDPOINT", "REASON", "TEMPLATE"]);
   });
 
   it("show the spec's counts before the controllers report any", () => {

@@ -45,7 +45,9 @@ export const CNI_PLUGINS = ["calico", "flannel", "cilium"] as const;
 const ControlPlaneSpec = Struct(
   {
     connection: Type.String({ minLength: 1, description: "Connection (in this namespace) the control-plane machines are built in." }),
-    machineType: Type.String({ minLength: 1, description: "Machine type of the control-plane machines (at least 2 vCPU and 1.7 GiB)." }),
+    machineType: Type.Optional(
+      Type.String({ minLength: 1, description: "Machine type of the control-plane machines (at least 2 vCPU and 1.7 GiB); from the template (spec.templateName) when left out." }),
+    ),
     replicas: Type.Optional(
       Type.Integer({ default: 1, description: "Number of control-plane machines: 1, 3 or 5 (etcd needs an odd number)." }),
     ),
@@ -58,7 +60,7 @@ const WorkerPoolSpec = Struct(
   {
     name: Type.String({ minLength: 1, description: "Name of the pool, a DNS label unique within the cluster." }),
     connection: Type.String({ minLength: 1, description: "Connection (in this namespace) the pool's machines are built in." }),
-    machineType: Type.String({ minLength: 1, description: "Machine type of the pool's machines." }),
+    machineType: Type.Optional(Type.String({ minLength: 1, description: "Machine type of the pool's machines; from the template (spec.templateName) when left out." })),
     replicas: Type.Optional(
       Type.Integer({ minimum: 0, maximum: MAX_WORKER_REPLICAS, default: 1, description: "Number of machines (0 to 1000)." }),
     ),
@@ -110,6 +112,20 @@ export const ClusterSpecSchema = Struct(
     workers: Type.Optional(Type.Array(WorkerPoolSpec, { default: [], description: "Worker pools, in any connections." })),
     network: Type.Optional(NetworkSpec),
     paused: Type.Optional(Type.Boolean({ description: "If true, controllers leave the cluster and everything made for it (infrastructures, pools, machines) as it is; deletion still runs." })),
+    templateName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "ClusterTemplate (cluster-scoped) the cluster is made from: what the cluster leaves out — kubernetesVersion, network settings, machine types — is filled from it when the cluster is created (a value equal to Slipway's own default counts as left out). Cannot be changed.",
+      }),
+    ),
+    leaseName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "Lease (in this namespace) whose reserved machines the cluster runs on: it waits until the lease is Active, its machineType fields may name the lease's sizes, it adopts the lease and is deleted when the lease ends. Cannot be changed.",
+      }),
+    ),
   },
   { description: "The desired cluster." },
 );
@@ -192,6 +208,15 @@ export const ClusterStatusSchema = Struct(
     operation: Type.Optional(Type.String({ description: "Name of the Operation in progress." })),
     steps: Type.Optional(Type.Array(ClusterStep, { description: "Journal of the steps taken, oldest first." })),
     version: Type.Optional(Type.String({ description: "Kubernetes version observed on the control plane." })),
+    template: Type.Optional(
+      Struct(
+        {
+          name: Type.String({ description: "The ClusterTemplate the cluster was made from." }),
+          kubernetesVersion: Type.String({ description: "The Kubernetes version the cluster runs from it." }),
+        },
+        { description: "The template the cluster was made from and the version it runs." },
+      ),
+    ),
   },
   { description: "The observed state of the cluster." },
 );
@@ -223,7 +248,7 @@ function registrationErrors(cluster: ClusterObject, old: ClusterObject | undefin
 
 const VERSION = /^v1\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$/;
 
-function versionErrors(version: string | undefined): FieldError[] {
+export function versionErrors(version: string | undefined): FieldError[] {
   if (version === undefined) return [];
   const field = "spec.kubernetesVersion";
   const match = VERSION.exec(version);
@@ -236,7 +261,7 @@ function versionErrors(version: string | undefined): FieldError[] {
 
 const NETWORK_RANGES = ["podCIDR", "serviceCIDR", "nodeCIDR"] as const;
 
-function networkErrors(network: ClusterSpec["network"]): FieldError[] {
+export function networkErrors(network: ClusterSpec["network"]): FieldError[] {
   if (!network) return [];
   const errors: FieldError[] = [];
   const parsed: { field: string; text: string; cidr: Cidr }[] = [];
@@ -293,6 +318,18 @@ function workerErrors(workers: WorkerPoolSpec[]): FieldError[] {
   return errors;
 }
 
+/** Every machine group needs a machine type: its own, or its template's (filled in at admission). */
+function machineTypeErrors(spec: ClusterSpec): FieldError[] {
+  const why = spec.templateName
+    ? `Required value: template ${spec.templateName} names no default machine type for it, so the cluster must`
+    : "Required value: name a machine type, or a template (spec.templateName) whose machineTypes give one";
+  const missing = [
+    ...(spec.controlPlane.machineType === undefined ? ["spec.controlPlane.machineType"] : []),
+    ...(spec.workers ?? []).flatMap((w, i) => (w.machineType === undefined ? [`spec.workers[${i}].machineType`] : [])),
+  ];
+  return missing.map((field) => required(field, why));
+}
+
 /** Why control-plane machines cannot take a change yet: they are not rolled. */
 const CONTROL_PLANE_NOT_ROLLED = "control-plane machines are not rolled yet, so a change would never be applied";
 
@@ -310,6 +347,8 @@ function immutableFieldErrors(cluster: ClusterObject, old: ClusterObject): Field
     ...immutable("spec.controlPlane.connection", spec.controlPlane.connection, was.controlPlane.connection, "the control plane cannot move to another connection"),
     ...immutable("spec.controlPlane.machineType", spec.controlPlane.machineType, was.controlPlane.machineType, CONTROL_PLANE_NOT_ROLLED),
     ...immutable("spec.controlPlane.image", spec.controlPlane.image, was.controlPlane.image, CONTROL_PLANE_NOT_ROLLED),
+    ...immutable("spec.leaseName", spec.leaseName, was.leaseName, "a cluster's machines run on the lease it was made with"),
+    ...immutable("spec.templateName", spec.templateName, was.templateName, "a cluster is made from its template once; upgrades move it to another version"),
   ];
   for (const key of ["cni", ...NETWORK_RANGES, "serviceDomain"] as const) {
     errors.push(...immutable(`spec.network.${key}`, spec.network?.[key], was.network?.[key], "a cluster's network is fixed when it is made"));
@@ -336,9 +375,17 @@ export function validateCluster(cluster: ClusterObject, old?: ClusterObject): Fi
   if (replicas !== undefined && !(CONTROL_PLANE_REPLICAS as readonly number[]).includes(replicas)) {
     errors.push(notSupported("spec.controlPlane.replicas", replicas, CONTROL_PLANE_REPLICAS));
   }
-  errors.push(...networkErrors(cluster.spec.network), ...workerErrors(cluster.spec.workers ?? []));
+  errors.push(...networkErrors(cluster.spec.network), ...workerErrors(cluster.spec.workers ?? []), ...machineTypeErrors(cluster.spec));
   if (old) errors.push(...immutableFieldErrors(cluster, old));
   return errors;
+}
+
+/**
+ * A machine group's machine type. Admission fills one in from the cluster's template or refuses the
+ * cluster, so every stored cluster has one; "" only for an object built in process without one.
+ */
+export function machineTypeOf(group: { machineType?: string }): string {
+  return group.machineType ?? "";
 }
 
 /** Worker machines the spec asks for, over all pools. */
@@ -401,6 +448,7 @@ export const clusterKind: KindDefinition<ClusterObject> = {
       },
     },
     fieldColumn("REASON", ".status.reason", "Why the cluster is failing.", { priority: 1 }),
+    fieldColumn("TEMPLATE", ".spec.templateName", "The template the cluster was made from.", { priority: 1 }),
   ],
   defaults(cluster) {
     specDefaults(ClusterSpecSchema)(cluster);

@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { ClusterObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import { cidrsOverlap, formatCidr, parseCidr } from "../../api/cidr.ts";
 import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
-import { CONDITION_NETWORK_PLUGIN_INSTALLED } from "../../api/slipway/cluster.ts";
+import { CONDITION_NETWORK_PLUGIN_INSTALLED, machineTypeOf } from "../../api/slipway/cluster.ts";
 import { LABEL_CONNECTION } from "../../api/slipway/connection.ts";
 import { SLIPWAY_API_VERSION } from "../../api/slipway/group.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
@@ -193,7 +193,7 @@ export function poolSpec(cluster: ClusterObject, pool: NonNullable<ClusterObject
   return {
     clusterName: cluster.metadata.name!,
     connection: pool.connection,
-    machineType: pool.machineType,
+    machineType: machineTypeOf(pool),
     image: pool.image ?? DEFAULT_IMAGE,
     replicas: pool.replicas ?? 1,
     ...(pool.labels ? { labels: pool.labels } : {}),

@@ -7,6 +7,7 @@ import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
 import { machinePoolKind } from "../../api/slipway/machinepool.ts";
+import { leaseKind } from "../../api/slipway/lease.ts";
 import { notStatusOnly, type Controller } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
@@ -49,6 +50,7 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
   const infrastructures = manager.informer(infrastructureKind);
   const pools = manager.informer(machinePoolKind);
   const machines = manager.informer(machineKind);
+  const leases = manager.informer(leaseKind);
   const pollMs = options.pollMs ?? 1000;
   const timing: ClusterTiming = { pollMs, recheckMs: options.recheckMs ?? 120 * pollMs, revalidateMs: options.revalidateMs ?? 30_000 };
   const memory: ClusterMemory = { checks: new RecentChecks(), kubeconfigs: new KubeconfigTargets() };
@@ -75,6 +77,7 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
         pools: ofCluster(pools.cache.withLabel(LABEL_CLUSTER, name), ns) as MachinePoolObject[],
         controlPlane: all.filter((m) => m.spec.role === "control-plane"),
         machines: all,
+        ...(cluster.spec.leaseName ? { lease: leases.cache.get(keyFor(ns, cluster.spec.leaseName)) } : {}),
         changedChildren: new Set<string>(),
       };
     },
@@ -119,6 +122,13 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
     clusters.cache
       .list()
       .filter((cl) => cl.metadata.namespace === c.metadata.namespace && clusterConnections(cl.spec).includes(c.metadata.name!))
+      .map((cl) => keyFor(cl.metadata.namespace, cl.metadata.name!)),
+  );
+  // A cluster waits on its lease: every change of the lease (Active, Expired) requeues it.
+  controller.watch(leases, (l) =>
+    clusters.cache
+      .list()
+      .filter((cl) => cl.metadata.namespace === l.metadata.namespace && cl.spec.leaseName === l.metadata.name)
       .map((cl) => keyFor(cl.metadata.namespace, cl.metadata.name!)),
   );
   return controller;

@@ -11,7 +11,8 @@ interface HostGroup {
   field: string;
   replicas: number;
   controlPlane: boolean;
-  machineType: string;
+  /** Undefined while a template or lease has not filled it in. */
+  machineType: string | undefined;
 }
 
 function groupsIn(spec: ClusterSpec, connection: string): HostGroup[] {

@@ -6,6 +6,7 @@ import type { Phase } from "../../runtime/reconciler.ts";
 import { ensureControlPlane, ensureInfrastructures, ensureNetworkPlugin, ensureSecrets, ensureWorkerPools } from "./children.ts";
 import { deleteChildren } from "./deletion.ts";
 import { publishEndpoint } from "./kubeconfig.ts";
+import { awaitLease } from "./lease.ts";
 import type { ClusterScope } from "./scope.ts";
 import { validate } from "./validation.ts";
 
@@ -18,6 +19,7 @@ export const ensureSecretsAndInfrastructures: Phase<ClusterScope> = async (ctx, 
 export const recheckUntilReady: Phase<ClusterScope> = (_ctx, scope) => (isTrue(scope.object.status?.conditions, "Ready") ? {} : { requeueAfterMs: scope.timing.recheckMs, idle: true });
 
 export const clusterPhases: readonly Phase<ClusterScope>[] = [
+  awaitLease,
   validate,
   ensureSecretsAndInfrastructures,
   publishEndpoint,

@@ -2,7 +2,7 @@
 // networks before installing): every connection, region, machine type and image must exist, the
 // control-plane machines must meet kubeadm's preflight minimums, and quota in every connection must
 // cover the whole cluster. Every problem is reported at once.
-import type { ClusterSpec } from "../../api/slipway/cluster.ts";
+import { machineTypeOf, type ClusterSpec } from "../../api/slipway/cluster.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
 import type { ImageInfo, MachineTypeInfo, QuotaReport, QuotaResources } from "../../providers/provider.ts";
 
@@ -40,11 +40,11 @@ interface MachineGroup {
 function groups(spec: ClusterSpec): MachineGroup[] {
   const cp = spec.controlPlane;
   return [
-    { field: "spec.controlPlane", connection: cp.connection, machineType: cp.machineType, image: cp.image ?? DEFAULT_IMAGE, replicas: cp.replicas ?? 1, controlPlane: true },
+    { field: "spec.controlPlane", connection: cp.connection, machineType: machineTypeOf(cp), image: cp.image ?? DEFAULT_IMAGE, replicas: cp.replicas ?? 1, controlPlane: true },
     ...(spec.workers ?? []).map((w, i) => ({
       field: `spec.workers[${i}]`,
       connection: w.connection,
-      machineType: w.machineType,
+      machineType: machineTypeOf(w),
       image: w.image ?? DEFAULT_IMAGE,
       replicas: w.replicas ?? 1,
       controlPlane: false,

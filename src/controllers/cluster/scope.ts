@@ -1,7 +1,7 @@
 // What every phase of the cluster controller works with: its dependencies, its timings, what the
 // controller remembers between reconciles, and one reconcile's scope (the cluster and its children as
 // the informer caches show them), with the few helpers the phase files share.
-import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
+import type { ClusterObject, ConnectionObject, InfrastructureObject, LeaseObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import { LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import type { CertificateMaker } from "../../bootstrap/pki-workers.ts";
@@ -52,6 +52,10 @@ export interface ClusterScope extends Scope<ClusterObject> {
   controlPlane: MachineObject[];
   /** Every machine of the cluster, control plane and pools. */
   machines: MachineObject[];
+  /** The Lease the cluster names (spec.leaseName), from the informer cache. */
+  lease?: LeaseObject;
+  /** Set while the cluster waits before building (e.g. for its lease to be Active): its phase stays Pending. */
+  pending?: { reason: string; message: string };
   /** Set by a phase that learned something the summary should say (e.g. validation problems). */
   problem?: { reason: string; message: string };
   /** Waiting is normal while provisioning; this says on what. */

@@ -2,7 +2,7 @@
 // the phase with a reason when something is wrong, and the step journal the CLI draws as a timeline.
 import type { ClusterObject, ClusterStep, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
 import type { ConditionT } from "../../api/meta.ts";
-import { CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED } from "../../api/slipway/cluster.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, DEFAULT_KUBERNETES_VERSION } from "../../api/slipway/cluster.ts";
 import { isMachineReady } from "../../api/slipway/machine.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { getCondition, isTrue, setCondition, type ConditionInput } from "../../runtime/conditions.ts";
@@ -73,6 +73,7 @@ export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, err
   st.controlPlane = { desired: cpDesired, ready: cpReady, updated: cpReady, replicas: scope.controlPlane.length };
   st.workers = { desired: workersDesired, ready: workersReady, updated: workersUpdated, replicas: workerMachines.length };
   st.version = scope.controlPlane.some((m) => m.status?.bootstrapped) ? cluster.spec.kubernetesVersion : st.version;
+  if (cluster.spec.templateName) st.template = { name: cluster.spec.templateName, kubernetesVersion: cluster.spec.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION };
 
   const infraReady = scope.infrastructures.length > 0 && scope.infrastructures.every((i) => isTrue(i.status?.conditions, "Ready"));
   const set = (input: ConditionInput) => setCondition(st, input, now);
@@ -123,6 +124,10 @@ export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, err
     st.phase = "Running";
     st.reason = undefined;
     st.message = undefined;
+  } else if (scope.pending) {
+    st.phase = "Pending";
+    st.reason = scope.pending.reason;
+    st.message = scope.pending.message;
   } else {
     st.phase = progressing;
     const replaced = replacing(scope);

@@ -4,6 +4,7 @@
 // is initialised, requeues the machines of its cluster, which wait on it. A machine lives in the shard of
 // its cluster. While its cluster is paused a machine is left as it is.
 import type { ClusterObject, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
+import { leaseKind, leaseReservationFor } from "../../api/slipway/lease.ts";
 import { clusterKind, CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
@@ -59,6 +60,7 @@ export function registerMachineController(
   const connections = manager.informer(connectionKind);
   const infrastructures = manager.informer(infrastructureKind);
   const pools = manager.informer(machinePoolKind);
+  const leases = manager.informer(leaseKind);
   machines.cache.addIndex(MACHINE_CLUSTER_INDEX, (m) => [keyFor(m.metadata.namespace, m.spec.clusterName)]);
   infrastructures.cache.addIndex(CONTROL_PLANE_INFRA_INDEX, (i) => (i.spec.controlPlane ? [keyFor(i.metadata.namespace, i.spec.clusterName)] : []));
 
@@ -72,11 +74,15 @@ export function registerMachineController(
     scope: (_ctx, base) => {
       const { namespace } = base.object.metadata;
       const { clusterName, connection, pool } = base.object.spec;
+      const cluster = clusters.cache.get(keyFor(namespace, clusterName));
+      const lease = cluster?.spec.leaseName ? leases.cache.get(keyFor(namespace, cluster.spec.leaseName)) : undefined;
+      const reservationId = leaseReservationFor(lease, connection, base.object.spec.machineType);
       return {
         ...base,
         deps,
         timings,
-        cluster: clusters.cache.get(keyFor(namespace, clusterName)),
+        cluster,
+        ...(reservationId ? { reservationId } : {}),
         connection: connections.cache.get(keyFor(namespace, connection)),
         infrastructure: infrastructures.cache.get(keyFor(namespace, names.infrastructure(clusterName, connection))),
         controlPlaneInfrastructure: infrastructures.cache.byIndex(CONTROL_PLANE_INFRA_INDEX, keyFor(namespace, clusterName))[0],

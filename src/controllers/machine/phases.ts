@@ -77,6 +77,8 @@ export interface MachineScope extends Scope<MachineObject> {
   /** The Infrastructure that holds the control-plane load balancer. */
   controlPlaneInfrastructure?: InfrastructureObject;
   pool?: MachinePoolObject;
+  /** The capacity reservation the machine launches into: its cluster's lease's, for its connection and machine type. */
+  reservationId?: string;
   /** Read by earlier phases for later ones. */
   secrets?: { pki: SecretObject; token: SecretObject };
   userData?: string;
@@ -306,6 +308,7 @@ export const ensureInstance: Phase<MachineScope> = async (ctx, scope) => {
                 ...(infra.keyPairId ? { keyPairId: infra.keyPairId } : {}),
               },
             }),
+        ...(scope.reservationId ? { reservationId: scope.reservationId } : {}),
       },
       {
         token: idempotencyToken(machine.metadata.uid!, "instance"),

@@ -3,6 +3,8 @@
 // each Connection go through the same admission as a write (a dry run: defaults, static validation, the
 // fields named in errors), then the clouds are asked what a build would need. Nothing is written, and
 // nothing is made in any cloud.
+import { leaseKind } from "../../api/slipway/lease.ts";
+import { resolveLeaseSizes } from "../cluster/lease.ts";
 import type { ConnectionObject } from "../../api/kinds.ts";
 import { clusterKind, isRegistered, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { CLUSTER_PLAN_KIND, type ClusterPlanObject } from "../../api/slipway/clusterplan.ts";
@@ -88,6 +90,9 @@ export async function planClusterRequest(deps: PlanDeps, namespace: string, name
       { reason: "FieldValueInvalid", message: "a registered cluster has no machines or cloud resources of Slipway's", field: "spec.cluster.spec.registration" },
     ]);
   }
+  // Machine types naming a lease's sizes are planned as the machine types the lease reserves.
+  const lease = cluster.spec.leaseName ? await client.of(leaseKind).tryGet(namespace, cluster.spec.leaseName) : undefined;
+  if (lease) cluster.spec = resolveLeaseSizes(cluster.spec, Object.fromEntries(lease.spec.sizes.map((s) => [s.name, s.machineType])));
   const declared = new Map<string, ConnectionObject>();
   for (const [i, raw] of request.connections.entries()) {
     const connectionName = isObject(raw.metadata) && typeof raw.metadata.name === "string" ? raw.metadata.name : "";

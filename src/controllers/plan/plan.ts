@@ -13,6 +13,7 @@ import {
   type PlannedQuota,
   type PlannedResource,
 } from "../../api/slipway/clusterplan.ts";
+import { machineTypeOf } from "../../api/slipway/cluster.ts";
 import { ROLE_CONTROL_PLANE } from "../../api/slipway/machine.ts";
 import { names } from "../../api/slipway/names.ts";
 import type { QuotaResources } from "../../providers/provider.ts";
@@ -62,7 +63,7 @@ function desiredMachines(cluster: ClusterObject, existing: ExistingCluster | und
   const wanted: MachineIntent[] = [];
   const removed: MachineObject[] = [];
   for (let i = 0; i < (cp.replicas ?? 1); i++) {
-    wanted.push({ name: names.controlPlaneMachine(name, i), role: "control-plane", connection: cp.connection, machineType: cp.machineType });
+    wanted.push({ name: names.controlPlaneMachine(name, i), role: "control-plane", connection: cp.connection, machineType: machineTypeOf(cp) });
   }
   const machines = (existing?.machines ?? []).filter(live);
   const cpNames = new Set(wanted.map((m) => m.name));
@@ -79,7 +80,7 @@ function desiredMachines(cluster: ClusterObject, existing: ExistingCluster | und
     const taken = new Set(staying.map((m) => Number(m.metadata.name!.slice(pool.length + 1))));
     const added = lowestFreeIndexes(taken, Math.max(0, replicas - staying.length)).map((i) => names.poolMachine(pool, i));
     for (const machineName of [...staying.map((m) => m.metadata.name!), ...added].sort((a, b) => a.localeCompare(b, "en", { numeric: true }))) {
-      wanted.push({ name: machineName, role: "worker", pool: worker.name, connection: worker.connection, machineType: worker.machineType });
+      wanted.push({ name: machineName, role: "worker", pool: worker.name, connection: worker.connection, machineType: machineTypeOf(worker) });
     }
   }
   removed.push(...machines.filter((m) => m.spec.role !== ROLE_CONTROL_PLANE && (!m.spec.pool || !declared.has(m.spec.pool))));

@@ -91,6 +91,7 @@ export async function rejectsWith(promise: Promise<unknown>, kind: ProviderError
 /** One case: its provider, its names and tags, and what it built (deleted in reverse order afterwards). */
 export class Case {
   private readonly built: { kind: ResourceKind; id: string }[] = [];
+  private readonly cleanups: (() => Promise<void>)[] = [];
   readonly tags: Tags;
   readonly cluster: string;
 
@@ -145,6 +146,11 @@ export class Case {
     return { ...this.tags, "slipway.dev/part": name };
   }
 
+  /** Runs `cleanup` first when the case ends, before what `track` recorded is deleted (e.g. to cancel a reservation). */
+  onTeardown(cleanup: () => Promise<void>): void {
+    this.cleanups.push(cleanup);
+  }
+
   track(kind: ResourceKind, id: string): void {
     if (!this.built.some((b) => b.kind === kind && b.id === id)) this.built.push({ kind, id });
   }
@@ -186,6 +192,7 @@ export class Case {
 
   /** Deletes what the case built, newest first, retrying while something else still holds a resource. */
   async teardown(): Promise<void> {
+    for (const cleanup of this.cleanups) await cleanup();
     for (const { kind, id } of [...this.built].reverse()) {
       await this.eventually(`delete of ${kind} ${id}`, async () => {
         await this.delete(kind, id);

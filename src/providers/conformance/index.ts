@@ -8,6 +8,7 @@ import { caseStarter, type CaseStarter, type ProviderConformanceOptions, type Pr
 import { catalogueConformance } from "./catalogue.ts";
 import { clusterInfrastructureConformance } from "./cluster-infrastructure.ts";
 import { machinesConformance } from "./machines.ts";
+import { reservationsConformance } from "./reservations.ts";
 
 export { conformancePublicKey, type FaultOperation, type InjectedFault, type MachineTemplate, type ProviderConformanceOptions, type ProviderUnderTest } from "./case.ts";
 
@@ -16,6 +17,7 @@ const SUITES: Record<CapabilityName, (start: CaseStarter) => void> = {
   catalogue: catalogueConformance,
   clusterInfrastructure: clusterInfrastructureConformance,
   machines: machinesConformance,
+  reservations: reservationsConformance,
 };
 
 /**

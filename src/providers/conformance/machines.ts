@@ -12,7 +12,7 @@ const SECRET = "conformance-bootstrap-secret-0d6f";
 const USER_DATA = `#cloud-config\nwrite_files:\n  - path: /etc/slipway/token\n    content: ${SECRET}\n`;
 
 /** What the case's instances are made from, placed in a new foundation when the provider has cluster infrastructure. */
-async function instanceSpec(c: Case): Promise<ResourceSpecs["instance"]> {
+export async function instanceSpec(c: Case): Promise<ResourceSpecs["instance"]> {
   const template = await machineTemplate(c);
   if (!c.has("clusterInfrastructure")) return { ...template, userData: USER_DATA };
   const f = await buildFoundation(c);

@@ -21,6 +21,7 @@ import {
   type Tags,
 } from "../provider.ts";
 import { toProviderError } from "./errors.ts";
+import { SimReservations } from "./reservations.ts";
 import { instanceInfo, loadBalancerInfo, plainInfo } from "./views.ts";
 
 /** What the provider does with one kind of resource. */
@@ -70,7 +71,7 @@ function isNotFound(error: unknown): boolean {
 /** An IaaS cloud: the sim provider implements every capability of the contract. */
 export class SimProvider implements Provider, Catalogue, ClusterInfrastructure, Machines {
   readonly provider = "sim";
-  readonly capabilities: Capabilities = { catalogue: this, clusterInfrastructure: this, machines: this };
+  readonly capabilities: Capabilities;
   private readonly operations: OperationsByKind;
 
   /**
@@ -84,6 +85,8 @@ export class SimProvider implements Provider, Catalogue, ClusterInfrastructure, 
     private readonly connection = "",
   ) {
     this.operations = this.kindOperations();
+    const reservations = new SimReservations(api, region, (what, run) => this.call(what, run));
+    this.capabilities = { catalogue: this, clusterInfrastructure: this, machines: this, reservations };
   }
 
   /** Runs one cloud call; any failure becomes a classified ProviderError saying what was attempted. */
@@ -202,6 +205,7 @@ export class SimProvider implements Provider, Catalogue, ClusterInfrastructure, 
               userData: spec.userData,
               ...(placement.keyPairId === undefined ? {} : { keyPairId: placement.keyPairId }),
               ...(placement.publicIp ? { assignPublicIp: true } : {}),
+              ...(spec.reservationId === undefined ? {} : { reservationId: spec.reservationId }),
               tags,
               clientToken: token,
             }),

@@ -129,7 +129,7 @@ export function CreatePage({ client }: { client: ApiClient }) {
         connection: s.controlPlane?.connection ?? "",
         machineType: s.controlPlane?.machineType ?? "",
         replicas: s.controlPlane?.replicas ?? 1,
-        workers: (s.workers ?? []).map((w) => ({ name: w.name, connection: w.connection, machineType: w.machineType, replicas: w.replicas ?? 1 })),
+        workers: (s.workers ?? []).map((w) => ({ name: w.name, connection: w.connection, machineType: w.machineType ?? "", replicas: w.replicas ?? 1 })),
       });
     }
     setMode(next);
