@@ -9,6 +9,7 @@ import { SystemClock, type Clock } from "./clock.ts";
 import { CloudCore, type SimCloudHooks } from "./core.ts";
 import { InternalError, InvalidParameterError } from "./errors.ts";
 import type { FaultConfig } from "./faults.ts";
+import { dnsRecords, type Resolution } from "./dns-service.ts";
 import { instances } from "./instance-service.ts";
 import { loadBalancers, type ConnectionSource, type LoadBalancerRoute } from "./loadbalancer-service.ts";
 import { findOwned, hasTags, listOwned } from "./lookup.ts";
@@ -313,6 +314,16 @@ export class SimCloud extends AccountCloud {
   /** Where a connection to a load balancer's `dnsName:port` from `source` lands (for the workload emulator). */
   routeThroughLoadBalancer(dnsName: string, port: number, source: ConnectionSource): LoadBalancerRoute {
     return this.services.of(loadBalancers).route(dnsName, port, source);
+  }
+
+  /** What a name resolves to through the cloud's DNS zones (any account's): a load balancer, addresses, or nothing. */
+  resolveName(name: string): Resolution {
+    return this.services.of(dnsRecords).resolve(name);
+  }
+
+  /** The names whose A record is an alias of the load balancer with that DNS name. */
+  namesAliasing(loadBalancerDnsName: string): string[] {
+    return this.services.of(dnsRecords).aliasesOf(loadBalancerDnsName);
   }
 
   /** DNS names of the load balancers an instance is registered with. */

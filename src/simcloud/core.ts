@@ -54,6 +54,8 @@ export interface SimCloudHooks {
    * may publish the endpoint clients should use, with a path when one port serves several APIs.
    */
   onLoadBalancerActive?(loadBalancer: LoadBalancer): PublishedEndpoint | void;
+  /** Called after a DNS record of `name` was created or deleted (what the name resolves to may have changed). */
+  onNameChanged?(name: string): void;
 }
 
 type TransitionHandler<R extends StoredResource> = (record: R, action: TransitionAction<R>) => void | Promise<void>;

@@ -81,6 +81,7 @@ export class WorkloadEmulator {
       onInstanceTerminated: (instance) => void this.onCluster(this.records.machine(instance.id)?.endpoint, () => this.machineDown(instance.id, true)),
       targetServingSince: (instanceId, port) => this.servingSince(instanceId, port),
       onTargetsChanged: (lb) => this.wake(lb.dnsName),
+      onNameChanged: (name) => this.wake(name),
       onLoadBalancerActive: (lb) => {
         this.wake(lb.dnsName);
         return publish(lb);
@@ -362,15 +363,18 @@ export class WorkloadEmulator {
    * answers, or straight to the machine at that address.
    */
   reach(endpoint: string, from: MachineRecord | undefined): Reach {
-    const host = hostOf(endpoint);
+    const name = hostOf(endpoint);
     const port = portOf(endpoint);
+    // A name of a DNS zone leads where its A record does: a load balancer it aliases, or its first address.
+    const resolved = isIP(name) ? undefined : this.cloud.resolveName(name);
+    const host = !resolved ? name : "loadBalancer" in resolved ? resolved.loadBalancer : resolved.addresses[0]!;
     if (isIP(host)) {
       const target = this.records.machineAt(host, from?.networkId);
       if (!target || target.silentSince !== undefined) return { error: `dial tcp ${endpoint}: i/o timeout` };
       return this.serves(target, port) ? { machines: [target] } : { error: `dial tcp ${endpoint}: connect: connection refused` };
     }
     const route = this.cloud.routeThroughLoadBalancer(host, port, from ? { networkId: from.networkId } : {});
-    if ("error" in route) return route;
+    if ("error" in route) return host === name ? route : { ...route, error: route.error.replaceAll(host, name) };
     const machines = route.targets.flatMap((id) => {
       const machine = this.records.machine(id);
       return machine && this.serves(machine, route.targetPort) ? [machine] : [];
@@ -386,7 +390,8 @@ export class WorkloadEmulator {
 
   /** Machines trying an endpoint on `host` try again now (something that decides where it leads changed). */
   private wake(host: string): void {
-    for (const machine of this.records.waitingOn(host.toLowerCase())) {
+    const names = [host.toLowerCase(), ...(isIP(host) ? [] : this.cloud.namesAliasing(host))];
+    for (const machine of names.flatMap((name) => this.records.waitingOn(name))) {
       const action: MachineAction = machine.state === "starting" ? "upload" : "join";
       void this.onCluster(machine.endpoint, async () => {
         const current = this.records.machine(machine.instanceId);

@@ -171,7 +171,9 @@ export class KubeadmSteps {
   }
 
   private async createCluster(machine: MachineRecord, plan: InitPlan): Promise<void> {
-    const lb = this.emulator.cloud.findLoadBalancerByDnsName(hostOf(plan.endpoint));
+    const name = hostOf(plan.endpoint);
+    const resolved = isIP(name) ? undefined : this.emulator.cloud.resolveName(name);
+    const lb = this.emulator.cloud.findLoadBalancerByDnsName(resolved && "loadBalancer" in resolved ? resolved.loadBalancer : name);
     const id = lb?.id ?? machine.instanceId;
     const existing = this.records.cluster(id);
     if (existing) await this.emulator.eraseCluster(existing);
@@ -184,7 +186,8 @@ export class KubeadmSteps {
       id,
       name: plan.clusterName,
       endpoint: plan.endpoint,
-      serverName: lb?.dnsName ?? host,
+      // Clients ask for the name the endpoint gives (a DNS zone's name, or the load balancer's own).
+      serverName: host.toLowerCase(),
       account: machine.account,
       region: machine.region,
       kubernetesVersion: plan.kubernetesVersion,
