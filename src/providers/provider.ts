@@ -10,6 +10,8 @@
 //  - `machines`: instances (create, get, find by tags, delete) and their console output;
 //  - `reservations`: capacity held for a time window (EC2 capacity reservations, Blazar leases), which
 //    instances launch into by the reservation's id.
+//  - `dns`: names in a zone of the connection (A records, plain or aliases of a load balancer; SRV), which
+//    give a cluster's API a stable name.
 // An IaaS cloud (the `sim` provider) offers all three; a provider of hosts reached over SSH offers
 // `machines` (and perhaps a catalogue of its hosts) and has no network or load balancer. Pool
 // infrastructure (a cloud's scale sets) is the next capability: one more entry in `Capabilities`, with its
@@ -251,11 +253,43 @@ export interface Reservations {
   delete(id: string): Promise<void>;
 }
 
+/** A record of a name in the connection's DNS zone. */
+export interface DnsRecordSpec {
+  /** The full name, inside the zone (`zone().name`). */
+  name: string;
+  type: "A" | "SRV";
+  /** A: IPv4 addresses; SRV: "priority weight port target". Absent when `loadBalancerId` is given. */
+  values?: string[];
+  /** An A record that leads wherever a load balancer of the cluster infrastructure leads (an alias). */
+  loadBalancerId?: string;
+}
+
+export interface DnsRecordInfo extends DnsRecordSpec {
+  id: string;
+  tags: Tags;
+}
+
+/**
+ * Names in a DNS zone of the connection. Rules beside those of every create (1–3, 6): the zone is the
+ * connection's, shared by every cluster in it (made on first use, never deleted by a cluster); a name
+ * outside it, or one that already has a record of that type, is `invalid`; a record exists at once.
+ */
+export interface Dns {
+  /** The connection's zone, made if it does not exist yet. */
+  zone(): Promise<{ id: string; name: string }>;
+  create(spec: DnsRecordSpec, options: CreateOptions): Promise<DnsRecordInfo>;
+  /** Records carrying every given tag. */
+  findTagged(tags: Tags): Promise<DnsRecordInfo[]>;
+  /** Deletes a record; one already gone is a success. */
+  delete(id: string): Promise<void>;
+}
+
 export interface Capabilities {
   catalogue: Catalogue;
   clusterInfrastructure: ClusterInfrastructure;
   machines: Machines;
   reservations: Reservations;
+  dns: Dns;
 }
 
 export type CapabilityName = keyof Capabilities;
@@ -266,6 +300,7 @@ export const CAPABILITY_DESCRIPTIONS: Record<CapabilityName, string> = {
   clusterInfrastructure: "cluster infrastructure (network, subnet, security group, key pair, load balancer)",
   machines: "machines (instances and their console output)",
   reservations: "capacity reservations (machines held in a zone for a time window)",
+  dns: "DNS (names in a zone of the connection, leading to load balancers or addresses)",
 };
 
 /** An API server behind a control-plane endpoint that one of the provider's own machines serves. */

@@ -316,9 +316,9 @@ export class SimCloud extends AccountCloud {
     return this.services.of(loadBalancers).route(dnsName, port, source);
   }
 
-  /** What a name resolves to through the cloud's DNS zones (any account's): a load balancer, addresses, or nothing. */
-  resolveName(name: string): Resolution {
-    return this.services.of(dnsRecords).resolve(name);
+  /** What a name resolves to for an account's machines, through its DNS zones: a load balancer, addresses, or nothing. */
+  resolveName(account: string, name: string): Resolution {
+    return this.services.of(dnsRecords).resolve(account, name);
   }
 
   /** The names whose A record is an alias of the load balancer with that DNS name. */

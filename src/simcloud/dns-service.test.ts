@@ -29,15 +29,15 @@ describe("DNS", () => {
     const db = await cloud.createDnsRecord(REGION, { zoneId: zone.id, name: "db.sim-east-1.sim.slipway.internal", type: "A", values: ["10.0.0.5"] });
     await cloud.createDnsRecord(REGION, { zoneId: zone.id, name: "_https._tcp.c1.sim-east-1.sim.slipway.internal", type: "SRV", values: ["0 10 6443 api.c1.sim-east-1.sim.slipway.internal"] });
 
-    assert.deepEqual(cloud.resolveName("API.c1.sim-east-1.sim.slipway.internal"), { loadBalancer: lb.dnsName });
-    assert.deepEqual(cloud.resolveName("db.sim-east-1.sim.slipway.internal"), { addresses: ["10.0.0.5"] });
-    assert.equal(cloud.resolveName("nothing.sim-east-1.sim.slipway.internal"), undefined);
+    assert.deepEqual(cloud.resolveName("default", "API.c1.sim-east-1.sim.slipway.internal"), { loadBalancer: lb.dnsName });
+    assert.deepEqual(cloud.resolveName("default", "db.sim-east-1.sim.slipway.internal"), { addresses: ["10.0.0.5"] });
+    assert.equal(cloud.resolveName("default", "nothing.sim-east-1.sim.slipway.internal"), undefined);
     assert.deepEqual(cloud.namesAliasing(lb.dnsName), [api.name]);
     assert.deepEqual((await cloud.listDnsRecords(REGION, { tags: { cluster: "c1" } })).map((r) => r.id), [api.id]);
 
     await assert.rejects(cloud.deleteDnsZone(REGION, zone.id), DependencyViolationError, "a zone holding records stays");
     await cloud.deleteDnsRecord(REGION, api.id);
-    assert.equal(cloud.resolveName(api.name), undefined);
+    assert.equal(cloud.resolveName("default", api.name), undefined);
     assert.deepEqual(changed.slice(0, 1), [api.name]);
     assert.ok(changed.includes(api.name) && changed.lastIndexOf(api.name) > 0, "deleting the record is announced too");
     for (const r of await cloud.listDnsRecords(REGION)) await cloud.deleteDnsRecord(REGION, r.id);
@@ -45,7 +45,7 @@ describe("DNS", () => {
     await assert.rejects(cloud.getDnsRecord(REGION, db.id), NotFoundError);
   });
 
-  it("refuses records outside their zone, duplicates, and values their type cannot hold, naming the field", async () => {
+  it("refuses records outside their zone, duplicates in an account, and values their type cannot hold, naming the field", async () => {
     const cloud = instantCloud();
     const zone = await cloud.createDnsZone(REGION, { name: "z.example" });
     const refused = async (input: Parameters<SimCloud["createDnsRecord"]>[1], field: RegExp) => {
@@ -65,7 +65,11 @@ describe("DNS", () => {
     await cloud.createDnsRecord(REGION, { zoneId: zone.id, name: "a.z.example", type: "A", values: ["10.0.0.1"] });
     await refused({ zoneId: zone.id, name: "A.z.example", type: "A", values: ["10.0.0.2"] }, /a\.z\.example already has an A record/);
     await assert.rejects(cloud.createDnsZone(REGION, { name: "z.example" }), /dnsZone\.name: zone z\.example already exists/);
-    await assert.rejects(cloud.forAccount("other").createDnsZone(REGION, { name: "z.example" }), /already exists \(in another account\)/);
+    const other = cloud.forAccount("other");
+    const theirs = await other.createDnsZone(REGION, { name: "z.example" });
+    await other.createDnsRecord(REGION, { zoneId: theirs.id, name: "a.z.example", type: "A", values: ["10.9.9.9"] });
+    assert.deepEqual(cloud.resolveName("other", "a.z.example"), { addresses: ["10.9.9.9"] }, "each account resolves through its own zones");
+    assert.deepEqual(cloud.resolveName("default", "a.z.example"), { addresses: ["10.0.0.1"] });
     assert.equal((await cloud.listDnsRecords(REGION)).length, 1, "nothing refused was written");
   });
 

@@ -1,9 +1,9 @@
-// DNS: hosted zones and their records, as Route 53 or Azure DNS keep them. A zone holds the names under its
-// domain; a zone's name is unique in the cloud (the cloud's resolver answers for it). An A record holds
+// DNS: hosted zones and their records, as Route 53's private hosted zones keep them. A zone holds the names
+// under its domain; each account sees its own zones (two accounts may each have a zone of the same name,
+// one account only one), and the cloud's resolver answers an account's machines from that account's zones. An A record holds
 // IPv4 addresses or is an alias of a load balancer (resolving to wherever the load balancer leads, as
 // Route 53's alias records do); an SRV record holds "priority weight port target" values. A name has at
-// most one record of a type. Records are available at once; a zone with records cannot be deleted. The
-// cloud's resolver (`resolve`) answers every machine and the workload emulator, whatever their account.
+// most one record of a type. Records are available at once; a zone with records cannot be deleted.
 import { isIPv4 } from "node:net";
 import { Type, type Static } from "@sinclair/typebox";
 import type { CloudCore } from "./core.ts";
@@ -83,15 +83,15 @@ export class DnsService {
   private readonly recordsByZone: RecordIndex<"dnsRecord">;
 
   constructor(private readonly core: CloudCore) {
-    this.zonesByName = new RecordIndex(core.state, "dnsZone", (zone) => [zone.name]);
-    this.recordsByName = new RecordIndex(core.state, "dnsRecord", (record) => [record.name]);
+    this.zonesByName = new RecordIndex(core.state, "dnsZone", (zone) => [`${zone.account}/${zone.name}`]);
+    this.recordsByName = new RecordIndex(core.state, "dnsRecord", (record) => [`${record.account}/${record.name}`]);
     this.recordsByZone = new RecordIndex(core.state, "dnsRecord", (record) => [record.zoneId]);
   }
 
   createDnsZone(account: string, region: string, input: CreateDnsZoneInput): DnsZoneRecord {
     const name = input.name.toLowerCase();
-    const taken = this.zonesByName.get(name)[0];
-    if (taken) throw invalid("dnsZone.name", `zone ${name} already exists (${taken.account === account ? taken.id : "in another account"})`);
+    const taken = this.zonesByName.get(`${account}/${name}`)[0];
+    if (taken) throw invalid("dnsZone.name", `zone ${name} already exists (${taken.id})`);
     const record: DnsZoneRecord = { id: this.core.newId("dnsZone"), kind: "dnsZone", account, region, tags: { ...input.tags }, createdAt: this.core.iso(), state: "available", name };
     this.core.state.put(record);
     return record;
@@ -108,7 +108,7 @@ export class DnsService {
     const zone = findOwned(this.core, account, region, "dnsZone", input.zoneId);
     const name = input.name.toLowerCase();
     if (name !== zone.name && !name.endsWith(`.${zone.name}`)) throw invalid("dnsRecord.name", `${name} is not inside zone ${zone.name}`);
-    if (this.recordsByName.get(name).some((r) => r.type === input.type)) throw invalid("dnsRecord.name", `${name} already has an ${input.type} record`);
+    if (this.recordsByName.get(`${account}/${name}`).some((r) => r.type === input.type)) throw invalid("dnsRecord.name", `${name} already has an ${input.type} record`);
     if (input.aliasTarget) findOwned(this.core, account, region, "loadBalancer", input.aliasTarget.loadBalancerId);
     const record: DnsRecordRecord = {
       id: this.core.newId("dnsRecord"),
@@ -136,9 +136,9 @@ export class DnsService {
     this.nameChanged(record.name);
   }
 
-  /** What `name` resolves to now, through its A record (an alias of a load balancer that is gone resolves to nothing). */
-  resolve(name: string): Resolution {
-    const record = this.recordsByName.get(name.toLowerCase()).find((r) => r.type === "A");
+  /** What `name` resolves to now for the account's machines, through its A record (an alias of a load balancer that is gone resolves to nothing). */
+  resolve(account: string, name: string): Resolution {
+    const record = this.recordsByName.get(`${account}/${name.toLowerCase()}`).find((r) => r.type === "A");
     if (!record) return undefined;
     if (record.values) return { addresses: [...record.values] };
     const lb = this.core.state.get("loadBalancer", record.aliasTarget!.loadBalancerId);

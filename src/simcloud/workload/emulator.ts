@@ -359,14 +359,15 @@ export class WorkloadEmulator {
 
   /**
    * Where a connection to `endpoint` (host:port) lands, from a machine's network or (no machine) from
-   * outside the cloud: through the load balancer the host names, to its healthy targets whose API server
-   * answers, or straight to the machine at that address.
+   * outside the cloud: through the load balancer the host names (or, for a name of one of `account`'s DNS
+   * zones, the one its record aliases), to its healthy targets whose API server answers, or straight to the
+   * machine at that address.
    */
-  reach(endpoint: string, from: MachineRecord | undefined): Reach {
+  reach(endpoint: string, from: MachineRecord | undefined, account = from?.account): Reach {
     const name = hostOf(endpoint);
     const port = portOf(endpoint);
     // A name of a DNS zone leads where its A record does: a load balancer it aliases, or its first address.
-    const resolved = isIP(name) ? undefined : this.cloud.resolveName(name);
+    const resolved = isIP(name) || account === undefined ? undefined : this.cloud.resolveName(account, name);
     const host = !resolved ? name : "loadBalancer" in resolved ? resolved.loadBalancer : resolved.addresses[0]!;
     if (isIP(host)) {
       const target = this.records.machineAt(host, from?.networkId);
@@ -384,7 +385,7 @@ export class WorkloadEmulator {
 
   /** Whether a client outside the cloud reaches the cluster's API at its endpoint now. */
   answers(cluster: ClusterRecord): boolean {
-    const reach = this.reach(cluster.endpoint, undefined);
+    const reach = this.reach(cluster.endpoint, undefined, cluster.account);
     return "machines" in reach && reach.machines.some((m) => m.clusterId === cluster.id);
   }
 

@@ -172,7 +172,7 @@ export class KubeadmSteps {
 
   private async createCluster(machine: MachineRecord, plan: InitPlan): Promise<void> {
     const name = hostOf(plan.endpoint);
-    const resolved = isIP(name) ? undefined : this.emulator.cloud.resolveName(name);
+    const resolved = isIP(name) ? undefined : this.emulator.cloud.resolveName(machine.account, name);
     const lb = this.emulator.cloud.findLoadBalancerByDnsName(resolved && "loadBalancer" in resolved ? resolved.loadBalancer : name);
     const id = lb?.id ?? machine.instanceId;
     const existing = this.records.cluster(id);
