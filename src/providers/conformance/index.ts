@@ -7,6 +7,7 @@ import { CAPABILITY_DESCRIPTIONS, capabilitiesOf, type CapabilityName } from "..
 import { caseStarter, type CaseStarter, type ProviderConformanceOptions, type ProviderUnderTest } from "./case.ts";
 import { catalogueConformance } from "./catalogue.ts";
 import { clusterInfrastructureConformance } from "./cluster-infrastructure.ts";
+import { dnsConformance } from "./dns.ts";
 import { machinesConformance } from "./machines.ts";
 import { reservationsConformance } from "./reservations.ts";
 
@@ -18,6 +19,7 @@ const SUITES: Record<CapabilityName, (start: CaseStarter) => void> = {
   clusterInfrastructure: clusterInfrastructureConformance,
   machines: machinesConformance,
   reservations: reservationsConformance,
+  dns: dnsConformance,
 };
 
 /**

@@ -21,6 +21,7 @@ import {
   type Tags,
 } from "../provider.ts";
 import { toProviderError } from "./errors.ts";
+import { SimDns } from "./dns.ts";
 import { SimReservations } from "./reservations.ts";
 import { instanceInfo, loadBalancerInfo, plainInfo } from "./views.ts";
 
@@ -86,7 +87,8 @@ export class SimProvider implements Provider, Catalogue, ClusterInfrastructure, 
   ) {
     this.operations = this.kindOperations();
     const reservations = new SimReservations(api, region, (what, run) => this.call(what, run));
-    this.capabilities = { catalogue: this, clusterInfrastructure: this, machines: this, reservations };
+    const dns = new SimDns(api, region, (what, run) => this.call(what, run));
+    this.capabilities = { catalogue: this, clusterInfrastructure: this, machines: this, reservations, dns };
   }
 
   /** Runs one cloud call; any failure becomes a classified ProviderError saying what was attempted. */
