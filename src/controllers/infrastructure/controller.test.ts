@@ -91,7 +91,8 @@ describe("infrastructure controller", () => {
     assert.match(status.keyPairId ?? "", /^key-/);
     assert.match(status.loadBalancer?.id ?? "", /^lb-/);
     assert.equal(status.loadBalancer?.port, 6443);
-    assert.match(status.loadBalancer?.host ?? "", /\.lb\.simcloud\.internal$/);
+    // The API's name in the connection's DNS zone stands for the load balancer's generated name.
+    assert.equal(status.loadBalancer?.host, `api.demo.${REGION}.sim.slipway.internal`);
     assert.match(status.loadBalancer?.url ?? "", /^https:\/\//);
     assert.deepEqual(status.zones, [`${REGION}a`]);
     assert.deepEqual(status.machineTypes, { "s1.medium": { vcpu: 2, memoryMiB: 4096 }, "s1.large": { vcpu: 4, memoryMiB: 8192 } });
@@ -105,11 +106,19 @@ describe("infrastructure controller", () => {
 
     // One of each, tagged with the infrastructure and its cluster; the subnet in the first half.
     const resources = await owned(created.metadata.uid!);
-    assert.deepEqual(resources.map((r) => r.kind).sort(), ["keyPair", "loadBalancer", "network", "securityGroup", "subnet"]);
+    assert.deepEqual(resources.map((r) => r.kind).sort(), ["dnsRecord", "dnsRecord", "keyPair", "loadBalancer", "network", "securityGroup", "subnet"]);
     for (const r of resources) {
       assert.equal(r.tags[TAG_CLUSTER_UID], cluster.metadata.uid);
-      assert.equal(r.tags[TAG_ROLE], r.kind);
+      assert.equal(r.tags[TAG_ROLE], r.kind === "dnsRecord" ? "apiDnsRecord" : r.kind);
     }
+    // api and api-int both alias the API load balancer, and resolve to it.
+    const records = await env.cloud.listDnsRecords(REGION, { tags: { [TAG_OWNER_UID]: created.metadata.uid! } });
+    assert.deepEqual(records.map((r) => [r.name, r.aliasTarget?.loadBalancerId]).sort(), [
+      [`api-int.demo.${REGION}.sim.slipway.internal`, status.loadBalancer?.id],
+      [`api.demo.${REGION}.sim.slipway.internal`, status.loadBalancer?.id],
+    ]);
+    const lb = await env.cloud.getLoadBalancer(REGION, status.loadBalancer!.id);
+    assert.deepEqual(env.cloud.resolveName(DEFAULT_ACCOUNT, status.loadBalancer!.host), { loadBalancer: lb.dnsName });
     const subnet = await env.cloud.getSubnet(REGION, status.subnetId!);
     assert.equal(subnet.cidr, "10.0.0.0/21");
     const group = await env.cloud.getSecurityGroup(REGION, status.securityGroupId!);
@@ -148,7 +157,7 @@ describe("infrastructure controller", () => {
     const paused = await clusters.get(NS, "demo");
     await clusters.update({ ...paused, spec: { ...paused.spec, paused: false } });
     await waitForPhase("Ready");
-    assert.equal((await owned(held.metadata.uid!)).length, 5);
+    assert.equal((await owned(held.metadata.uid!)).length, 7);
   });
 
   it("makes exactly one network when the answer to its create call is lost", async () => {
@@ -214,7 +223,7 @@ describe("infrastructure controller", () => {
     const events = [...(await eventCounts(infra.metadata.uid!))];
     assert.ok(events.some(([reason, count]) => reason.startsWith("Adopted") || (reason.startsWith("Creating") && count > 1)));
     const kinds = (await owned(infra.metadata.uid!)).map((r) => r.kind).sort();
-    assert.deepEqual(kinds, ["keyPair", "loadBalancer", "network", "securityGroup", "subnet"]);
+    assert.deepEqual(kinds, ["dnsRecord", "dnsRecord", "keyPair", "loadBalancer", "network", "securityGroup", "subnet"]);
   });
 
   it("builds no load balancer outside the control plane's connection", async () => {
@@ -224,6 +233,7 @@ describe("infrastructure controller", () => {
     assert.equal(ready.status?.loadBalancer, undefined);
     assert.equal(getCondition(ready.status?.conditions, "LoadBalancerReady"), undefined);
     assert.equal((await owned(infra.metadata.uid!, "loadBalancer")).length, 0);
+    assert.equal((await owned(infra.metadata.uid!, "dnsRecord")).length, 0, "the API's names are the control plane's connection's");
   });
 
   it("deletes every cloud resource it made, also one whose id never reached the status, then goes", async () => {
@@ -276,7 +286,7 @@ describe("infrastructure controller", () => {
     assert.equal(blocked?.status?.phase, "Deleting");
     assert.match(blocked?.status?.message ?? "", /connection "east" does not exist/);
     assert.ok((await eventCounts(infra.metadata.uid!)).get("DeleteFailed")! >= 1);
-    assert.equal((await owned(infra.metadata.uid!)).length, 5);
+    assert.equal((await owned(infra.metadata.uid!)).length, 7);
 
     await connections.create({ ...connection, metadata: { name: "east", namespace: NS } });
     await env.waitFor(infrastructureKind, NS, "demo-east", (i) => i === undefined);
@@ -295,7 +305,7 @@ describe("infrastructure controller", () => {
     await until(() => cached.get(`${NS}/east`)?.spec.credentialsRef !== undefined, "the controller to see the new credentials");
     await infras.delete(NS, "demo-east");
     const blocked = await env.waitFor(infrastructureKind, NS, "demo-east", (i) => i?.status?.reason === "DeleteFailed");
-    assert.match(blocked?.status?.message ?? "", /cannot delete the load balancer/);
+    assert.match(blocked?.status?.message ?? "", /cannot delete the API's DNS records/);
     assert.ok((await eventCounts(infra.metadata.uid!)).get("DeleteFailed")! >= 1);
 
     await connections.patch(NS, "east", "merge", { spec: { credentialsRef: null } });

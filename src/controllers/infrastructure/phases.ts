@@ -13,6 +13,7 @@ import {
   type Catalogue,
   type CapabilityName,
   type ClusterInfrastructure,
+  type Dns,
   type FirewallRule,
   type InfrastructureResourceKind,
   type ResourceInfos,
@@ -27,6 +28,7 @@ import { names } from "../../api/slipway/names.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import { DELETE_ORDER, deleteOwned, findOrCreate, RESOURCE_NAMES, TokenChainError } from "./resources.ts";
 import { ensureClusterSshKey, SshKeySecretError } from "./sshkey.ts";
+import { apiNamesOf, deleteApiRecords, ensureApiRecords, type ApiNames } from "./api-names.ts";
 import { ensureHostsInfrastructure, hostEndpointsOf, releaseHostsInfrastructure } from "./hosts.ts";
 import {
   CATALOG_RESOLVED,
@@ -80,6 +82,8 @@ export interface InfrastructureScope extends Scope<InfrastructureObject> {
   /** Set by openConnection (the catalogue) and openConnectionForDelete (the infrastructure only). */
   catalogue?: Catalogue;
   infrastructure?: ClusterInfrastructure;
+  /** The provider's DNS, when it offers one (the API's names live there: api-names.ts). */
+  dns?: Dns;
   cluster?: ClusterIdentity;
   /**
    * Events about what this reconcile did, recorded once its status is written: a reconcile that worked
@@ -116,6 +120,7 @@ async function openProvider(scope: InfrastructureScope, needs: CapabilityName[])
     const provider = await scope.providers.open(connection, needs);
     scope.catalogue = provider.capabilities.catalogue;
     scope.infrastructure = provider.capabilities.clusterInfrastructure;
+    scope.dns = provider.capabilities.dns;
     return undefined;
   } catch (error) {
     // A provider without what an infrastructure is made of says so under its own reason (CapabilityMissing).
@@ -390,7 +395,7 @@ function keyPairStep(ctx: ReconcileContext, scope: InfrastructureScope, status: 
   };
 }
 
-function loadBalancerStep(scope: InfrastructureScope, status: Status): ResourceStep<"loadBalancer"> {
+function loadBalancerStep(scope: InfrastructureScope, status: Status, names: ApiNames | undefined): ResourceStep<"loadBalancer"> {
   const networkId = status.networkId!;
   const subnetId = status.subnetId!;
   return {
@@ -403,18 +408,35 @@ function loadBalancerStep(scope: InfrastructureScope, status: Status): ResourceS
       listeners: [{ port: API_SERVER_PORT, targetPort: API_SERVER_PORT }],
     }),
     purpose: (s) => `loadBalancer/${s.subnetIds.join(",")}`,
-    // The url may change when the load balancer turns active (the cloud publishes its endpoint then).
-    record: (info) => (status.loadBalancer = { id: info.id, host: info.dnsName, port: info.port, url: info.url }),
+    // The url may change when the load balancer turns active (the cloud publishes its endpoint then). With
+    // DNS, the API's public name stands for the load balancer's generated one.
+    record: (info) => (status.loadBalancer = { id: info.id, host: names?.public ?? info.dnsName, port: info.port, url: info.url }),
   };
 }
 
-/** The security group, the key pair and the control plane's load balancer, side by side. */
+/** The security group, the key pair and the control plane's load balancer, side by side; then the API's names. */
 export const ensureAccessAndEndpoint: Phase<InfrastructureScope> = async (ctx, scope) => {
   const status = statusOf(scope.object);
+  const names = await apiNamesOf(scope);
   const steps: Promise<StepOutcome>[] = [runStep(ctx, scope, securityGroupStep(scope, status)), runStep(ctx, scope, keyPairStep(ctx, scope, status))];
-  if (scope.object.spec.controlPlane) steps.push(runStep(ctx, scope, loadBalancerStep(scope, status)));
-  return settle(await Promise.all(steps));
+  if (scope.object.spec.controlPlane) steps.push(runStep(ctx, scope, loadBalancerStep(scope, status, names)));
+  const outcomes = await Promise.all(steps);
+  if (names && status.loadBalancer) outcomes.push(await apiRecordsStep(ctx, scope, names, status.loadBalancer.id));
+  return settle(outcomes);
 };
+
+/** The API's DNS records alias the load balancer as soon as it exists (kubeadm waits for the name to resolve). */
+async function apiRecordsStep(ctx: ReconcileContext, scope: InfrastructureScope, names: ApiNames, loadBalancerId: string): Promise<StepOutcome> {
+  try {
+    const made = await ensureApiRecords(scope, names, loadBalancerId);
+    if (made.length > 0) notify(scope, "Normal", "CreatedDnsRecords", `${made.join(" and ")} lead to load balancer ${loadBalancerId}`);
+    return { state: "ready" };
+  } catch (error) {
+    if (!permanent(error)) return { state: "error", error };
+    stepFailed(statusOf(scope.object), "loadBalancer", `the API's DNS names: ${error.message}`, nowOf(ctx));
+    return { state: "failed", afterMs: scope.settings.failureRetryMs };
+  }
+}
 
 export const infrastructurePhases: readonly Phase<InfrastructureScope>[] = [
   openConnection,
@@ -497,6 +519,16 @@ export const deleteResources: Phase<InfrastructureScope> = async (ctx, scope) =>
   const infra = scope.object;
   const status = statusOf(infra);
   const now = nowOf(ctx);
+  // The API's names go first: they lead to the load balancer.
+  if (scope.dns && infra.spec.controlPlane) {
+    try {
+      const deleted = await deleteApiRecords(scope.dns, scope);
+      if (deleted.length > 0) notify(scope, "Normal", "DeletedDnsRecords", `deleted the DNS records of ${deleted.join(", ")}`);
+    } catch (error) {
+      if (!isProviderError(error) || error.retryable) throw error;
+      return deleteBlocked(ctx, scope, `cannot delete the API's DNS records: ${error.message}`);
+    }
+  }
   for (const kind of DELETE_ORDER) {
     const { noun, title } = RESOURCE_NAMES[kind];
     let outcome: Awaited<ReturnType<typeof deleteOwned>>;
