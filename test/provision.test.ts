@@ -2,11 +2,12 @@
 // kubectl on both the control plane and the clusters it makes.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { StopWaiting, eventually, kubectl, kubectlOk, removeDir, REPO, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
 import type { CloudResource, LoadBalancer } from "../src/simcloud/types.ts";
+import { parseKubeconfig } from "../src/bootstrap/kubeconfig.ts";
 
 interface ClusterView {
   status?: { phase?: string; reason?: string; message?: string; conditions?: { type: string; status: string }[]; controlPlane?: { ready: number; desired: number }; workers?: { ready: number; desired: number } };
@@ -91,6 +92,14 @@ describe("provisioning clusters on the sim cloud", () => {
 
     const instances = live(await sim.resourcesOf("default/quickstart")).filter((r) => r.kind === "instance");
     assert.equal(instances.length, 7, "one instance per machine");
+
+    // The API has a stable name in the connection's DNS zone: the kubeconfig (which kubectl used above),
+    // the cluster's endpoint and kubeadm's certificates name it, not the load balancer's generated name.
+    const apiName = `api.quickstart.${lb.region}.sim.slipway.internal`;
+    assert.equal(parseKubeconfig(readFileSync(workloadKubeconfig("quickstart"), "utf8")).tlsServerName, apiName);
+    assert.equal(ok("get", "cluster", "quickstart", "-o", "jsonpath={.status.controlPlaneEndpoint.host}"), apiName);
+    const records = live(await sim.resourcesOf("default/quickstart")).filter((r) => r.kind === "dnsRecord") as (CloudResource & { name?: string })[];
+    assert.deepEqual(records.map((r) => r.name).sort(), [`api-int.quickstart.${lb.region}.sim.slipway.internal`, apiName]);
     await deleteAndCheckNothingLeft("quickstart");
   });
 
