@@ -25,6 +25,8 @@ export interface ClusterConfigurationInput {
   kubernetesVersion: string;
   /** host:port of the load balancer in front of the API servers. */
   controlPlaneEndpoint: string;
+  /** Further names (or addresses) the API server's certificate holds (apiServer.certSANs). */
+  certSANs?: string[];
   podSubnet: string;
   serviceSubnet: string;
   dnsDomain: string;
@@ -70,6 +72,7 @@ export interface ClusterConfiguration {
   clusterName: string;
   kubernetesVersion: string;
   controlPlaneEndpoint: string;
+  apiServer?: { certSANs?: string[] };
   networking: { podSubnet: string; serviceSubnet: string; dnsDomain: string };
   certificatesDir?: string;
   /** The key algorithm of the PKI (v1beta4): the keys Slipway hands over are ECDSA P-256. */
@@ -91,6 +94,7 @@ function clusterConfiguration(input: ClusterConfigurationInput): ClusterConfigur
     clusterName: input.clusterName,
     kubernetesVersion: input.kubernetesVersion,
     controlPlaneEndpoint: input.controlPlaneEndpoint,
+    ...(input.certSANs && input.certSANs.length > 0 ? { apiServer: { certSANs: [...input.certSANs] } } : {}),
     networking: { podSubnet: input.podSubnet, serviceSubnet: input.serviceSubnet, dnsDomain: input.dnsDomain },
     certificatesDir: "/etc/kubernetes/pki",
     encryptionAlgorithm: "ECDSA-P256",

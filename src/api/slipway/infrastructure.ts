@@ -52,6 +52,7 @@ export const InfrastructureStatusSchema = Struct(
         {
           id: Type.String({ description: "Cloud ID of the load balancer." }),
           host: Type.String({ description: "Address clients reach the Kubernetes API at." }),
+          internalHost: Type.Optional(Type.String({ description: "Name machines inside the cloud reach the Kubernetes API at (api-int), when the connection offers DNS." })),
           port: Type.Integer({ description: "Port of the Kubernetes API." }),
           url: Type.Optional(Type.String({ description: "URL clients use to reach the Kubernetes API (may differ from host:port)." })),
           publicIpId: Type.Optional(Type.String({ description: "Cloud ID of the public IP attached to it." })),

@@ -93,6 +93,7 @@ describe("infrastructure controller", () => {
     assert.equal(status.loadBalancer?.port, 6443);
     // The API's name in the connection's DNS zone stands for the load balancer's generated name.
     assert.equal(status.loadBalancer?.host, `api.demo.${REGION}.sim.slipway.internal`);
+    assert.equal(status.loadBalancer?.internalHost, `api-int.demo.${REGION}.sim.slipway.internal`);
     assert.match(status.loadBalancer?.url ?? "", /^https:\/\//);
     assert.deepEqual(status.zones, [`${REGION}a`]);
     assert.deepEqual(status.machineTypes, { "s1.medium": { vcpu: 2, memoryMiB: 4096 }, "s1.large": { vcpu: 4, memoryMiB: 8192 } });

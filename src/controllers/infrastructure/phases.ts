@@ -410,7 +410,8 @@ function loadBalancerStep(scope: InfrastructureScope, status: Status, names: Api
     purpose: (s) => `loadBalancer/${s.subnetIds.join(",")}`,
     // The url may change when the load balancer turns active (the cloud publishes its endpoint then). With
     // DNS, the API's public name stands for the load balancer's generated one.
-    record: (info) => (status.loadBalancer = { id: info.id, host: names?.public ?? info.dnsName, port: info.port, url: info.url }),
+    record: (info) =>
+      (status.loadBalancer = { id: info.id, host: names?.public ?? info.dnsName, ...(names ? { internalHost: names.internal } : {}), port: info.port, url: info.url }),
   };
 }
 

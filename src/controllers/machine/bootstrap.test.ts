@@ -73,6 +73,17 @@ describe("bootstrap data", () => {
     assert.equal(boot.files.get("/etc/kubernetes/pki/ca.key"), pki.ca.keyPem);
   });
 
+  it("puts the API's internal name in the certificate and joins machines through it, when the endpoint has one", () => {
+    const endpoint = { host: "api.demo.sim-east-1.sim.slipway.internal", internalHost: "api-int.demo.sim-east-1.sim.slipway.internal", port: 6443 };
+    const init = readKubeadmBootstrap(renderBootstrapData({ machine: machine("demo-cp-0", "control-plane", { annotations: { [ANNOTATION_BOOTSTRAP]: "init" } }), cluster, endpoint, pki, token: TOKEN }));
+    assert.equal(init.config.cluster?.controlPlaneEndpoint, "api.demo.sim-east-1.sim.slipway.internal:6443");
+    assert.deepEqual(init.config.cluster?.apiServer?.certSANs, ["api-int.demo.sim-east-1.sim.slipway.internal"]);
+    const join = readKubeadmBootstrap(renderBootstrapData({ machine: machine("demo-w-0", "worker"), cluster, endpoint, pki, token: TOKEN }));
+    assert.equal(join.config.join?.discovery?.bootstrapToken?.apiServerEndpoint, "api-int.demo.sim-east-1.sim.slipway.internal:6443");
+    const plain = readKubeadmBootstrap(renderBootstrapData({ machine: machine("demo-cp-0", "control-plane", { annotations: { [ANNOTATION_BOOTSTRAP]: "init" } }), cluster, endpoint: ENDPOINT, pki, token: TOKEN }));
+    assert.equal(plain.config.cluster?.apiServer, undefined, "no further names without one");
+  });
+
   it("joins further control-plane machines with the shared PKI, pinned to the cluster CA", () => {
     const data = renderBootstrapData({ machine: machine("demo-cp-1", "control-plane"), cluster, endpoint: ENDPOINT, pki, token: TOKEN });
     const boot = readKubeadmBootstrap(data);

@@ -21,8 +21,11 @@ const NETWORK_DEFAULTS = { podCIDR: "10.244.0.0/16", serviceCIDR: "10.96.0.0/12"
 export interface BootstrapInput {
   machine: MachineObject;
   cluster: ClusterObject;
-  /** The control-plane load balancer: its DNS name and port. */
-  endpoint: { host: string; port: number };
+  /**
+   * The control-plane endpoint: its name and port, and the name machines inside the cloud use (api-int),
+   * which the API server's certificate holds too and joining machines discover the cluster through.
+   */
+  endpoint: { host: string; port: number; internalHost?: string };
   pki: ClusterPki;
   token: string;
   /** The pool of a pool machine, for its node labels and taints. */
@@ -59,6 +62,7 @@ export function renderBootstrapData(input: BootstrapInput): string {
         clusterName: cluster.metadata.name!,
         kubernetesVersion: cluster.spec.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION,
         controlPlaneEndpoint,
+        ...(input.endpoint.internalHost ? { certSANs: [input.endpoint.internalHost] } : {}),
         podSubnet: network.podCIDR,
         serviceSubnet: network.serviceCIDR,
         dnsDomain: network.serviceDomain,
@@ -73,7 +77,7 @@ export function renderBootstrapData(input: BootstrapInput): string {
   const kubernetesVersion = cluster.spec.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION;
   // Joining control-plane machines carry the shared PKI; workers never do.
   return joinUserData(
-    { kubernetesVersion, controlPlaneEndpoint, bootstrapToken: token, caCertHashes: [caCertHash(pki.ca.certPem)], node, ...(controlPlane ? { controlPlane: {} } : {}) },
+    { kubernetesVersion, controlPlaneEndpoint: `${input.endpoint.internalHost ?? input.endpoint.host}:${input.endpoint.port}`, bootstrapToken: token, caCertHashes: [caCertHash(pki.ca.certPem)], node, ...(controlPlane ? { controlPlane: {} } : {}) },
     controlPlane ? pki : undefined,
   );
 }

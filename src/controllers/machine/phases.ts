@@ -232,7 +232,7 @@ export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
     userData = renderBootstrapData({
       machine,
       cluster: scope.cluster!,
-      endpoint: { host: lb.host, port: lb.port },
+      endpoint: { host: lb.host, port: lb.port, ...(lb.internalHost ? { internalHost: lb.internalHost } : {}) },
       pki: readClusterPki(scope.secrets!.pki),
       token: readBootstrapToken(scope.secrets!.token),
       pool: scope.pool,

@@ -20,14 +20,15 @@ before(async () => {
 after(() => env.close());
 
 describe("a control-plane endpoint given as a DNS name", () => {
-  it("resolves through the zone to the load balancer: init waits for the record, joins and kubectl go through the name, and stop when it is deleted", async () => {
+  it("resolves through the zone to the load balancer: init waits for the record, joins and kubectl go through names, and stop when it is deleted", async () => {
     const lb = await controlPlaneLoadBalancer(cloud, net, "delta-api");
     const zone = await cloud.createDnsZone(REGION, { name: `${REGION}.sim.slipway.internal` });
     const name = `api.delta.${REGION}.sim.slipway.internal`;
+    const internal = `api-int.delta.${REGION}.sim.slipway.internal`;
     const endpoint = `${name}:6443`;
     const pki = await clusterPki();
 
-    const cp = await launchControlPlane(cloud, net, lb, initData(lb, pki, "delta-cp-0", { endpoint }));
+    const cp = await launchControlPlane(cloud, net, lb, initData(lb, pki, "delta-cp-0", { endpoint, certSANs: [internal] }));
     // No record yet: kubeadm cannot resolve the endpoint and keeps trying.
     await bootLogMatching(cloud, cp.id, /kubelet-start|wait-control-plane|api-check/);
     const log = (await cloud.getInstance(REGION, cp.id)).bootLog.join("\n");
@@ -35,9 +36,11 @@ describe("a control-plane endpoint given as a DNS name", () => {
 
     const record = await cloud.createDnsRecord(REGION, { zoneId: zone.id, name, type: "A", aliasTarget: { loadBalancerId: lb.id }, tags: { cluster: "delta" } });
     const initLog = await bootLogMatching(cloud, cp.id, /initialized successfully/);
-    assert.ok(initLog.some((line) => line.includes(`[certs] apiserver serving cert is signed for DNS names [${name} `)), "the serving certificate names the DNS name");
+    assert.ok(initLog.some((line) => line.includes(`[certs] apiserver serving cert is signed for DNS names [${name} ${internal} `)), "the serving certificate names both names");
 
-    const worker = await launch(cloud, net, joinData(lb, pki, { name: "delta-w-0" }, { endpoint }));
+    // A worker discovers the cluster through the internal name, which resolves once its record exists.
+    await cloud.createDnsRecord(REGION, { zoneId: zone.id, name: internal, type: "A", aliasTarget: { loadBalancerId: lb.id } });
+    const worker = await launch(cloud, net, joinData(lb, pki, { name: "delta-w-0" }, { endpoint: `${internal}:6443` }));
     await bootLogMatching(cloud, worker.id, /This node has joined the cluster/);
 
     const admin = await adminCertificate(pki.ca);

@@ -61,6 +61,8 @@ export interface InitPlan extends CommonPlan {
   token: string;
   /** Token lifetime in milliseconds; 0 means it never expires. */
   tokenTtlMs: number;
+  /** Further names and addresses of the API server's certificate (apiServer.certSANs). */
+  certSANs?: string[];
   /** The port the API server binds (localAPIEndpoint.bindPort). */
   bindPort: number;
   /** How long kubeadm retries an API call through the control-plane endpoint (timeouts.kubernetesAPICall). */
@@ -364,6 +366,7 @@ function planInit(config: KubeadmConfig, setup: MachineSetup, facts: MachineFact
     clusterName: cluster.clusterName || "kubernetes",
     kubernetesVersion: version.startsWith("v") ? version : `v${version}`,
     endpoint: cluster.controlPlaneEndpoint!,
+    certSANs: cluster.apiServer?.certSANs ?? [],
     podSubnet: networking.podSubnet,
     serviceSubnet: networking.serviceSubnet,
     dnsDomain: networking.dnsDomain,

@@ -180,8 +180,9 @@ export class KubeadmSteps {
     const ca = { certPem: plan.pki["ca.crt"]!, keyPem: plan.pki["ca.key"]! };
     const host = hostOf(plan.endpoint);
     const serviceIp = formatIPv4(parseCidr(plan.serviceSubnet).base + 1);
-    const dnsNames = [...new Set([...(isIP(host) ? [] : [host]), "kubernetes", "kubernetes.default", "kubernetes.default.svc", `kubernetes.default.svc.${plan.dnsDomain}`, "localhost", plan.node.name])];
-    const ipAddresses = [...new Set(["127.0.0.1", serviceIp, machine.privateIp, ...(isIP(host) ? [host] : [])])];
+    const sans = plan.certSANs ?? [];
+    const dnsNames = [...new Set([...(isIP(host) ? [] : [host]), ...sans.filter((n) => !isIP(n)), "kubernetes", "kubernetes.default", "kubernetes.default.svc", `kubernetes.default.svc.${plan.dnsDomain}`, "localhost", plan.node.name])];
+    const ipAddresses = [...new Set(["127.0.0.1", serviceIp, machine.privateIp, ...(isIP(host) ? [host] : []), ...sans.filter((n) => isIP(n))])];
     const cluster: ClusterRecord = {
       id,
       name: plan.clusterName,

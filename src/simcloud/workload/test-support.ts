@@ -111,7 +111,7 @@ export function initData(
   lb: LoadBalancer,
   pki: ClusterPki,
   node: string,
-  overrides: { podSubnet?: string; kubernetesVersion?: string; tokenTtl?: string; endpoint?: string; software?: string } = {},
+  overrides: { podSubnet?: string; kubernetesVersion?: string; tokenTtl?: string; endpoint?: string; software?: string; certSANs?: string[] } = {},
 ): string {
   const version = overrides.kubernetesVersion ?? VERSION;
   const software = overrides.software ?? (/^v1\.\d+\.\d+$/.test(version) ? version : VERSION);
@@ -120,6 +120,7 @@ export function initData(
       clusterName: node.replace(/-cp-\d+$/, ""),
       kubernetesVersion: software,
       controlPlaneEndpoint: overrides.endpoint ?? endpointOf(lb),
+      ...(overrides.certSANs ? { certSANs: overrides.certSANs } : {}),
       podSubnet: overrides.podSubnet ?? "10.244.0.0/16",
       serviceSubnet: "10.96.0.0/12",
       dnsDomain: "cluster.local",
