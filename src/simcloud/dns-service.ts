@@ -81,11 +81,13 @@ export class DnsService {
   private readonly zonesByName: RecordIndex<"dnsZone">;
   private readonly recordsByName: RecordIndex<"dnsRecord">;
   private readonly recordsByZone: RecordIndex<"dnsRecord">;
+  private readonly recordsByAlias: RecordIndex<"dnsRecord">;
 
   constructor(private readonly core: CloudCore) {
     this.zonesByName = new RecordIndex(core.state, "dnsZone", (zone) => [`${zone.account}/${zone.name}`]);
     this.recordsByName = new RecordIndex(core.state, "dnsRecord", (record) => [`${record.account}/${record.name}`]);
     this.recordsByZone = new RecordIndex(core.state, "dnsRecord", (record) => [record.zoneId]);
+    this.recordsByAlias = new RecordIndex(core.state, "dnsRecord", (record) => (record.aliasTarget ? [record.aliasTarget.loadBalancerId] : []));
   }
 
   createDnsZone(account: string, region: string, input: CreateDnsZoneInput): DnsZoneRecord {
@@ -149,7 +151,7 @@ export class DnsService {
   aliasesOf(loadBalancerDnsName: string): string[] {
     const lb = this.core.loadBalancersByDnsName.get(loadBalancerDnsName.toLowerCase())[0];
     if (!lb) return [];
-    return this.core.state.all("dnsRecord").filter((r) => r.aliasTarget?.loadBalancerId === lb.id).map((r) => r.name);
+    return this.recordsByAlias.get(lb.id).map((r) => r.name);
   }
 
   private nameChanged(name: string): void {
