@@ -94,3 +94,25 @@ describe("hostile input", () => {
     assert.match(String(response.headers.warning), /unknown field \\"\\u540d\\u524d\\"/);
   });
 });
+
+describe("metadata every kind must respect", () => {
+  const store = SqliteStore.open(":memory:");
+  const objects = new ObjectService(registry, store);
+  const secrets = registry.byKind("v1", "Secret")!;
+
+  it("refuses label keys and values and annotation keys Kubernetes would refuse, __proto__ included", async () => {
+    await objects.create(registry.byKind("v1", "Namespace")!, undefined, { metadata: { name: "default" } });
+    const refused = async (metadata: Record<string, unknown>, field: RegExp) => {
+      await assert.rejects(objects.create(secrets, "default", { metadata: { name: "s", ...metadata } }), (error: Error & { details?: { causes?: { field: string }[] } }) => {
+        assert.ok(error.details?.causes?.some((c) => field.test(c.field)), JSON.stringify(error.details));
+        return true;
+      });
+    };
+    await refused({ labels: { "-bad-": "x" } }, /^metadata\.labels$/);
+    await refused({ labels: { "a/b/c": "x" } }, /^metadata\.labels$/);
+    await refused({ labels: { ok: "not ok!" } }, /^metadata\.labels\[ok\]$/);
+    await assert.rejects(objects.create(secrets, "default", { metadata: { name: "s", labels: JSON.parse('{"__proto__": "x"}') as Record<string, string> } }), /may not hold a field named "__proto__" \(at metadata\.labels\)/);
+    await refused({ annotations: { "bad key": "x" } }, /^metadata\.annotations$/);
+    await objects.create(secrets, "default", { metadata: { name: "s", labels: { "app.kubernetes.io/name": "db" }, annotations: { "example.com/note": "any value at all, spaces too" } } });
+  });
+});
