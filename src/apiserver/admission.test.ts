@@ -170,7 +170,8 @@ describe("the admission chain", () => {
     const labelled: AdmissionPlugin = {
       name: "Owner",
       mutate(r) {
-        r.object.metadata.labels = { ...r.object.metadata.labels, owner: r.request.identity.user };
+        if (r.def.kind !== "Cluster") return;
+        r.object.metadata.labels = { ...r.object.metadata.labels, owner: r.request.identity.user.replace(/[^A-Za-z0-9._-]/g, "-") };
         if (r.object.metadata.name === "doubled") (r.object as ClusterObject).spec.controlPlane.replicas = 2;
       },
     };

@@ -394,6 +394,12 @@ export class ObjectService {
       if (requested.metadata.name && requested.metadata.name !== name) {
         throw new BadRequestError(`the name of the object (${requested.metadata.name}) does not match the name on the URL (${name})`);
       }
+      // A patch may not take the name away (the object would be stored nameless, beyond reach); a
+      // replacement that names none is the one on the URL.
+      if (!requested.metadata.name) {
+        if (verb === "patch") throw new InvalidError(refOf(def, name), [{ field: "metadata.name", reason: "FieldValueRequired", message: "Required value: name is required and cannot be removed" }]);
+        requested.metadata.name = name;
+      }
       const merged = subresource === "status" ? prepareForStatusUpdate(requested, current) : prepareForUpdate(def, requested, current);
       const admission: WriteAdmission = {
         operation: "UPDATE",

@@ -57,7 +57,20 @@ export function applyPatch(type: PatchType, original: unknown, body: unknown): u
       return mergePatch(original, stripDirectives(body));
     case "json": {
       if (!Array.isArray(body)) throw new BadRequestError("a JSON patch must be an array of operations");
-      const problem = fastJsonPatch.validate(body as Operation[], original);
+      // A path through __proto__ or constructor is refused; so is moving a document into itself.
+      (body as unknown[]).forEach((op, index) => {
+        const bad = isPlainObject(op) && [op.path, op.from].some((p) => typeof p === "string" && /(^|\/)(__proto__|constructor|prototype)(\/|$)/.test(p));
+        if (bad) throw new BadRequestError(`the JSON patch is invalid: operation ${index} (${describeOp(op)}) names __proto__, constructor or prototype`);
+        if (isPlainObject(op) && (op.op === "move" || op.op === "copy") && op.from === "") {
+          throw new BadRequestError(`the JSON patch is invalid: operation ${index} (${describeOp(op)}) would ${String(op.op)} the whole document into itself`);
+        }
+      });
+      let problem;
+      try {
+        problem = fastJsonPatch.validate(body as Operation[], original);
+      } catch (e) {
+        throw new BadRequestError(`the JSON patch is invalid: ${(e as Error).message.split("\n")[0]}`);
+      }
       if (problem) {
         throw new BadRequestError(`the JSON patch is invalid: ${problem.name}: operation ${problem.index} (${describeOp(problem.operation)})`);
       }

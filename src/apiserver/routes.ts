@@ -86,6 +86,8 @@ export interface RequestInfo {
 }
 
 const MAX_WATCH_SECONDS = 1800;
+/** The largest page a list answers; a larger limit (up to int64) asks for no more. */
+const MAX_PAGE = 2 ** 31 - 1;
 
 function truthy(v: string | undefined): boolean {
   return v === "true" || v === "1";
@@ -106,17 +108,36 @@ function resolveResource(registry: Registry, groupName: string, version: string,
   return { def, name: rest[1], subresource: rest[2] };
 }
 
+/** How deeply a request body may nest (kube-apiserver refuses deeper documents too; manifests need far fewer). */
+export const MAX_BODY_DEPTH = 100;
+
+/** The nesting depth of a parsed document, counted without recursion (a deep one must not overflow the stack). */
+export function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (typeof node !== "object" || node === null) continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > MAX_BODY_DEPTH) return deepest;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 function parseBody(request: FastifyRequest): unknown {
   const raw = request.body;
   if (raw === undefined || raw === null || raw === "") return undefined;
   const text = typeof raw === "string" ? raw : Buffer.isBuffer(raw) ? raw.toString("utf8") : JSON.stringify(raw);
   const mime = (request.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase();
+  let parsed: unknown;
   try {
-    if (mime === "application/yaml" || mime === "application/x-yaml") return parseYaml(text) as unknown;
-    return JSON.parse(text) as unknown;
+    parsed = mime === "application/yaml" || mime === "application/x-yaml" ? (parseYaml(text) as unknown) : (JSON.parse(text) as unknown);
   } catch (e) {
     throw new BadRequestError(`the request body is not valid ${mime.includes("yaml") ? "YAML" : "JSON"}: ${(e as Error).message}`);
   }
+  if (nestingDepth(parsed) > MAX_BODY_DEPTH) throw new BadRequestError(`the request body nests deeper than ${MAX_BODY_DEPTH} levels`);
+  return parsed;
 }
 
 function requireJsonBody(request: FastifyRequest): unknown {
@@ -143,9 +164,14 @@ function includeObjectOf(query: Query): IncludeObject {
   return v === "None" || v === "Object" ? v : "Metadata";
 }
 
+/** A header value holds Latin-1 only: anything else (a field name in another script) goes as a \\u escape. */
+function headerSafe(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 /** Passes on what a write says to its client: warnings, and the headers post-write hooks asked for. */
 function sendWriteResult(reply: FastifyReply, result: WriteResult): KubeObject {
-  if (result.warnings.length > 0) reply.header("Warning", result.warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(", "));
+  if (result.warnings.length > 0) reply.header("Warning", result.warnings.map((w) => `299 - ${headerSafe(JSON.stringify(w))}`).join(", "));
   for (const [name, value] of Object.entries(result.responseHeaders ?? {})) reply.header(name, value);
   return result.object;
 }
@@ -263,8 +289,10 @@ async function serveResource(
         return reply;
       }
       info.verb = "list";
-      const limit = query.limit ? Number(query.limit) : undefined;
-      if (limit !== undefined && (!Number.isInteger(limit) || limit < 0)) throw new BadRequestError(`limit must be a non-negative integer (got "${query.limit}")`);
+      const asked = query.limit ? Number(query.limit) : undefined;
+      if (asked !== undefined && (!/^\d+$/.test(query.limit!) || !Number.isFinite(asked))) throw new BadRequestError(`limit must be a non-negative integer (got "${query.limit}")`);
+      // Any int64 is a valid limit; a page is never larger than this anyway.
+      const limit = asked === undefined ? undefined : Math.min(asked, MAX_PAGE);
       const list = await objects.list(def, namespace, { labelSelector: query.labelSelector, fieldSelector: query.fieldSelector, limit, continue: query.continue, context });
       if (table) {
         return toTable(def, list.items, { includeObject: includeObjectOf(query), resourceVersion: list.metadata.resourceVersion, continue: list.metadata.continue });

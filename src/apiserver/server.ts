@@ -111,6 +111,11 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     forceCloseConnections: true,
     routerOptions: { querystringParser: lastValues },
     return503OnClosing: true,
+    // What the framework refuses before routing (a malformed percent-encoding, a bad header) is a Status too.
+    frameworkErrors: (error, request, reply) => {
+      logger.info({ err: error.message, url: request.url.split("?")[0] }, "request refused before routing");
+      void (reply as unknown as FastifyReply).code(400).type("application/json").send(statusBody(400, "BadRequest", `the request cannot be read: ${error.message}`));
+    },
   }) as unknown as FastifyInstance;
 
   type Info = RequestInfo & { user?: string; groups?: string[]; start: bigint; received: Date };

@@ -128,11 +128,15 @@ export function generatedName(prefix: string): string {
 }
 
 /** JSON nulls mean "not set", as Kubernetes decodes them (kubectl sends `creationTimestamp: null`). */
-function dropNulls(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(dropNulls);
+function dropNulls(value: unknown, path = ""): unknown {
+  if (Array.isArray(value)) return value.map((v, i) => dropNulls(v, `${path}[${i}]`));
   if (typeof value !== "object" || value === null) return value;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = dropNulls(v);
+  for (const [k, v] of Object.entries(value)) {
+    // Assigned, it would set the object's prototype and vanish; refused rather than silently dropped.
+    if (k === "__proto__") throw new BadRequestError(`the object may not hold a field named "__proto__" (at ${path || "the top"})`);
+    if (v !== null) out[k] = dropNulls(v, path ? `${path}.${k}` : k);
+  }
   return out;
 }
 

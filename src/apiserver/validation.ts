@@ -8,6 +8,8 @@ import type { FieldError } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import type { AdmissionPlugin } from "./admission.ts";
 import { InvalidError, refOf } from "./errors.ts";
+import { invalid } from "../api/field-errors.ts";
+import { nodeLabelErrors, qualifiedNameProblem } from "../api/slipway/nodes.ts";
 
 export type FieldValidation = "Strict" | "Warn" | "Ignore";
 
@@ -160,12 +162,22 @@ export const defaulting: AdmissionPlugin = {
   },
 };
 
-/** The kind's static validation (immutable fields on update among it). */
+/** Label keys and values, and annotation keys, as Kubernetes checks them for every kind. */
+function metadataErrors(object: KubeObject): FieldError[] {
+  const errors = nodeLabelErrors("metadata.labels", object.metadata.labels);
+  for (const key of Object.keys(object.metadata.annotations ?? {})) {
+    const problem = qualifiedNameProblem(key);
+    if (problem) errors.push(invalid("metadata.annotations", key, problem));
+  }
+  return errors;
+}
+
+/** Every kind's metadata rules, then the kind's static validation (immutable fields on update among it). */
 export const validation: AdmissionPlugin = {
   name: "Validation",
   validate(request) {
-    if (request.operation === "DELETE" || !request.def.validate) return;
-    const errors = request.def.validate(request.object, request.oldObject);
+    if (request.operation === "DELETE") return;
+    const errors = [...metadataErrors(request.object), ...(request.def.validate?.(request.object, request.oldObject) ?? [])];
     if (errors.length > 0) throw new InvalidError(refOf(request.def, request.object.metadata.name), errors);
   },
 };

@@ -26,8 +26,8 @@ export type Taint = Static<typeof Taint>;
 const NAME_PART = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
-/** Why `key` is not a qualified name ([prefix/]name) as Kubernetes label and taint keys must be. */
-function qualifiedNameProblem(key: string): string | undefined {
+/** Why `key` is not a qualified name ([prefix/]name) as Kubernetes label, annotation and taint keys must be. */
+export function qualifiedNameProblem(key: string): string | undefined {
   const slash = key.lastIndexOf("/");
   const prefix = slash < 0 ? undefined : key.slice(0, slash);
   const name = slash < 0 ? key : key.slice(slash + 1);

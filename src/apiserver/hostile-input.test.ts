@@ -1,0 +1,118 @@
+// Input no client should send, sent anyway: every one gets a 4xx Status that says what is wrong, and
+// nothing is written — never a 500, never an answer after a write that half happened.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import pino from "pino";
+import type { FastifyInstance } from "fastify";
+import { defaultRegistry } from "../api/kinds.ts";
+import { SqliteStore } from "../store/sqlite.ts";
+import { AuthenticatorChain, StaticTokenAuthenticator } from "./authentication.ts";
+import { ApiMetrics } from "./metrics.ts";
+import { ObjectService } from "./objects.ts";
+import { createApiContext, nestingDepth } from "./routes.ts";
+import { createApiServer } from "./server.ts";
+
+const registry = defaultRegistry();
+const SECRETS = "/api/v1/namespaces/default/secrets";
+const auth = { authorization: "Bearer admin-token" };
+
+describe("hostile input", () => {
+  const store = SqliteStore.open(":memory:");
+  const objects = new ObjectService(registry, store);
+  let app: FastifyInstance;
+  const request = (method: "GET" | "POST" | "PATCH" | "PUT", url: string, body?: string, type = "application/json") =>
+    app.inject({ method, url, headers: { ...auth, ...(body === undefined ? {} : { "content-type": type }) }, ...(body === undefined ? {} : { payload: body }) });
+  const status = (response: { body: string }) => JSON.parse(response.body) as { kind: string; code: number; message: string; reason: string };
+
+  before(async () => {
+    await objects.create(registry.byKind("v1", "Namespace")!, undefined, { metadata: { name: "default" } });
+    await objects.create(registry.byKind("v1", "Secret")!, "default", { metadata: { name: "db" }, stringData: { password: "x" } });
+    const ctx = createApiContext({ registry, objects, metrics: new ApiMetrics() });
+    const authenticator = new AuthenticatorChain([new StaticTokenAuthenticator([["admin-token", { user: "admin", groups: ["system:masters"] }]])]);
+    app = createApiServer({ logger: pino({ level: "silent" }), metrics: new ApiMetrics(), route: (_r, path) => ({ ctx, path, authenticator }) });
+    await app.ready();
+  });
+  after(async () => {
+    await app.close();
+    await store.close();
+  });
+
+  it("counts nesting without recursion", () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    assert.ok(nestingDepth(deep) > 100);
+    assert.equal(nestingDepth({ a: [{ b: 1 }] }), 3);
+  });
+
+  it("refuses a body nested thousands deep with 400, on every write", async () => {
+    const deep = `{"metadata":{"name":"deep"},"data":{"x":${"[".repeat(3000)}${"]".repeat(3000)}}}`;
+    for (const [method, url] of [["POST", SECRETS], ["PUT", `${SECRETS}/db`], ["PATCH", `${SECRETS}/db`]] as const) {
+      const response = await request(method, url, deep, method === "PATCH" ? "application/merge-patch+json" : "application/json");
+      assert.equal(response.statusCode, 400, `${method} ${response.body}`);
+      assert.match(status(response).message, /nests deeper than 100 levels/);
+    }
+    assert.equal(await objects.tryGet(registry.byKind("v1", "Secret")!, "default", "deep"), undefined);
+  });
+
+  it("takes any int64 limit, and refuses one that is not an integer", async () => {
+    for (const limit of ["9223372036854775807", "9223372036854775808"]) {
+      const response = await request("GET", `${SECRETS}?limit=${limit}`);
+      assert.equal(response.statusCode, 200, response.body);
+    }
+    for (const limit of ["1e300", "-1", "2.5"]) {
+      const response = await request("GET", `${SECRETS}?limit=${limit}`);
+      assert.equal(response.statusCode, 400, `${limit}: ${response.body}`);
+      assert.match(status(response).message, /limit must be a non-negative integer/);
+    }
+  });
+
+  it("refuses JSON patches through __proto__ or moving the document into itself, changing nothing", async () => {
+    for (const ops of [[{ op: "add", path: "/__proto__/polluted", value: 1 }], [{ op: "move", from: "", path: "/metadata/labels" }], [{ op: "copy", from: "", path: "/data/x" }]]) {
+      const response = await request("PATCH", `${SECRETS}/db`, JSON.stringify(ops), "application/json-patch+json");
+      assert.equal(response.statusCode, 400, response.body);
+      assert.equal(status(response).kind, "Status");
+    }
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  });
+
+  it("refuses a patch that takes the name away, and the object keeps it", async () => {
+    const response = await request("PATCH", `${SECRETS}/db`, JSON.stringify([{ op: "remove", path: "/metadata/name" }]), "application/json-patch+json");
+    assert.equal(response.statusCode, 422, response.body);
+    assert.match(status(response).message, /metadata\.name: Required value/);
+    assert.equal((await objects.get(registry.byKind("v1", "Secret")!, "default", "db")).metadata.name, "db");
+  });
+
+  it("answers a malformed percent-encoding with a Status", async () => {
+    const response = await app.inject({ method: "GET", url: "/api/v1/namespaces/%zz/secrets", headers: auth });
+    assert.ok(response.statusCode >= 400 && response.statusCode < 500, `${response.statusCode} ${response.body}`);
+    assert.equal(status(response).kind, "Status");
+  });
+
+  it("warns about an unknown field whatever script its name is in, after a write that completed", async () => {
+    const response = await request("POST", `${SECRETS}?fieldValidation=Warn`, JSON.stringify({ metadata: { name: "named" }, 名前: "x" }));
+    assert.equal(response.statusCode, 201, response.body);
+    assert.match(String(response.headers.warning), /unknown field \\"\\u540d\\u524d\\"/);
+  });
+});
+
+describe("metadata every kind must respect", () => {
+  const store = SqliteStore.open(":memory:");
+  const objects = new ObjectService(registry, store);
+  const secrets = registry.byKind("v1", "Secret")!;
+
+  it("refuses label keys and values and annotation keys Kubernetes would refuse, __proto__ included", async () => {
+    await objects.create(registry.byKind("v1", "Namespace")!, undefined, { metadata: { name: "default" } });
+    const refused = async (metadata: Record<string, unknown>, field: RegExp) => {
+      await assert.rejects(objects.create(secrets, "default", { metadata: { name: "s", ...metadata } }), (error: Error & { details?: { causes?: { field: string }[] } }) => {
+        assert.ok(error.details?.causes?.some((c) => field.test(c.field)), JSON.stringify(error.details));
+        return true;
+      });
+    };
+    await refused({ labels: { "-bad-": "x" } }, /^metadata\.labels$/);
+    await refused({ labels: { "a/b/c": "x" } }, /^metadata\.labels$/);
+    await refused({ labels: { ok: "not ok!" } }, /^metadata\.labels\[ok\]$/);
+    await assert.rejects(objects.create(secrets, "default", { metadata: { name: "s", labels: JSON.parse('{"__proto__": "x"}') as Record<string, string> } }), /may not hold a field named "__proto__" \(at metadata\.labels\)/);
+    await refused({ annotations: { "bad key": "x" } }, /^metadata\.annotations$/);
+    await objects.create(secrets, "default", { metadata: { name: "s", labels: { "app.kubernetes.io/name": "db" }, annotations: { "example.com/note": "any value at all, spaces too" } } });
+  });
+});
