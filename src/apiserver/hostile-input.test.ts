@@ -2,9 +2,11 @@
 // nothing is written — never a 500, never an answer after a write that half happened.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { createConnection } from "node:net";
 import pino from "pino";
 import type { FastifyInstance } from "fastify";
 import { defaultRegistry } from "../api/kinds.ts";
+import { createCertificateAuthority, issueCertificate, serverTlsOptions } from "../bootstrap/pki.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import { AuthenticatorChain, StaticTokenAuthenticator } from "./authentication.ts";
 import { ApiMetrics } from "./metrics.ts";
@@ -114,5 +116,36 @@ describe("metadata every kind must respect", () => {
     await assert.rejects(objects.create(secrets, "default", { metadata: { name: "s", labels: JSON.parse('{"__proto__": "x"}') as Record<string, string> } }), /may not hold a field named "__proto__" \(at metadata\.labels\)/);
     await refused({ annotations: { "bad key": "x" } }, /^metadata\.annotations$/);
     await objects.create(secrets, "default", { metadata: { name: "s", labels: { "app.kubernetes.io/name": "db" }, annotations: { "example.com/note": "any value at all, spaces too" } } });
+  });
+});
+
+describe("connections that never speak", () => {
+  it("drops a client that does not finish its TLS handshake in time", async () => {
+    const ca = await createCertificateAuthority({ commonName: "test-ca" });
+    const serving = await issueCertificate(ca, { commonName: "apiserver", ipAddresses: ["127.0.0.1"], usages: ["server"] });
+    const silent = createApiServer({
+      tls: serverTlsOptions(serving),
+      tlsHandshakeTimeoutMs: 300,
+      logger: pino({ level: "silent" }),
+      metrics: new ApiMetrics(),
+      route: () => undefined,
+    });
+    await silent.listen({ host: "127.0.0.1", port: 0 });
+    try {
+      const address = silent.server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      const socket = createConnection({ host: "127.0.0.1", port });
+      const closed = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), 5_000);
+        socket.on("close", () => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+        socket.on("error", () => undefined);
+      });
+      assert.equal(closed, true, "the half-open connection is closed by the server");
+    } finally {
+      await silent.close();
+    }
   });
 });

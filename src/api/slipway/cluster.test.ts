@@ -388,3 +388,17 @@ describe("Registered clusters", () => {
     assert.match(only(errors, "spec.controlPlane").message, /a cluster needs a controlPlane, or a registration/);
   });
 });
+
+describe("Cluster limits", () => {
+  it("refuses more than 100 worker pools, naming the field", () => {
+    const input = {
+      apiVersion: "slipway.dev/v1alpha1",
+      kind: "Cluster",
+      metadata: { name: "wide", namespace: "default" },
+      spec: { controlPlane: { connection: "east", machineType: "m.large" }, workers: Array.from({ length: 101 }, (_, i) => ({ name: `p${i}`, connection: "east", machineType: "m.large" })) },
+    };
+    const [path, message] = admit(clusterKind, input).schemaErrors[0] ?? [];
+    assert.equal(path, "/spec/workers");
+    assert.match(message ?? "", /100/);
+  });
+});

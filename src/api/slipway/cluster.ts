@@ -16,6 +16,8 @@ export const SUPPORTED_KUBERNETES_MINORS = { min: 28, max: 32 } as const;
 /** etcd needs an odd number of members to keep a quorum. */
 export const CONTROL_PLANE_REPLICAS = [1, 3, 5] as const;
 export const MAX_WORKER_REPLICAS = 1000;
+/** Pools per cluster: each is an object, a rollout and a line of status; a hundred is far beyond any real cluster. */
+export const MAX_WORKER_POOLS = 100;
 /** Cluster names go into cloud resource names, which are often limited to 63 characters. */
 export const MAX_CLUSTER_NAME_LENGTH = 40;
 
@@ -109,7 +111,7 @@ export const ClusterSpecSchema = Struct(
     ),
     controlPlane: Type.Optional(ControlPlaneSpec),
     registration: Type.Optional(RegistrationSpec),
-    workers: Type.Optional(Type.Array(WorkerPoolSpec, { default: [], description: "Worker pools, in any connections." })),
+    workers: Type.Optional(Type.Array(WorkerPoolSpec, { default: [], maxItems: MAX_WORKER_POOLS, description: `Worker pools, in any connections (at most ${MAX_WORKER_POOLS}).` })),
     network: Type.Optional(NetworkSpec),
     paused: Type.Optional(Type.Boolean({ description: "If true, controllers leave the cluster and everything made for it (infrastructures, pools, machines) as it is; deletion still runs." })),
     templateName: Type.Optional(
