@@ -10,7 +10,17 @@ import type { CloudResource, LoadBalancer } from "../src/simcloud/types.ts";
 import { parseKubeconfig } from "../src/bootstrap/kubeconfig.ts";
 
 interface ClusterView {
-  status?: { phase?: string; reason?: string; message?: string; conditions?: { type: string; status: string }[]; controlPlane?: { ready: number; desired: number }; workers?: { ready: number; desired: number } };
+  status?: {
+    phase?: string;
+    reason?: string;
+    message?: string;
+    conditions?: { type: string; status: string }[];
+    controlPlane?: { ready: number; desired: number };
+    workers?: { ready: number; desired: number };
+    version?: string;
+    lastUpdated?: string;
+    nodes?: { name: string; role: string; machine: string; ready: boolean; version?: string }[];
+  };
 }
 
 const live = (resources: CloudResource[]) => resources.filter((r) => !["terminated", "deleted"].includes(r.state));
@@ -66,6 +76,13 @@ describe("provisioning clusters on the sim cloud", () => {
     assert.equal(r.status, 0, r.stderr);
     const running = await waitPhase("quickstart", "Running");
     assert.equal(running.status?.conditions?.find((c) => c.type === "Ready")?.status, "True");
+    // status.nodes: every node with its machine, Ready, at the kubelet version its node reports.
+    const status = (JSON.parse(ok("get", "cluster", "quickstart", "-o", "json")) as ClusterView).status;
+    assert.equal(status?.nodes?.length, 7);
+    assert.ok(status?.nodes?.every((n) => n.ready && n.version === "v1.31.2" && n.machine === n.name), JSON.stringify(status?.nodes));
+    assert.deepEqual(status?.nodes?.map((n) => n.role).slice(0, 3), ["control-plane", "control-plane", "control-plane"]);
+    assert.equal(status?.version, "v1.31.2");
+    assert.ok(status?.lastUpdated);
     const listed = ok("get", "clusters,machinepools,machines");
     assert.match(listed, /quickstart\s+Running\s+3\/3\s+4\/4\s+v1\.31\.2/);
     assert.match(listed, /quickstart-west\s+quickstart\s+2\/2\s+Running/);

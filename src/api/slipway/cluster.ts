@@ -209,7 +209,23 @@ export const ClusterStatusSchema = Struct(
     ),
     operation: Type.Optional(Type.String({ description: "Name of the Operation in progress." })),
     steps: Type.Optional(Type.Array(ClusterStep, { description: "Journal of the steps taken, oldest first." })),
-    version: Type.Optional(Type.String({ description: "Kubernetes version observed on the control plane." })),
+    version: Type.Optional(Type.String({ description: "Kubernetes version observed on the control plane: the oldest its nodes' kubelets report." })),
+    nodes: Type.Optional(
+      Type.Array(
+        Struct(
+          {
+            name: Type.String({ description: "Name of the node." }),
+            role: Type.String({ description: "control-plane or worker." }),
+            machine: Type.String({ description: "The Machine behind the node." }),
+            ready: Type.Boolean({ description: "True if the node is Ready." }),
+            version: Type.Optional(Type.String({ description: "The kubelet version the node reports." })),
+          },
+          { description: "One node of the cluster." },
+        ),
+        { description: "The cluster's nodes, each with the machine behind it (nodes whose machine is gone are dropped)." },
+      ),
+    ),
+    lastUpdated: Type.Optional(Type.String({ description: "When the spec last changed (the reconcile that first saw its generation)." })),
     template: Type.Optional(
       Struct(
         {

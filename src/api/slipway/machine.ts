@@ -56,6 +56,7 @@ export const MachineStatusSchema = Struct(
     addresses: Type.Optional(Type.Array(MachineAddress, { description: "Addresses of the instance." })),
     nodeName: Type.Optional(Type.String({ description: "Name of the Kubernetes node it became." })),
     nodeReady: Type.Optional(Type.Boolean({ description: "True if the node is Ready." })),
+    kubeletVersion: Type.Optional(Type.String({ description: "The kubelet version the node reports (status.nodeInfo.kubeletVersion)." })),
     bootstrapped: Type.Optional(Type.Boolean({ description: "True once kubeadm init or join has completed." })),
     conditions: Type.Optional(Type.Array(Condition, { description: "Current conditions, e.g. Ready." })),
     failureReason: Type.Optional(Type.String({ description: "Why the machine failed for good, e.g. BootFailed." })),

@@ -10,7 +10,7 @@ import { poolMachine } from "../machinepool/phases.ts";
 import { KubeconfigTargets } from "./kubeconfig.ts";
 import { RecentChecks } from "./recent-checks.ts";
 import type { ClusterScope } from "./scope.ts";
-import { journal, summarizeCluster } from "./status.ts";
+import { journal, summarizeCluster, nodesOf } from "./status.ts";
 
 const ctx = reconcileContext();
 const T = "2025-01-01T00:00:00Z";
@@ -160,5 +160,23 @@ describe("cluster status", () => {
     assert.deepEqual([step()?.startedAt, step()?.finishedAt, step()?.outcome], [initialized, undefined, "Running"]);
     c.status!.conditions[1] = { type: "NetworkPluginInstalled", status: "True", reason: "PodsReady", lastTransitionTime: installed };
     assert.deepEqual([step()?.startedAt, step()?.finishedAt, step()?.outcome], [initialized, installed, "Succeeded"]);
+  });
+});
+
+describe("the cluster's nodes", () => {
+  const machine = (name: string, role: string, status: Record<string, unknown>, deleting = false) =>
+    ({ apiVersion: "slipway.dev/v1alpha1", kind: "Machine", metadata: { name, namespace: "default", ...(deleting ? { deletionTimestamp: "2026-11-26T10:00:00Z" } : {}) }, spec: { role, clusterName: "demo" }, status }) as unknown as MachineObject;
+
+  it("lists each node with its role, machine, readiness and kubelet version, control plane first, and none of machines gone or without a node", () => {
+    const nodes = nodesOf([
+      machine("demo-work-1", "worker", { nodeName: "demo-work-1", nodeReady: false, kubeletVersion: "v1.31.2" }),
+      machine("demo-cp-0", "control-plane", { nodeName: "demo-cp-0", nodeReady: true, kubeletVersion: "v1.31.2" }),
+      machine("demo-work-2", "worker", { phase: "Provisioning" }),
+      machine("demo-work-0", "worker", { nodeName: "demo-work-0", nodeReady: true }, true),
+    ]);
+    assert.deepEqual(nodes, [
+      { name: "demo-cp-0", role: "control-plane", machine: "demo-cp-0", ready: true, version: "v1.31.2" },
+      { name: "demo-work-1", role: "worker", machine: "demo-work-1", ready: false, version: "v1.31.2" },
+    ]);
   });
 });

@@ -56,6 +56,31 @@ function workerUpToDate(machine: MachineObject, templates: Map<string, PoolTempl
   return isMachineReady(machine) && template !== undefined && isCurrent(machine, template);
 }
 
+/** The nodes the machines became, control plane first, each with its machine, readiness and kubelet version. */
+export function nodesOf(machines: readonly MachineObject[]): NonNullable<Status["nodes"]> {
+  return machines
+    .filter((m) => m.status?.nodeName && !m.metadata.deletionTimestamp)
+    .map((m) => ({
+      name: m.status!.nodeName!,
+      role: m.spec.role,
+      machine: m.metadata.name!,
+      ready: m.status!.nodeReady === true,
+      ...(m.status!.kubeletVersion ? { version: m.status!.kubeletVersion } : {}),
+    }))
+    .sort((a, b) => (a.role === b.role ? (a.name < b.name ? -1 : 1) : a.role === "control-plane" ? -1 : 1));
+}
+
+/** The oldest kubelet version the control plane's nodes report (what its API servers are at most), if any is known. */
+function observedVersion(controlPlane: readonly MachineObject[]): string | undefined {
+  const versions = controlPlane.map((m) => m.status?.kubeletVersion).filter((v): v is string => v !== undefined);
+  const numeric = (v: string) => v.replace(/^v/, "").split(/[.+-]/).slice(0, 3).map(Number);
+  return versions.sort((a, b) => {
+    const [x, y] = [numeric(a), numeric(b)];
+    for (let i = 0; i < 3; i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
+    return 0;
+  })[0];
+}
+
 export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, error: unknown): void {
   const cluster = scope.object;
   const st: Status = (cluster.status ??= {});
@@ -72,7 +97,9 @@ export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, err
   // The control plane is not rolled (its template cannot change): a Ready machine is up to date.
   st.controlPlane = { desired: cpDesired, ready: cpReady, updated: cpReady, replicas: scope.controlPlane.length };
   st.workers = { desired: workersDesired, ready: workersReady, updated: workersUpdated, replicas: workerMachines.length };
-  st.version = scope.controlPlane.some((m) => m.status?.bootstrapped) ? cluster.spec.kubernetesVersion : st.version;
+  st.nodes = nodesOf(scope.machines);
+  st.version = observedVersion(scope.controlPlane) ?? (scope.controlPlane.some((m) => m.status?.bootstrapped) ? cluster.spec.kubernetesVersion : st.version);
+  if (cluster.metadata.generation !== undefined && st.observedGeneration !== cluster.metadata.generation) st.lastUpdated = now;
   if (cluster.spec.templateName) st.template = { name: cluster.spec.templateName, kubernetesVersion: cluster.spec.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION };
 
   const infraReady = scope.infrastructures.length > 0 && scope.infrastructures.every((i) => isTrue(i.status?.conditions, "Ready"));

@@ -6,7 +6,7 @@ import { KubeApiError, KubeNotFoundError, KubeUnreachableError, type KubeClient,
 
 export interface WorkloadNode extends KubeObject {
   spec?: { providerID?: string; unschedulable?: boolean };
-  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[]; nodeInfo?: { kubeletVersion?: string } };
 }
 
 interface WorkloadPod extends KubeObject {

@@ -446,6 +446,8 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
   const lookup = await findNode(scope, kube);
   if ("node" in lookup) {
     const { node } = lookup;
+    const kubelet = node.status?.nodeInfo?.kubeletVersion;
+    if (kubelet) status.kubeletVersion = kubelet;
     if (!status.bootstrapped) {
       status.bootstrapped = true;
       status.nodeName = node.metadata.name;
