@@ -63,6 +63,9 @@ export interface WorkloadEmulation {
   close(): Promise<void>;
 }
 
+/** Where the port the workload clusters were served on is kept, in the emulation's store. */
+const PORT_KEY = "/emulation/port";
+
 function defaultStorePath(cloud: SimCloud): string {
   return cloud.statePath === ":memory:" ? ":memory:" : `${cloud.statePath}.workloads.db`;
 }
@@ -74,9 +77,26 @@ export async function startWorkloadEmulation(cloud: SimCloud, options: WorkloadE
   const store: Store = typeof options.store === "object" ? options.store : SqliteStore.open(options.store ?? defaultStorePath(cloud));
   const registry = workloadRegistry();
   const emulator = new WorkloadEmulator({ cloud, store, registry, logger: logger.child({ component: "workload-emulator" }) });
-  const server = new WorkloadApiServer({ emulator, registry, logger: logger.child({ component: "workload-api" }), host, port: options.port ?? 0 });
+  // With no port asked for, the port of the previous run on this store: the clusters' endpoints (and the
+  // kubeconfigs handed out for them) stay where they were across a restart.
+  const remembered = options.port ? undefined : await store.get(PORT_KEY);
+  const serverOn = (port: number) => new WorkloadApiServer({ emulator, registry, logger: logger.child({ component: "workload-api" }), host, port });
+  let server = serverOn(options.port ?? (remembered ? Number(remembered.value) : 0));
   try {
-    await server.listen();
+    try {
+      await server.listen();
+    } catch (error) {
+      if (!remembered || (error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+      logger.warn({ port: Number(remembered.value) }, "the workload clusters' previous port is taken: their endpoints move to a new one");
+      await server.close();
+      server = serverOn(0);
+      await server.listen();
+    }
+    if (remembered) {
+      if (Number(remembered.value) !== server.port) await store.update(PORT_KEY, String(server.port), remembered.modRevision);
+    } else {
+      await store.create(PORT_KEY, String(server.port)).catch(() => undefined);
+    }
     await emulator.start((lb) => ({ host, port: server.port, path: `/clusters/${lb.id}` }));
   } catch (error) {
     await emulator.close();
