@@ -5,7 +5,7 @@
 // not used for `idleMs` are closed.
 import type { ClusterObject, SecretObject } from "../api/kinds.ts";
 import { secretKind } from "../api/core.ts";
-import { KubeClient } from "../kubeclient/index.ts";
+import { KubeApiError, KubeClient, KubeUnreachableError } from "../kubeclient/index.ts";
 import type { Client } from "../runtime/client.ts";
 import { systemClock, type Clock } from "../runtime/clock.ts";
 import { names } from "../api/slipway/names.ts";
@@ -21,6 +21,16 @@ export interface WorkloadClientsOptions {
   idleMs?: number;
   /** How long a request to a workload cluster may take (default 10 s). */
   timeoutMs?: number;
+}
+
+/**
+ * What a failed request to a workload cluster says about the cluster, for a status message: it does not
+ * answer, or it refused; undefined for any other error (a bug, to be retried as such).
+ */
+export function workloadProblem(error: unknown): string | undefined {
+  if (error instanceof KubeUnreachableError) return `the cluster's API does not answer: ${error.message}`;
+  if (error instanceof KubeApiError) return `the cluster's API refused: ${error.message}`;
+  return undefined;
 }
 
 /** Where a cluster's kubeconfig is: a Secret of the cluster's namespace, and the key of its data. */

@@ -18,7 +18,6 @@ import { resourceSyncKind, type ResourceSyncObject } from "../../api/slipway/res
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { KubeconfigError, parseKubeconfig } from "../../bootstrap/kubeconfig.ts";
 import { createCertificateAuthority, createIntermediateCertificateAuthority, type KeyPairPem } from "../../bootstrap/pki.ts";
-import { KubeApiError, KubeUnreachableError } from "../../kubeclient/errors.ts";
 import type { ObjectCache } from "../../runtime/cache.ts";
 import { setCondition } from "../../runtime/conditions.ts";
 import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
@@ -28,7 +27,7 @@ import { objectReconciler, type Phase, type Scope } from "../../runtime/reconcil
 import { stringify } from "yaml";
 import { controllerRef } from "../contract.ts";
 import { clusterTargets, type ClusterTarget } from "../targets.ts";
-import type { WorkloadClients } from "../workload.ts";
+import { workloadProblem, type WorkloadClients } from "../workload.ts";
 import { CertificateNotIssuedError, issueThroughCluster, readCredentials, stillGood, userKubeconfig, type ClusterAddress, type IssuedCredential } from "./credentials.ts";
 import { meshCaManifest, memberManifests, type MeshCa } from "./manifests.ts";
 
@@ -199,7 +198,7 @@ class LogicalClouds {
           credentials.push({ cluster: member.name, address, ...pair });
           await ctx.event(cloud, "Normal", "CertificateIssued", `user ${user.name}: cluster ${member.name} signed a client certificate`);
         } catch (error) {
-          const why = error instanceof KubeUnreachableError ? `does not answer: ${error.message}` : error instanceof KubeApiError || error instanceof CertificateNotIssuedError ? error.message : undefined;
+          const why = error instanceof CertificateNotIssuedError ? error.message : workloadProblem(error);
           if (why === undefined) throw error;
           problems.set(member.name, `issuing user ${user.name}'s certificate: ${why}`);
         }

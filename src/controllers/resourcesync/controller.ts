@@ -19,7 +19,6 @@ import {
   type ResourceSyncStatus,
 } from "../../api/slipway/resourcesync.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
-import { KubeApiError, KubeUnreachableError } from "../../kubeclient/errors.ts";
 import type { ObjectCache } from "../../runtime/cache.ts";
 import { setCondition } from "../../runtime/conditions.ts";
 import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
@@ -27,7 +26,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler, type Phase, type PhaseResult, type Scope } from "../../runtime/reconciler.ts";
 import { clusterTargets, type ClusterTarget } from "../targets.ts";
-import type { WorkloadClients } from "../workload.ts";
+import { workloadProblem, type WorkloadClients } from "../workload.ts";
 import { SourceError, resolveManifests } from "./sources.ts";
 import { pruneCluster, syncCluster } from "./sync.ts";
 
@@ -61,12 +60,6 @@ function labelsOf(sync: ResourceSyncObject): Record<string, string> {
 
 function backoff(timing: ResourceSyncTiming, failures: number): number {
   return Math.min(timing.maxBackoffMs, timing.backoffMs * 2 ** Math.max(0, failures - 1));
-}
-
-function problemOf(error: unknown): string | undefined {
-  if (error instanceof KubeUnreachableError) return `the cluster's API does not answer: ${error.message}`;
-  if (error instanceof KubeApiError) return `the cluster's API refused: ${error.message}`;
-  return undefined;
 }
 
 /** When a cluster is next due, in ms from now (0: now). */
@@ -129,7 +122,7 @@ class Synchroniser {
         ...(drifts > 0 ? { drifts } : {}),
       };
     } catch (error) {
-      const problem = problemOf(error);
+      const problem = workloadProblem(error);
       if (!problem) throw error;
       if (previous?.state !== "Failed") await ctx.event(sync, "Warning", "SyncFailed", `cluster ${target.name}: ${problem}; retrying`);
       return failed(problem);
@@ -154,7 +147,7 @@ class Synchroniser {
       await ctx.event(sync, "Normal", "Pruned", `cluster ${entry.name}: every object applied there was deleted`);
       return undefined;
     } catch (error) {
-      const problem = problemOf(error);
+      const problem = workloadProblem(error);
       if (!problem) throw error;
       return failed(`pruning: ${problem}`);
     }
