@@ -13,7 +13,7 @@ export const SERVER_VERSION = {
   platform: `${process.platform}/${process.arch}`,
 };
 
-const VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"];
+const VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
 
 /** A subresource with a handler of its own, as discovery lists it. */
 export interface ExtraSubresource {

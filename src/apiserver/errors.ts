@@ -162,6 +162,18 @@ export class TooManyRequestsError extends ApiError {
   }
 }
 
+/** A read asked for a resource version the store has not reached (kube-apiserver answers the same after waiting). */
+export class ResourceVersionTooLargeError extends ApiError {
+  readonly code = 504;
+  readonly reason = "Timeout";
+  constructor(asked: number, current: number) {
+    super(`Too large resource version: ${asked}, current: ${current}`, {
+      causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
+      retryAfterSeconds: 1,
+    });
+  }
+}
+
 export class InternalError extends ApiError {
   readonly code = 500;
   readonly reason = "InternalError";

@@ -33,7 +33,7 @@ import {
   type Watch,
   type WatchEvent,
 } from "../store/store.ts";
-import { AlreadyExistsError, BadRequestError, ConflictError, GoneError, InvalidError, NotFoundError, refOf } from "./errors.ts";
+import { AlreadyExistsError, BadRequestError, ConflictError, GoneError, InvalidError, NotFoundError, refOf, ResourceVersionTooLargeError } from "./errors.ts";
 import { applyPatch, type PatchType } from "./patch.ts";
 import { matchFields, parseFieldSelector, parseLabelSelector, type FieldRequirement, type LabelSelector } from "./selectors.ts";
 import type { FieldValidation } from "./validation.ts";
@@ -54,6 +54,9 @@ export interface ListOptions extends RequestOptions {
   fieldSelector?: string;
   limit?: number;
   continue?: string;
+  /** Which state to read: see listRevision. */
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
   /**
    * Only objects whose name starts with this (in-process callers only). Within one namespace, or for a
    * cluster-scoped kind, it narrows the key range read instead of filtering what was read.
@@ -64,7 +67,7 @@ export interface ListOptions extends RequestOptions {
 export interface ObjectList {
   apiVersion: string;
   kind: string;
-  metadata: { resourceVersion: string; continue?: string };
+  metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
   items: KubeObject[];
 }
 
@@ -116,6 +119,8 @@ export interface ObjectServiceOptions {
 export const FINALIZER_ORPHAN = "orphan";
 export const FINALIZER_FOREGROUND = "foregroundDeletion";
 const MAX_RETRIES = 16;
+/** The most keys one read of a selective list asks the store for while it fills a page. */
+const MAX_FILL_BATCH = 10_000;
 
 export function nowTimestamp(date = new Date()): string {
   return date.toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -235,37 +240,97 @@ export class ObjectService {
     const ranged = !def.namespaced || namespace !== undefined;
     const matches = ranged || namePrefix === "" ? selected : (o: KubeObject) => (o.metadata.name ?? "").startsWith(namePrefix) && selected(o);
     const prefix = kindPrefix(def, namespace) + (ranged ? namePrefix : "");
+    const limit = options.limit && options.limit > 0 ? options.limit : undefined;
     let continueAfter: string | undefined;
-    let revision: number | undefined;
+    let revision = await this.listRevision(options, limit !== undefined);
     if (options.continue) {
       const token = decodeContinue(options.continue);
       if (!token.key.startsWith(prefix)) throw new BadRequestError("the continue token does not belong to this list");
       continueAfter = token.key;
       revision = token.rev;
     }
-    const limit = options.limit && options.limit > 0 ? options.limit : undefined;
-    let result;
-    try {
-      result = await this.store.list(prefix, { limit, continueAfter, revision });
-    } catch (e) {
-      if (e instanceof CompactedError) {
-        throw new GoneError(
-          "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
-        );
+    // A selector may skip most of what a page reads: read on until the page is full or the range ends,
+    // so a short page always means the end (kube-apiserver does the same).
+    const items: KubeObject[] = [];
+    let more = false;
+    let remaining: number | undefined;
+    let lastKey: string | undefined;
+    const tooOld = options.continue
+      ? "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter."
+      : "The resourceVersion for the provided list is too old.";
+    let batch = limit;
+    for (;;) {
+      const result = await this.readRange(prefix, { limit: batch, continueAfter, revision }, tooOld);
+      revision = result.revision;
+      more = result.more;
+      remaining = result.remaining;
+      for (const kv of result.items) {
+        const object = this.decode(def, kv);
+        lastKey = kv.key;
+        if (!matches(object)) continue;
+        items.push(object);
+        if (limit !== undefined && items.length === limit) break;
       }
-      throw e;
+      const stoppedEarly = lastKey !== result.items[result.items.length - 1]?.key;
+      if (stoppedEarly) {
+        more = true;
+        remaining = undefined;
+      }
+      if (!more || (limit !== undefined && items.length >= limit)) break;
+      continueAfter = lastKey;
+      if (batch !== undefined) batch = Math.max(batch, Math.min(batch * 2, MAX_FILL_BATCH));
     }
-    const items = result.items.map((kv) => this.decode(def, kv)).filter(matches);
-    const last = result.items[result.items.length - 1];
+    // Only an unfiltered list can say how many are left (a selector would have to read them all).
+    const counted = matches === matchAll && remaining !== undefined;
     return {
       apiVersion: apiVersionOf(def),
       kind: `${def.kind}List`,
       metadata: {
-        resourceVersion: String(result.revision),
-        ...(result.more && last ? { continue: encodeContinue({ key: last.key, rev: result.revision }) } : {}),
+        resourceVersion: String(revision),
+        ...(more && lastKey ? { continue: encodeContinue({ key: lastKey, rev: revision! }) } : {}),
+        ...(more && counted ? { remainingItemCount: remaining } : {}),
       },
       items,
     };
+  }
+
+  /**
+   * The revision a list reads at, from ?resourceVersion and ?resourceVersionMatch as kube-apiserver reads
+   * them: none, "0" or NotOlderThan read the newest state (refused when the store has not reached it);
+   * Exact — or a resource version with a limit, the legacy form of paging — reads that revision.
+   */
+  private async listRevision(options: ListOptions, paged: boolean): Promise<number | undefined> {
+    const { resourceVersion, resourceVersionMatch: match } = options;
+    if (match !== undefined && match !== "" && match !== "Exact" && match !== "NotOlderThan") {
+      throw new BadRequestError(`resourceVersionMatch: Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`);
+    }
+    if (options.continue) {
+      if (resourceVersion) throw new BadRequestError("specifying resource version is not allowed when using continue");
+      if (match) throw new BadRequestError("resourceVersionMatch is forbidden when continue is provided");
+      return undefined;
+    }
+    if (!resourceVersion) {
+      if (match) throw new BadRequestError("resourceVersionMatch is forbidden unless resourceVersion is provided");
+      return undefined;
+    }
+    if (!/^\d+$/.test(resourceVersion)) throw new BadRequestError(`invalid resourceVersion "${resourceVersion}": it must be a non-negative integer`);
+    const asked = Number(resourceVersion);
+    if (asked === 0) {
+      if (match === "Exact") throw new BadRequestError('resourceVersionMatch "Exact" is forbidden for resourceVersion "0"');
+      return undefined;
+    }
+    const current = await this.store.revision();
+    if (asked > current) throw new ResourceVersionTooLargeError(asked, current);
+    return match === "Exact" || (match !== "NotOlderThan" && paged) ? asked : undefined;
+  }
+
+  private async readRange(prefix: string, options: { limit?: number; continueAfter?: string; revision?: number }, tooOld: string) {
+    try {
+      return await this.store.list(prefix, options);
+    } catch (e) {
+      if (e instanceof CompactedError) throw new GoneError(tooOld);
+      throw e;
+    }
   }
 
   // ---- writes ----
@@ -449,9 +514,38 @@ export class ObjectService {
    * deletes gracefully; the result's object is the one removed or marked.
    */
   async delete(def: KindDefinition, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<WriteResult> {
-    const context = options.context ?? SYSTEM_CONTEXT;
-    const request = this.describe(def, "delete", namespace, name, context);
+    const request = this.describe(def, "delete", namespace, name, options.context);
     if (this.authorizes) await authorize(this.authorizer, request);
+    return this.remove(def, namespace, name, options, request);
+  }
+
+  /**
+   * Deletes every object of a collection that the selectors match, each as a delete of its own (admission,
+   * finalizers, propagation), authorized once as `deletecollection` the way kube-apiserver authorizes it.
+   * Answers the list of what was deleted or marked for deletion.
+   */
+  async deleteCollection(def: KindDefinition, namespace: string | undefined, options: DeleteOptions & { labelSelector?: string; fieldSelector?: string } = {}): Promise<{ list: ObjectList; warnings: string[] }> {
+    const context = options.context ?? SYSTEM_CONTEXT;
+    if (this.authorizes) await authorize(this.authorizer, this.describe(def, "deletecollection", namespace, undefined, context));
+    const selected = await this.read(def, namespace, { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector });
+    const items: KubeObject[] = [];
+    const warnings: string[] = [];
+    for (const object of selected.items) {
+      const { name, namespace: objectNamespace } = object.metadata;
+      try {
+        const result = await this.remove(def, objectNamespace, name!, { ...options, preconditions: { uid: object.metadata.uid } }, this.describe(def, "delete", objectNamespace, name, context));
+        items.push(result.object);
+        warnings.push(...result.warnings);
+      } catch (e) {
+        // Gone since the list, or replaced by a new object of the same name (not the one selected).
+        if (e instanceof NotFoundError || (e instanceof ConflictError && e.message.includes("UID in precondition"))) continue;
+        throw e;
+      }
+    }
+    return { list: { apiVersion: apiVersionOf(def), kind: `${def.kind}List`, metadata: { resourceVersion: selected.metadata.resourceVersion }, items }, warnings };
+  }
+
+  private async remove(def: KindDefinition, namespace: string | undefined, name: string, options: DeleteOptions, request: ResourceRequest): Promise<WriteResult> {
     const key = objectKey(def, namespace, name);
     for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
       const kv = await this.store.get(key);
@@ -476,7 +570,7 @@ export class ObjectService {
       const graceful = prepareForDelete(def, next) || finalizers.size > 0;
       const validating = this.admission.validate({ operation: "DELETE", def, namespace, name, request, objects: this, object: undefined, oldObject: current });
       if (validating) await validating;
-      if (context.dryRun) return { object: next, warnings: [], previous: current };
+      if (request.dryRun) return { object: next, warnings: [], previous: current };
       let result: KubeObject;
       try {
         if (!graceful) {

@@ -11,7 +11,7 @@ export interface Identity extends UserInfo {
   extra?: Record<string, string[]>;
 }
 
-export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete";
+export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete" | "deletecollection";
 
 /** The resource a request addresses, with the version it was addressed by. */
 export interface RequestResource extends ResourceAttributes {

@@ -1,15 +1,17 @@
 // The REST surface of one API (one registry over one store): URL parsing, verbs, Tables and watches.
 // The server mounts one or more of these (the sim cloud serves a workload cluster's API per path).
+import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { parse as parseYaml } from "yaml";
 import type { KindDefinition, Registry } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { authorize } from "./authorization/authorizer.ts";
 import { apiVersions, group, groupList, resourceList, SERVER_VERSION } from "./discovery.ts";
-import { BadRequestError, InternalError, MethodNotAllowedError, NotFoundError, UnsupportedMediaTypeError, type ApiError } from "./errors.ts";
+import { BadRequestError, InternalError, InvalidError, MethodNotAllowedError, NotFoundError, UnsupportedMediaTypeError, type ApiError } from "./errors.ts";
 import type { ApiMetrics } from "./metrics.ts";
-import type { ObjectService, DeletePropagation, ObjectEvent, WriteOptions, WriteResult } from "./objects.ts";
+import type { ObjectService, DeleteOptions, DeletePropagation, ObjectEvent, WriteOptions, WriteResult } from "./objects.ts";
 import { renderOpenApi } from "./openapi.ts";
+import { OPENAPI_V2_PROTOBUF, renderedOpenApiV2 } from "./openapi-v2.ts";
 import { patchTypeOf } from "./patch.ts";
 import { fieldManagerError, fieldManagerOf, type Identity, type RequestContext } from "./request-context.ts";
 import { toTable, wantsTable, type IncludeObject } from "./table.ts";
@@ -89,8 +91,12 @@ const MAX_WATCH_SECONDS = 1800;
 /** The largest page a list answers; a larger limit (up to int64) asks for no more. */
 const MAX_PAGE = 2 ** 31 - 1;
 
-function truthy(v: string | undefined): boolean {
-  return v === "true" || v === "1";
+/** A boolean query parameter, read as Go's strconv.ParseBool reads it (what kube-apiserver accepts). */
+export function queryBool(name: string, v: string | undefined): boolean {
+  if (v === undefined || v === "") return false;
+  if (["1", "t", "T", "true", "TRUE", "True"].includes(v)) return true;
+  if (["0", "f", "F", "false", "FALSE", "False"].includes(v)) return false;
+  throw new BadRequestError(`${name} must be a boolean (true or false), got "${v}"`);
 }
 
 function resolveResource(registry: Registry, groupName: string, version: string, rest: string[]): ResourcePath {
@@ -159,6 +165,37 @@ function writeOptions(query: Query, context: RequestContext): WriteOptions {
   return { fieldValidation, context: query.dryRun === "All" ? { ...context, dryRun: true } : context };
 }
 
+/**
+ * The options of a delete, from the query and a DeleteOptions body: propagationPolicy, or the older
+ * orphanDependents (true means Orphan), never both; preconditions; dryRun.
+ */
+function deleteOptions(request: FastifyRequest, query: Query, context: RequestContext): DeleteOptions {
+  const body = (parseBody(request) ?? {}) as {
+    propagationPolicy?: string;
+    orphanDependents?: boolean;
+    preconditions?: { uid?: string; resourceVersion?: string };
+    dryRun?: string[];
+  };
+  const policy = query.propagationPolicy ?? body.propagationPolicy;
+  if (policy !== undefined && !["Background", "Foreground", "Orphan"].includes(policy)) {
+    throw new BadRequestError(`propagationPolicy must be one of Background, Foreground, Orphan (got "${policy}")`);
+  }
+  const orphan = query.orphanDependents !== undefined ? queryBool("orphanDependents", query.orphanDependents) : body.orphanDependents;
+  if (orphan !== undefined && typeof orphan !== "boolean") throw new BadRequestError("orphanDependents must be a boolean");
+  if (orphan !== undefined && policy !== undefined) {
+    throw new InvalidError({ group: "meta.k8s.io", kind: "DeleteOptions", plural: "deleteoptions" }, [
+      { field: "propagationPolicy", reason: "FieldValueInvalid", message: `Invalid value: "${policy}": orphanDependents and deletionPropagation cannot be both set` },
+    ]);
+  }
+  const dryRunBody = Array.isArray(body.dryRun) && body.dryRun.includes("All");
+  const options = writeOptions(dryRunBody ? { ...query, dryRun: "All" } : query, context);
+  return {
+    ...options,
+    propagationPolicy: (policy ?? (orphan === undefined ? undefined : orphan ? "Orphan" : "Background")) as DeletePropagation | undefined,
+    preconditions: body.preconditions,
+  };
+}
+
 function includeObjectOf(query: Query): IncludeObject {
   const v = query.includeObject;
   return v === "None" || v === "Object" ? v : "Metadata";
@@ -212,7 +249,7 @@ export async function handleApiRequest(
     if (pending) await pending;
   }
   if (segments[0] === "version" && segments.length === 1) return ctx.version ?? SERVER_VERSION;
-  if (segments[0] === "openapi") return openapi(ctx, segments, reply);
+  if (segments[0] === "openapi") return openapi(ctx, segments, request, reply);
   let groupName: string;
   let version: string | undefined;
   let rest: string[];
@@ -283,7 +320,7 @@ async function serveResource(
   }
   if (name === undefined) {
     if (method === "GET") {
-      if (truthy(query.watch)) {
+      if (queryBool("watch", query.watch)) {
         info.verb = "watch";
         await serveWatch(ctx, request, reply, def, namespace, query, table, context);
         return reply;
@@ -293,11 +330,29 @@ async function serveResource(
       if (asked !== undefined && (!/^\d+$/.test(query.limit!) || !Number.isFinite(asked))) throw new BadRequestError(`limit must be a non-negative integer (got "${query.limit}")`);
       // Any int64 is a valid limit; a page is never larger than this anyway.
       const limit = asked === undefined ? undefined : Math.min(asked, MAX_PAGE);
-      const list = await objects.list(def, namespace, { labelSelector: query.labelSelector, fieldSelector: query.fieldSelector, limit, continue: query.continue, context });
+      const list = await objects.list(def, namespace, {
+        labelSelector: query.labelSelector,
+        fieldSelector: query.fieldSelector,
+        limit,
+        continue: query.continue,
+        resourceVersion: query.resourceVersion,
+        resourceVersionMatch: query.resourceVersionMatch,
+        context,
+      });
       if (table) {
         return toTable(def, list.items, { includeObject: includeObjectOf(query), resourceVersion: list.metadata.resourceVersion, continue: list.metadata.continue });
       }
       return list;
+    }
+    if (method === "DELETE") {
+      info.verb = "deletecollection";
+      if (def.namespaced && namespace === undefined) throw new MethodNotAllowedError(`DELETE is not supported on ${def.plural} across namespaces; name a namespace`);
+      const { list, warnings } = await objects.deleteCollection(def, namespace, {
+        ...deleteOptions(request, query, context),
+        labelSelector: query.labelSelector,
+        fieldSelector: query.fieldSelector,
+      });
+      return sendWriteResult(reply, { object: list as unknown as KubeObject, warnings });
     }
     if (method === "POST") {
       info.verb = "create";
@@ -332,16 +387,7 @@ async function serveResource(
     case "DELETE": {
       info.verb = "delete";
       if (subresource) throw new MethodNotAllowedError("DELETE is not supported on a subresource");
-      const body = (parseBody(request) ?? {}) as { propagationPolicy?: string; preconditions?: { uid?: string; resourceVersion?: string } };
-      const policy = query.propagationPolicy ?? body.propagationPolicy;
-      if (policy !== undefined && !["Background", "Foreground", "Orphan"].includes(policy)) {
-        throw new BadRequestError(`propagationPolicy must be one of Background, Foreground, Orphan (got "${policy}")`);
-      }
-      const result = await objects.delete(def, namespace, name, {
-        ...writeOptions(query, context),
-        propagationPolicy: policy as DeletePropagation | undefined,
-        preconditions: body.preconditions,
-      });
+      const result = await objects.delete(def, namespace, name, deleteOptions(request, query, context));
       return sendWriteResult(reply, result);
     }
     default:
@@ -349,7 +395,17 @@ async function serveResource(
   }
 }
 
-function openapi(ctx: ApiContext, segments: string[], reply: FastifyReply): string {
+function openapi(ctx: ApiContext, segments: string[], request: FastifyRequest, reply: FastifyReply): string | Readable {
+  if (segments[1] === "v2" && segments.length === 2) {
+    const forms = renderedOpenApiV2(ctx.registry);
+    if ((request.headers.accept ?? "").includes(OPENAPI_V2_PROTOBUF)) {
+      // Fastify does not take this media type ("@" is no token character) for a buffer; a stream it sends as is.
+      reply.header("content-type", OPENAPI_V2_PROTOBUF);
+      return Readable.from([forms.protobuf]);
+    }
+    reply.type("application/json");
+    return forms.json;
+  }
   if (segments[1] !== "v3") throw new NotFoundError({ group: "", kind: "", plural: "openapi" }, "the server could not find the requested resource");
   reply.type("application/json");
   if (segments.length === 2) return ctx.openapi.index;
@@ -415,7 +471,7 @@ async function serveWatch(
   for (const event of pending.splice(0)) send(event);
   const timeoutSeconds = Math.min(Number(query.timeoutSeconds) || MAX_WATCH_SECONDS, MAX_WATCH_SECONDS);
   const timeout = setTimeout(() => finish(), timeoutSeconds * 1000);
-  const bookmarks = truthy(query.allowWatchBookmarks)
+  const bookmarks = queryBool("allowWatchBookmarks", query.allowWatchBookmarks)
     ? setInterval(() => {
         send({ type: "BOOKMARK", object: { kind: def.kind, apiVersion: def.group ? `${def.group}/${def.version}` : def.version, metadata: { resourceVersion: String(watch.progress()) } } });
       }, ctx.bookmarkIntervalMs)

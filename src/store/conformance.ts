@@ -226,6 +226,7 @@ export function runStoreConformance(
       const first = await store.list(p, { limit: 2 });
       assert.deepEqual(keysOf(first.items), [`${p}1`, `${p}2`]);
       assert.equal(first.more, true);
+      assert.equal(first.remaining, 3);
 
       // Writes between pages must not show up in later pages read at the first page's revision.
       await store.create(`${p}35`, "late");
@@ -234,11 +235,13 @@ export function runStoreConformance(
       const second = await store.list(p, { limit: 2, continueAfter: `${p}2`, revision: first.revision });
       assert.deepEqual(keysOf(second.items), [`${p}3`, `${p}4`]);
       assert.equal(second.more, true);
+      assert.equal(second.remaining, 1, "counted at the first page's revision");
       assert.equal(second.revision, first.revision);
 
       const third = await store.list(p, { limit: 2, continueAfter: `${p}4`, revision: first.revision });
       assert.deepEqual(keysOf(third.items), [`${p}5`]);
       assert.equal(third.more, false);
+      assert.equal(third.remaining, undefined);
 
       const exact = await store.list(p, { limit: 5 });
       assert.deepEqual(keysOf(exact.items), [`${p}1`, `${p}2`, `${p}3`, `${p}35`, `${p}5`]);

@@ -148,6 +148,8 @@ export class EtcdStore implements Store {
       items: response.kvs.map((kv) => this.toKeyValue(kv)),
       revision: revision || Number(response.header.revision),
       more: response.more,
+      // etcd counts the whole range asked for, the page included.
+      ...(response.more ? { remaining: Number(response.count) - response.kvs.length } : {}),
     };
   }
 

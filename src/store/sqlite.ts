@@ -138,6 +138,7 @@ export class SqliteStore implements Store {
   private readonly deleteCurrent: Statement<[string]>;
   private readonly countCurrent: Statement<{ start: string; end: Buffer }, number>;
   private readonly listStatements = new Map<string, Statement<Record<string, unknown>, ValueRow>>();
+  private readonly countStatements = new Map<string, Statement<Record<string, unknown>, number>>();
   private readonly replayRows: Statement<{ start: string; end: Buffer; from: number; to: number }, HistoryRow>;
   private readonly compactionCandidates: Statement<{ after: number; upTo: number; limit: number }, CompactionCandidate>;
   private readonly deleteLogRow: Statement<[number]>;
@@ -238,8 +239,10 @@ export class SqliteStore implements Store {
       limit: limit > 0 ? limit + 1 : -1,
     });
     const more = limit > 0 && rows.length > limit;
-    if (more) rows.length = limit;
-    return { items: rows.map(toKeyValue), revision, more };
+    if (!more) return { items: rows.map(toKeyValue), revision, more };
+    rows.length = limit;
+    const remaining = this.countStatement(atHead).get({ start: prefix, end: rangeEnd(prefix), after: rows[limit - 1]!.key, revision }) ?? 0;
+    return { items: rows.map(toKeyValue), revision, more, remaining };
   }
 
   async count(prefix: string): Promise<number> {
@@ -336,6 +339,22 @@ export class SqliteStore implements Store {
 
   private assertOpen(): void {
     if (this.closed) throw new StoreClosedError();
+  }
+
+  /** Counts the keys of a range after `@after`, at the head or at `@revision` (what a page leaves for later). */
+  private countStatement(atHead: boolean): Statement<Record<string, unknown>, number> {
+    const id = atHead ? "head" : "past";
+    let statement = this.countStatements.get(id);
+    if (statement) return statement;
+    const sql = atHead
+      ? `SELECT count(*) FROM current c WHERE ${inRange("c.key")} AND c.key > @after`
+      : `SELECT count(*) FROM log l
+         WHERE ${inRange("l.key")} AND l.key > @after AND l.rev <= @revision
+           AND l.rev = (SELECT max(x.rev) FROM log x WHERE x.key = l.key AND x.rev <= @revision)
+           AND l.deleted = 0`;
+    statement = this.db.prepare<Record<string, unknown>, number>(sql).pluck();
+    this.countStatements.set(id, statement);
+    return statement;
   }
 
   private listStatement(atHead: boolean, continuing: boolean): Statement<Record<string, unknown>, ValueRow> {

@@ -44,6 +44,8 @@ export interface ListResult {
   revision: number;
   /** True when keys remain after the last item returned. */
   more: boolean;
+  /** How many keys remain after the last item returned (set when `more`). */
+  remaining?: number;
 }
 
 export type WatchEvent =
