@@ -54,6 +54,19 @@ export function Struct<T extends TProperties>(properties: T, options: { descript
   return Type.Object(properties, { additionalProperties: false, ...options });
 }
 
+/**
+ * Schema options of a list whose items are told apart by one field: a map-type list to server-side apply,
+ * merged by that key in strategic merge patches (what kubectl apply sends), as kube-apiserver's own lists.
+ */
+export function keyedBy(key: string) {
+  return {
+    "x-kubernetes-list-type": "map",
+    "x-kubernetes-list-map-keys": [key],
+    "x-kubernetes-patch-strategy": "merge",
+    "x-kubernetes-patch-merge-key": key,
+  } as const;
+}
+
 /** A field whose contents are free-form (kept as sent). */
 export function FreeForm(description: string): TUnsafe<Record<string, unknown>> {
   return Type.Object(

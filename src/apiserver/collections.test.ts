@@ -11,7 +11,7 @@ import { AuthenticatorChain, StaticTokenAuthenticator } from "./authentication.t
 import type { RequestAttributes } from "./authorization/types.ts";
 import { ApiMetrics } from "./metrics.ts";
 import { FINALIZER_ORPHAN, ObjectService } from "./objects.ts";
-import { decodeOpenApiV2, OPENAPI_V2_PROTOBUF } from "./openapi-v2.ts";
+import { decodeOpenApiV2, OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_RESPONSE } from "./openapi-v2.ts";
 import { createApiContext } from "./routes.ts";
 import { createApiServer } from "./server.ts";
 
@@ -184,7 +184,7 @@ describe("collections, paging and the OpenAPI v2 document", () => {
 
     const proto = await call("GET", "/openapi/v2", { accept: OPENAPI_V2_PROTOBUF });
     assert.equal(proto.statusCode, 200);
-    assert.equal(proto.headers["content-type"], OPENAPI_V2_PROTOBUF);
+    assert.equal(proto.headers["content-type"], OPENAPI_V2_PROTOBUF_RESPONSE);
     const decoded = decodeOpenApiV2(proto.rawPayload) as {
       swagger: string;
       definitions: { additionalProperties: { name: string; value: { type?: { value: string[] }; vendorExtension?: { name: string; value: { yaml: string } }[] } }[] };

@@ -35,6 +35,7 @@ import {
 } from "../store/store.ts";
 import { AlreadyExistsError, BadRequestError, ConflictError, GoneError, InvalidError, NotFoundError, refOf, ResourceVersionTooLargeError } from "./errors.ts";
 import { applyPatch, type PatchType } from "./patch.ts";
+import type { PatchSchema } from "./strategic-merge.ts";
 import { matchFields, parseFieldSelector, parseLabelSelector, type FieldRequirement, type LabelSelector } from "./selectors.ts";
 import type { FieldValidation } from "./validation.ts";
 
@@ -413,7 +414,7 @@ export class ObjectService {
       namespace,
       name,
       (current) => {
-        const patched = applyPatch(type, current, body);
+        const patched = applyPatch(type, current, body, def.schema as PatchSchema);
         return objectOfBody(def, patched, namespace);
       },
       "patch",

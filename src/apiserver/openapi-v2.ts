@@ -10,8 +10,10 @@ import { schemaName, toOpenApiSchema } from "./openapi.ts";
 
 type Json = Record<string, unknown>;
 
-/** What clients send in Accept to get the protobuf form. */
+/** What clients send in Accept to get the protobuf form… */
 export const OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+/** …and the type it is answered with (Go's mime parser, like Fastify's, takes no "@"). */
+export const OPENAPI_V2_PROTOBUF_RESPONSE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
 
 /** Keywords Swagger 2.0 shares with OpenAPI 3.0 schemas, kept as they are. */
 const KEPT = ["type", "format", "title", "description", "default", "required", "enum", "maximum", "minimum", "maxLength", "minLength", "pattern", "maxItems", "minItems"];

@@ -98,20 +98,19 @@ function body(ref: string, types: string[]) {
   return { requestBody: { required: true, content: Object.fromEntries(types.map((t) => [t, { schema: { $ref: ref } }])) } };
 }
 
-const PATCH_TYPES = ["application/json-patch+json", "application/merge-patch+json"];
-const CORE_PATCH_TYPES = [...PATCH_TYPES, "application/strategic-merge-patch+json"];
+// Every kind takes strategic merge patches: kubectl computes them from the schemas' patch strategies.
+const PATCH_TYPES = ["application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"];
 
 function paths(def: KindDefinition): Json {
   const ref = `#/components/schemas/${schemaName(def)}`;
   const root = def.group === "" ? `/api/${def.version}` : `/apis/${def.group}/${def.version}`;
   const collection = def.namespaced ? `${root}/namespaces/{namespace}/${def.plural}` : `${root}/${def.plural}`;
   const nsParams = def.namespaced ? [pathParam("namespace")] : [];
-  const patchTypes = def.group === "" ? CORE_PATCH_TYPES : PATCH_TYPES;
   const item = {
     parameters: [...nsParams, pathParam("name")],
     get: operation(def, "get", "read", ref),
     put: operation(def, "put", "replace", ref, { parameters: WRITE_PARAMS, ...body(ref, ["application/json"]) }),
-    patch: operation(def, "patch", "patch", ref, { parameters: WRITE_PARAMS, ...body(ref, patchTypes) }),
+    patch: operation(def, "patch", "patch", ref, { parameters: WRITE_PARAMS, ...body(ref, PATCH_TYPES) }),
     delete: operation(def, "delete", "delete", ref, { parameters: [QUERY("propagationPolicy", "Background, Foreground or Orphan")] }),
   };
   const result: Json = {
@@ -128,7 +127,7 @@ function paths(def: KindDefinition): Json {
       parameters: [...nsParams, pathParam("name")],
       get: operation(def, "get", "readStatus", ref),
       put: operation(def, "put", "replaceStatus", ref, { parameters: WRITE_PARAMS, ...body(ref, ["application/json"]) }),
-      patch: operation(def, "patch", "patchStatus", ref, { parameters: WRITE_PARAMS, ...body(ref, patchTypes) }),
+      patch: operation(def, "patch", "patchStatus", ref, { parameters: WRITE_PARAMS, ...body(ref, PATCH_TYPES) }),
     };
   }
   return result;

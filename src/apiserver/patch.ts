@@ -1,9 +1,9 @@
 // PATCH bodies: JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch, which
-// kubectl sends for the core kinds it knows. Slipway's kinds carry no patch strategies, so a strategic
-// merge patch is applied as a merge patch once its directives are removed.
+// kubectl sends for every kind whose schema it has (see strategic-merge.ts).
 import fastJsonPatch from "fast-json-patch";
 import type { Operation } from "fast-json-patch";
 import { BadRequestError, UnsupportedMediaTypeError } from "./errors.ts";
+import { strategicMerge, type PatchSchema } from "./strategic-merge.ts";
 
 export type PatchType = "merge" | "json" | "strategic";
 
@@ -35,26 +35,14 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return result;
 }
 
-/** Removes strategic-merge directives ($patch, $retainKeys, $setElementOrder/…, $deleteFromPrimitiveList/…). */
-function stripDirectives(patch: unknown): unknown {
-  if (Array.isArray(patch)) return patch.map(stripDirectives);
-  if (!isPlainObject(patch)) return patch;
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (key.startsWith("$")) continue;
-    out[key] = stripDirectives(value);
-  }
-  return out;
-}
-
-export function applyPatch(type: PatchType, original: unknown, body: unknown): unknown {
+/** Applies a patch; a strategic merge patch follows the patch strategies of `schema` (the kind's). */
+export function applyPatch(type: PatchType, original: unknown, body: unknown, schema?: PatchSchema): unknown {
   switch (type) {
     case "merge":
       if (!isPlainObject(body)) throw new BadRequestError("a merge patch must be a JSON object");
       return mergePatch(original, body);
     case "strategic":
-      if (!isPlainObject(body)) throw new BadRequestError("a strategic merge patch must be a JSON object");
-      return mergePatch(original, stripDirectives(body));
+      return strategicMerge(original, body, schema);
     case "json": {
       if (!Array.isArray(body)) throw new BadRequestError("a JSON patch must be an array of operations");
       // A path through __proto__ or constructor is refused; so is moving a document into itself.

@@ -1,6 +1,5 @@
 // The REST surface of one API (one registry over one store): URL parsing, verbs, Tables and watches.
 // The server mounts one or more of these (the sim cloud serves a workload cluster's API per path).
-import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { parse as parseYaml } from "yaml";
 import type { KindDefinition, Registry } from "../api/registry.ts";
@@ -11,7 +10,7 @@ import { BadRequestError, InternalError, InvalidError, MethodNotAllowedError, No
 import type { ApiMetrics } from "./metrics.ts";
 import type { ObjectService, DeleteOptions, DeletePropagation, ObjectEvent, WriteOptions, WriteResult } from "./objects.ts";
 import { renderOpenApi } from "./openapi.ts";
-import { OPENAPI_V2_PROTOBUF, renderedOpenApiV2 } from "./openapi-v2.ts";
+import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_RESPONSE, renderedOpenApiV2 } from "./openapi-v2.ts";
 import { patchTypeOf } from "./patch.ts";
 import { fieldManagerError, fieldManagerOf, type Identity, type RequestContext } from "./request-context.ts";
 import { toTable, wantsTable, type IncludeObject } from "./table.ts";
@@ -395,13 +394,13 @@ async function serveResource(
   }
 }
 
-function openapi(ctx: ApiContext, segments: string[], request: FastifyRequest, reply: FastifyReply): string | Readable {
+function openapi(ctx: ApiContext, segments: string[], request: FastifyRequest, reply: FastifyReply): string | Buffer {
   if (segments[1] === "v2" && segments.length === 2) {
     const forms = renderedOpenApiV2(ctx.registry);
-    if ((request.headers.accept ?? "").includes(OPENAPI_V2_PROTOBUF)) {
-      // Fastify does not take this media type ("@" is no token character) for a buffer; a stream it sends as is.
-      reply.header("content-type", OPENAPI_V2_PROTOBUF);
-      return Readable.from([forms.protobuf]);
+    const accept = request.headers.accept ?? "";
+    if (accept.includes(OPENAPI_V2_PROTOBUF) || accept.includes(OPENAPI_V2_PROTOBUF_RESPONSE)) {
+      reply.type(OPENAPI_V2_PROTOBUF_RESPONSE);
+      return forms.protobuf;
     }
     reply.type("application/json");
     return forms.json;

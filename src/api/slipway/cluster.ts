@@ -1,7 +1,7 @@
 // Cluster: the user's declaration of a Kubernetes cluster — control plane in one connection, worker
 // pools in any — and the status the controllers report back.
 import { Type, type Static } from "@sinclair/typebox";
-import { Condition, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
+import { Condition, keyedBy, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
 import { ageColumn, fieldColumn, readyOfDesired } from "../columns.ts";
 import { dnsLabelErrors, duplicate, immutable, invalid, notSupported, required } from "../field-errors.ts";
@@ -111,7 +111,7 @@ export const ClusterSpecSchema = Struct(
     ),
     controlPlane: Type.Optional(ControlPlaneSpec),
     registration: Type.Optional(RegistrationSpec),
-    workers: Type.Optional(Type.Array(WorkerPoolSpec, { default: [], maxItems: MAX_WORKER_POOLS, description: `Worker pools, in any connections (at most ${MAX_WORKER_POOLS}).` })),
+    workers: Type.Optional(Type.Array(WorkerPoolSpec, { ...keyedBy("name"), default: [], maxItems: MAX_WORKER_POOLS, description: `Worker pools, in any connections (at most ${MAX_WORKER_POOLS}).` })),
     network: Type.Optional(NetworkSpec),
     paused: Type.Optional(Type.Boolean({ description: "If true, controllers leave the cluster and everything made for it (infrastructures, pools, machines) as it is; deletion still runs." })),
     templateName: Type.Optional(

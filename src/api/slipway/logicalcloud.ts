@@ -4,7 +4,7 @@
 // a mesh namespace, the trust bundle in the namespace, a DNS stanza for its service domain); each user
 // gets one kubeconfig with a context per cluster, whose client certificate that cluster signed.
 import { Type, type Static } from "@sinclair/typebox";
-import { Condition, MapOf, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
+import { Condition, keyedBy, MapOf, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
 import { ageColumn, fieldColumn, readyOfDesired } from "../columns.ts";
 import { dnsLabelErrors, duplicate, immutable, invalid, required } from "../field-errors.ts";
@@ -43,9 +43,9 @@ export type LogicalCloudUser = Static<typeof UserSchema>;
 export const LogicalCloudSpecSchema = Struct(
   {
     namespace: Type.String({ minLength: 1, description: "The namespace made on every cluster (a DNS label). Cannot be changed." }),
-    clusters: Type.Optional(Type.Array(ClusterTargetSchema, { description: "Member clusters, by name (built or registered)." })),
+    clusters: Type.Optional(Type.Array(ClusterTargetSchema, { ...keyedBy("name"), description: "Member clusters, by name (built or registered)." })),
     clusterSelector: Type.Optional(labelSelectorSchema("Member clusters, by label (in addition to those named).")),
-    users: Type.Optional(Type.Array(UserSchema, { description: "Users and their permissions." })),
+    users: Type.Optional(Type.Array(UserSchema, { ...keyedBy("name"), description: "Users and their permissions." })),
     quota: Type.Optional(MapOf(Type.String(), "A ResourceQuota's hard limits, as quantities: pods: \"5\", requests.cpu: \"2\", limits.memory: 4Gi.")),
   },
   { description: "The namespace, members, users and quota." },

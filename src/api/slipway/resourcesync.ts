@@ -3,7 +3,7 @@
 // retried per cluster with backoff, pruned when they leave the set, a cluster leaves the targets or the
 // ResourceSync is deleted. Status says, per cluster and per object, what happened last.
 import { Type, type Static } from "@sinclair/typebox";
-import { Condition, FreeForm, StringEnum, Struct, objectSchema, type KubeObject, type ObjectOf } from "../meta.ts";
+import { Condition, FreeForm, keyedBy, StringEnum, Struct, objectSchema, type KubeObject, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
 import { ageColumn, fieldColumn, readyOfDesired } from "../columns.ts";
 import { dnsLabelErrors, duplicate, invalid, objectNameErrors, required } from "../field-errors.ts";
@@ -33,7 +33,7 @@ const SourceSchema = Struct(
 
 export const ResourceSyncSpecSchema = Struct(
   {
-    clusters: Type.Optional(Type.Array(ClusterTargetSchema, { description: "Clusters to deliver to, by name." })),
+    clusters: Type.Optional(Type.Array(ClusterTargetSchema, { ...keyedBy("name"), description: "Clusters to deliver to, by name." })),
     clusterSelector: Type.Optional(labelSelectorSchema("Clusters to deliver to, by label (in addition to those named).")),
     resources: Type.Optional(Type.Array(FreeForm("A Kubernetes manifest: apiVersion, kind, metadata.name, and the rest."), { description: "Manifests, inline." })),
     resourcesFrom: Type.Optional(Type.Array(SourceSchema, { description: "Manifests kept in ConfigMaps or Secrets." })),
