@@ -1,15 +1,19 @@
 // The ecosystem's clients against a real `slipway up`: kubectl's apply as GitOps and backups use it
 // (strategic merge patches computed from the served schemas, a `v1 List` validated against /openapi/v2),
-// and the official Python client (Debian's python3-kubernetes): watch, paging with remainingItemCount,
-// deletecollection, custom objects and errors.
+// kubectl 1.31 and 1.33 (protobuf), the official JavaScript client (@kubernetes/client-node: informer,
+// CRUD, patch, paging, deletecollection) and the official Python client (Debian's python3-kubernetes):
+// watch, paging with remainingItemCount, deletecollection, custom objects and errors.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { kubectl, REPO, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, makeInformer, PatchStrategy, setHeaderOptions, type V1ConfigMap } from "@kubernetes/client-node";
+import { eventually, kubectl, REPO, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 
 const PYTHON = "/usr/bin/python3";
+/** kubectl of fixed versions beside the dispatcher; from 1.32 it sends built-in kinds as protobuf. */
+const KUBECTL_VERSIONS = ["1.31", "1.33"].map((v) => ({ version: v, bin: `/usr/lib/google-cloud-sdk/bin/kubectl.${v}` }));
 
 const CLUSTER = (westReplicas: number) => `
 apiVersion: slipway.dev/v1alpha1
@@ -99,6 +103,24 @@ describe("clients of the Kubernetes API", () => {
     assert.notEqual(kubectl(kc, ["get", "configmap", "shop-settings-2"]).status, 0);
   });
 
+  for (const { version, bin } of KUBECTL_VERSIONS) {
+    it(`kubectl ${version} creates, reads and deletes namespaces, secrets and config maps (protobuf from 1.32)`, () => {
+      const run = (...args: string[]) => {
+        const r = spawnSync(bin, ["--kubeconfig", kc, ...args], { encoding: "utf8", timeout: 30_000 });
+        assert.equal(r.status, 0, `kubectl ${version} ${args.join(" ")}: ${r.stderr}`);
+        return r.stdout;
+      };
+      const ns = `team-${version.replace(".", "-")}`;
+      assert.match(run("create", "namespace", ns), /created/);
+      assert.match(run("create", "secret", "generic", "token", "--from-literal=value=t0ps3cret", "-n", ns), /created/);
+      assert.match(run("create", "configmap", "settings", "--from-literal=mode=fast", "-n", ns), /created/);
+      assert.equal(Buffer.from(run("get", "secret", "token", "-n", ns, "-o", "jsonpath={.data.value}"), "base64").toString(), "t0ps3cret");
+      assert.equal(run("get", "configmap", "settings", "-n", ns, "-o", "jsonpath={.data.mode}"), "fast");
+      assert.equal(run("get", "namespace", ns, "-o", "jsonpath={.status.phase}"), "Active");
+      assert.match(run("delete", "namespace", ns, "--wait=false"), /deleted/);
+    });
+  }
+
   it("serves the Python client: watch events, full pages that count what remains, deletecollection, custom objects, errors", () => {
     const run = spawnSync(PYTHON, [join(REPO, "test/support/python-client.py"), kc, "default"], { encoding: "utf8", timeout: 60_000 });
     assert.equal(run.status, 0, run.stderr);
@@ -132,5 +154,48 @@ describe("clients of the Kubernetes API", () => {
     ]);
     assert.deepEqual(seen.clusters, ["shop"]);
     assert.deepEqual(seen.missing, { status: 404, reason: "NotFound" });
+  });
+
+  it("serves @kubernetes/client-node: an informer sees every change, CRUD, merge patch, paging, deletecollection, errors", async () => {
+    const config = new KubeConfig();
+    config.loadFromFile(kc);
+    const core = config.makeApiClient(CoreV1Api);
+    const custom = config.makeApiClient(CustomObjectsApi);
+    const namespace = "default";
+    const seen: string[] = [];
+    const informer = makeInformer(config, `/api/v1/namespaces/${namespace}/configmaps`, () => core.listNamespacedConfigMap({ namespace, labelSelector: "suite=node" }), "suite=node");
+    informer.on("add", (o: V1ConfigMap) => seen.push(`add ${o.metadata?.name}`));
+    informer.on("update", (o: V1ConfigMap) => seen.push(`update ${o.metadata?.name} ${o.data?.i}`));
+    informer.on("delete", (o: V1ConfigMap) => seen.push(`delete ${o.metadata?.name}`));
+    await informer.start();
+    try {
+      for (let i = 0; i < 3; i++) {
+        await core.createNamespacedConfigMap({ namespace, body: { metadata: { name: `node-${i}`, labels: { suite: "node" } }, data: { i: String(i) } } });
+      }
+      await core.patchNamespacedConfigMap({ name: "node-1", namespace, body: { data: { i: "patched" } } }, setHeaderOptions("Content-Type", PatchStrategy.MergePatch));
+      await core.deleteNamespacedConfigMap({ name: "node-2", namespace });
+      const page = await core.listNamespacedConfigMap({ namespace, labelSelector: "suite=node", limit: 1 });
+      assert.deepEqual(
+        page.items.map((i) => i.metadata?.name),
+        ["node-0"],
+      );
+      assert.ok(page.metadata?._continue, "a full page under a selector carries continue");
+      const next = await core.listNamespacedConfigMap({ namespace, labelSelector: "suite=node", limit: 1, _continue: page.metadata._continue });
+      assert.deepEqual(
+        next.items.map((i) => i.metadata?.name),
+        ["node-1"],
+      );
+      await assert.rejects(core.readNamespacedConfigMap({ name: "missing", namespace }), (e: unknown) => e instanceof ApiException && e.code === 404);
+      const clusters = (await custom.listNamespacedCustomObject({ group: "slipway.dev", version: "v1alpha1", namespace, plural: "clusters" })) as { items: { metadata: { name: string } }[] };
+      assert.deepEqual(
+        clusters.items.map((c) => c.metadata.name),
+        ["shop"],
+      );
+      await core.deleteCollectionNamespacedConfigMap({ namespace, labelSelector: "suite=node" });
+      await eventually(() => seen.length >= 7, { what: "the informer to see the collection deleted" });
+      assert.deepEqual(seen, ["add node-0", "add node-1", "add node-2", "update node-1 patched", "delete node-2", "delete node-0", "delete node-1"]);
+    } finally {
+      await informer.stop();
+    }
   });
 });

@@ -150,7 +150,7 @@ export class UnsupportedMediaTypeError extends ApiError {
   readonly code = 415;
   readonly reason = "UnsupportedMediaType";
   constructor(contentType: string) {
-    super(`the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/merge-patch+json, application/json-patch+json, application/strategic-merge-patch+json (got ${contentType})`);
+    super(`the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/merge-patch+json, application/json-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (got ${contentType})`);
   }
 }
 

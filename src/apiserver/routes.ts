@@ -10,6 +10,7 @@ import { BadRequestError, InternalError, InvalidError, MethodNotAllowedError, No
 import type { ApiMetrics } from "./metrics.ts";
 import type { ObjectService, DeleteOptions, DeletePropagation, ObjectEvent, WriteOptions, WriteResult } from "./objects.ts";
 import { renderOpenApi } from "./openapi.ts";
+import { decodeProtobuf, PROTOBUF } from "./protobuf.ts";
 import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_RESPONSE, renderedOpenApiV2 } from "./openapi-v2.ts";
 import { patchTypeOf } from "./patch.ts";
 import { fieldManagerError, fieldManagerOf, type Identity, type RequestContext } from "./request-context.ts";
@@ -133,8 +134,9 @@ export function nestingDepth(value: unknown): number {
 function parseBody(request: FastifyRequest): unknown {
   const raw = request.body;
   if (raw === undefined || raw === null || raw === "") return undefined;
+  if (Buffer.isBuffer(raw) && mimeOf(request) === PROTOBUF) return raw.length === 0 ? undefined : decodeProtobuf(raw);
   const text = typeof raw === "string" ? raw : Buffer.isBuffer(raw) ? raw.toString("utf8") : JSON.stringify(raw);
-  const mime = (request.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase();
+  const mime = mimeOf(request);
   let parsed: unknown;
   try {
     parsed = mime === "application/yaml" || mime === "application/x-yaml" ? (parseYaml(text) as unknown) : (JSON.parse(text) as unknown);
@@ -145,9 +147,14 @@ function parseBody(request: FastifyRequest): unknown {
   return parsed;
 }
 
+function mimeOf(request: FastifyRequest): string {
+  return (request.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase();
+}
+
+/** The body of a create, update or computed action: JSON, YAML, or protobuf for the kinds that have a message. */
 function requireJsonBody(request: FastifyRequest): unknown {
-  const mime = (request.headers["content-type"] ?? "application/json").split(";")[0]!.trim().toLowerCase();
-  if (!["application/json", "application/yaml", "application/x-yaml"].includes(mime)) throw new UnsupportedMediaTypeError(mime);
+  const mime = mimeOf(request);
+  if (!["application/json", "application/yaml", "application/x-yaml", PROTOBUF].includes(mime)) throw new UnsupportedMediaTypeError(mime);
   const body = parseBody(request);
   if (body === undefined) throw new BadRequestError("the request body is empty");
   return body;

@@ -10,6 +10,7 @@ import { handleApiRequest, type ApiContext, type RequestInfo } from "./routes.ts
 import { SERVER_VERSION } from "./discovery.ts";
 import { PING, runHealthChecks, type HealthCheck } from "./health.ts";
 import { credentialsOf, type Authenticator } from "./authentication.ts";
+import { encodeProtobuf, hasProtobuf, prefersProtobuf, PROTOBUF } from "./protobuf.ts";
 import { authorize } from "./authorization/authorizer.ts";
 import type { AuditRecord } from "./audit.ts";
 
@@ -125,6 +126,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => done(null, body));
+  app.addContentTypeParser(PROTOBUF, { parseAs: "buffer" }, (_req, body, done) => done(null, body));
 
   const record = (request: FastifyRequest, code: number) => {
     const info = infos.get(request);
@@ -201,6 +203,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
       infos.delete(request);
       return reply;
     }
+    if (prefersProtobuf(request.headers.accept) && hasProtobuf(body)) return reply.type(PROTOBUF).send(encodeProtobuf(body as Record<string, unknown>));
     return body;
   });
 
