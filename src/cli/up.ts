@@ -48,6 +48,9 @@ export interface UpFlags {
   simToken?: string;
   pollInterval: string;
   resyncInterval: string;
+  orphanSweepInterval: string;
+  orphanGrace: string;
+  orphanDryRun?: boolean;
   auditLog?: string;
 }
 
@@ -83,6 +86,9 @@ export function registerUpCommand(program: Command): void {
     .option("--poll-interval <duration>", "how often controllers look again at slow cloud work", "1s")
     .option("--lease-warning <duration>", "how long before a Lease ends a LeaseEndingSoon Warning Event is recorded", "5m")
     .option("--resync-interval <duration>", "how often resources delivered to clusters (ResourceSyncs) are checked for drift, and registered clusters are asked", "30s")
+    .option("--orphan-sweep-interval <duration>", "how often each connection's cloud is searched for resources whose owner is gone", "5m")
+    .option("--orphan-grace <duration>", "how long a cloud resource must stay without its owner before it is deleted", "10m")
+    .option("--orphan-dry-run", "report orphaned cloud resources (Events, metric) without deleting them")
     .action(async (flags: UpFlags) => {
       await runUp(flags);
     });
@@ -135,6 +141,11 @@ export async function runUp(flags: UpFlags): Promise<void> {
     pollMs: parseDuration(flags.pollInterval, "--poll-interval"),
     leaseWarningMs: parseDuration(flags.leaseWarning, "--lease-warning"),
     resyncMs: parseDuration(flags.resyncInterval, "--resync-interval"),
+    sweeper: {
+      intervalMs: parseDuration(flags.orphanSweepInterval, "--orphan-sweep-interval"),
+      graceMs: parseDuration(flags.orphanGrace, "--orphan-grace"),
+      dryRun: flags.orphanDryRun === true,
+    },
     auditLog: resolve(flags.auditLog ?? join(dataDir, "audit.log")),
   });
   process.stdout.write(

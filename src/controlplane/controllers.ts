@@ -9,6 +9,7 @@ import { registerOperationController } from "../controllers/operation/controller
 import { registerClusterController } from "../controllers/cluster/controller.ts";
 import { registerConnectionController } from "../controllers/connection/controller.ts";
 import { registerRegistrationController } from "../controllers/registration/controller.ts";
+import { registerOrphanSweeper, type SweeperOptions } from "../controllers/sweeper/controller.ts";
 import { registerResourceSyncController } from "../controllers/resourcesync/controller.ts";
 import { registerLogicalCloudController } from "../controllers/logicalcloud/controller.ts";
 import { registerHostController } from "../controllers/host/controller.ts";
@@ -44,6 +45,8 @@ export interface ControllersOptions {
   leaseWarningMs?: number;
   /** How often a ResourceSync looks again at each applied cluster for drift, and a registered cluster is asked (default 30 s). */
   resyncMs?: number;
+  /** The orphan sweeper's interval, grace period and dry-run mode (defaults: 5 minutes, 10 minutes, off). */
+  sweeper?: Omit<SweeperOptions, "metrics">;
 }
 
 /** The replica name `slipway up` uses unless told otherwise: host and port, unique on one machine. */
@@ -99,6 +102,7 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
   registerResourceSyncController(manager, { workloads }, options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs });
   registerLogicalCloudController(manager, { workloads });
   registerHostController(manager);
+  registerOrphanSweeper(manager, { providers }, { ...options.sweeper, metrics: options.metrics });
   await manager.start();
   return {
     manager,

@@ -24,7 +24,7 @@ import { openStore, type StoreKind } from "./stores.ts";
 import { ensureCredentials, issueServingCertificate } from "./credentials.ts";
 import { Compactor } from "./compaction.ts";
 import { ensureDefaultNamespaces } from "./namespaces.ts";
-import { defaultReplicaName, startControllers } from "./controllers.ts";
+import { defaultReplicaName, startControllers, type ControllersOptions } from "./controllers.ts";
 import { clusterOperations } from "../controllers/cluster/operations.ts";
 import { installedProviders } from "../providers/index.ts";
 import { openSimCloud, type SimCloudOptions } from "./simcloud.ts";
@@ -64,6 +64,8 @@ export interface ControlPlaneOptions {
   leaseWarningMs?: number;
   /** How often resources delivered to clusters are checked for drift (default 30 s). */
   resyncMs?: number;
+  /** The orphan sweeper (see ControllersOptions). */
+  sweeper?: ControllersOptions["sweeper"];
   /** Where every request is recorded (default DIR/audit.log). */
   auditLog?: string;
 }
@@ -185,6 +187,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       pollMs: options.pollMs,
       leaseWarningMs: options.leaseWarningMs,
       resyncMs: options.resyncMs,
+      sweeper: options.sweeper,
     });
     // Stopped first: in-flight reconciles finish while the store is still open, and the shards are
     // handed over before this replica goes away.
