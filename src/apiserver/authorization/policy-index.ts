@@ -39,6 +39,9 @@ class MultiMap<V> {
   get(key: string): ReadonlySet<V> | undefined {
     return this.map.get(key);
   }
+  clear(): void {
+    this.map.clear();
+  }
 }
 
 const userKey = (name: string): string => `user:${name}`;
@@ -92,6 +95,14 @@ export class PolicyIndex {
 
   deleted(object: RbacObject): void {
     this.remove(object);
+  }
+
+  /** Forgets everything (before the objects are read again). */
+  clear(): void {
+    this.clusterRoles.clear();
+    this.roles.clear();
+    this.bindings.clear();
+    this.bindingsBySubject.clear();
   }
 
   /** The rules of a Role (in `namespace`) or ClusterRole, or why they cannot be had. */
