@@ -56,12 +56,10 @@ export interface ServiceAccountTokensOptions {
   now?: () => number;
 }
 
-function invalid(field: string, message: string): InvalidError {
-  return new InvalidError({ group: TOKEN_REQUEST.group, kind: TOKEN_REQUEST.kind, plural: TOKEN_REQUEST.plural }, [{ field, reason: "FieldValueInvalid", message }]);
-}
-
-/** The spec of a TokenRequest body, checked (kubectl sends nulls for what it leaves out). */
-function tokenRequestSpec(body: unknown, defaultAudiences: readonly string[]): { audiences: string[]; expirationSeconds: number } {
+/** The spec of a TokenRequest body for the account `name`, checked (kubectl sends nulls for what it leaves out). */
+function tokenRequestSpec(name: string, body: unknown, defaultAudiences: readonly string[]): { audiences: string[]; expirationSeconds: number } {
+  const invalid = (field: string, message: string) =>
+    new InvalidError({ group: TOKEN_REQUEST.group, kind: TOKEN_REQUEST.kind, plural: TOKEN_REQUEST.plural, name }, [{ field, reason: "FieldValueInvalid", message }]);
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw new BadRequestError("the request body must be a TokenRequest object");
   const object = body as { kind?: unknown; spec?: unknown };
   if (object.kind !== undefined && object.kind !== TOKEN_REQUEST.kind) throw new BadRequestError(`the request body must be a ${API_VERSION} TokenRequest (got kind ${String(object.kind)})`);
@@ -121,7 +119,7 @@ export class ServiceAccountTokens {
       discovery: { group: TOKEN_REQUEST.group, version: TOKEN_REQUEST.version, kind: TOKEN_REQUEST.kind },
       code: 201,
       handle: async ({ namespace, name, body }) => {
-        const spec = tokenRequestSpec(body, this.options.audiences);
+        const spec = tokenRequestSpec(name, body, this.options.audiences);
         // Read as the server: asking for a token is what the caller was authorized for.
         const account = await this.options.objects.get(this.options.kind, namespace, name);
         const { token, expiresAt } = await this.issue(account, spec);
