@@ -175,6 +175,8 @@ describe("users, service accounts and RBAC on the control plane", () => {
         req.on("error", reject);
         req.end(JSON.stringify(body));
       });
+    const refused = await post("/login/codes", {}, botToken);
+    assert.equal(refused.status, 403, "a service account's short-lived token does not become a 12-hour console session");
     const link = await post("/login/codes", {}, base.token);
     assert.equal(link.status, 200, link.body);
     const code = new URL((JSON.parse(link.body) as { link: string }).link).hash.replace(/^#login=/, "");

@@ -47,6 +47,7 @@ describe("access to the control plane's API", () => {
   const adminToken = "admin-token";
   const setup = controlPlaneObjects();
   let botToken = "";
+  let access: ReturnType<typeof controlPlaneAccess>;
 
   before(async () => {
     const { objects, rbac } = await setup;
@@ -59,7 +60,7 @@ describe("access to the control plane's API", () => {
     await objects.create(ACCOUNT, "team-a", { metadata: { name: "bot" } });
     await objects.create(ROLE_BINDING, "team-a", binding("team-a", "bot-view", "view", { kind: "ServiceAccount", name: "bot" }));
     const credentials = { ca: { certPem: "", keyPem: "" }, adminToken, serviceAccountKey: createServiceAccountKey() };
-    const access = controlPlaneAccess(objects, rbac, { registry, credentials, sessions: new SessionTokens(adminToken) });
+    access = controlPlaneAccess(objects, rbac, { registry, credentials, sessions: new SessionTokens(adminToken) });
     const ctx = createApiContext({ registry, objects, metrics: new ApiMetrics(), actions: [access.tokens.action()], createOnly: access.createOnly });
     app = createApiServer({ logger: pino({ level: "silent" }), metrics: new ApiMetrics(), route: (_request, path) => ({ ctx, path, authenticator: access.authenticator }) });
     await app.ready();
@@ -157,6 +158,13 @@ describe("access to the control plane's API", () => {
     assert.equal(refused.statusCode, 403);
     const forged = `${botToken.slice(0, -4)}AAAA`;
     assert.equal((await call("GET", "/apis/slipway.dev/v1alpha1/namespaces/team-a/clusters", forged)).statusCode, 401);
+  });
+
+  it("makes console sign-in links for the admin only, unless RBAC grants them", async () => {
+    const as = (token: string) => access.signInLinkFor({ authorization: `Bearer ${token}`, clientCertificate: () => undefined });
+    assert.equal((await as(adminToken))?.user, "admin");
+    await assert.rejects(as(botToken), (e: Error & { code?: number }) => e.code === 403 && /cannot post path "\/login\/codes"/.test(e.message));
+    assert.equal(await as("nobody"), undefined);
   });
 
   it("refuses a binding that grants more than its author holds", async () => {

@@ -6,7 +6,8 @@
 // `kubectl auth can-i` ask.
 import type { KubeObject } from "../api/meta.ts";
 import type { KindDefinition, Registry } from "../api/registry.ts";
-import { AuthenticatorChain, bearerToken, ClientCertificates, StaticTokenAuthenticator, type Authenticator } from "../apiserver/authentication.ts";
+import { AuthenticatorChain, bearerToken, ClientCertificates, StaticTokenAuthenticator, type Authenticator, type Credentials } from "../apiserver/authentication.ts";
+import { authorize } from "../apiserver/authorization/authorizer.ts";
 import { defaultClusterRoleBindings, defaultClusterRoles } from "../apiserver/authorization/default-roles.ts";
 import { selfReviews } from "../apiserver/authorization/reviews.ts";
 import { ServedRbac } from "../apiserver/authorization/served.ts";
@@ -25,6 +26,9 @@ export const ADMIN_IDENTITY: Identity = { user: "admin", groups: [GROUP_MASTERS]
 /** The `iss` of the control plane's ServiceAccount tokens, and the audience its API accepts. */
 export const TOKEN_ISSUER = "https://slipway.local";
 export const API_AUDIENCE = "slipway";
+
+/** The console's path that makes sign-in links. */
+const SIGN_IN_LINKS = "/login/codes";
 
 /** The ClusterRole Slipway's controllers act with (bound to every service account of slipway-system). */
 export const CONTROLLERS_ROLE = "slipway:controllers";
@@ -92,6 +96,13 @@ export interface ControlPlaneAccess {
   tokens: ServiceAccountTokens;
   authenticator: Authenticator;
   createOnly: CreateOnlyResource[];
+  /**
+   * Who may have a console sign-in link made for them (POST /login/codes): an authenticated caller RBAC
+   * allows `post` on that path — members of system:masters unless a ClusterRole grants it. A console
+   * session lasts 12 hours and does not follow its credential: a short-lived ServiceAccount token must
+   * not become one by default.
+   */
+  signInLinkFor(credentials: Credentials): Promise<Identity | undefined>;
 }
 
 export interface ControlPlaneAccessOptions {
@@ -124,5 +135,10 @@ export function controlPlaneAccess(objects: ObjectService, rbac: ServedRbac, opt
     ...(options.more ?? []),
   ]);
   const createOnly = selfReviews({ authorizer: rbac.authorizer, rulesReview: (identity, namespace) => rbac.rulesReview(identity, namespace) });
-  return { rbac, tokens, authenticator, createOnly };
+  const signInLinkFor = async (credentials: Credentials) => {
+    const identity = await authenticator.authenticate(credentials);
+    if (identity) await authorize(rbac.authorizer, { identity, verb: "post", path: SIGN_IN_LINKS });
+    return identity;
+  };
+  return { rbac, tokens, authenticator, createOnly, signInLinkFor };
 }

@@ -162,7 +162,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       readiness,
       version: await version,
       route: (_request, path) => ({ ctx: api, path, authenticator }),
-      site: consoleSite({ codes, sessions, authenticate: (request) => authenticator.authenticate(credentialsOf(request)), url: () => `${url}/` }),
+      site: consoleSite({ codes, sessions, authenticate: (request) => access.signInLinkFor(credentialsOf(request)), url: () => `${url}/` }),
     });
     closers.unshift(() => app.close());
     const collectors = new Collectors(objects, log.child({ component: "collectors" }));
