@@ -123,6 +123,9 @@ describe("access to the control plane's API", () => {
     assert.equal((await canI(botToken, { namespace: "team-a", verb: "create", group: "slipway.dev", resource: "clusters" })).allowed, false);
     assert.equal((await canI(botToken, { namespace: "team-a", verb: "get", group: "slipway.dev", resource: "clusters", subresource: "status" })).allowed, true);
     assert.equal((await canI(adminToken, { namespace: "team-b", verb: "delete", group: "slipway.dev", resource: "clusters" })).allowed, true);
+    // The catalogue of cluster templates is everyone's to read, and no one's to change but its keepers'.
+    assert.equal((await canI(botToken, { verb: "list", group: "slipway.dev", resource: "clustertemplates" })).allowed, true);
+    assert.equal((await canI(botToken, { verb: "create", group: "slipway.dev", resource: "clustertemplates" })).allowed, false);
 
     const rules = await call("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", botToken, { kind: "SelfSubjectRulesReview", spec: { namespace: "team-a" } });
     assert.equal(rules.statusCode, 201, rules.body);

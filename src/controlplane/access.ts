@@ -2,7 +2,7 @@
 // directory's kubeconfig — a break-glass member of system:masters —, the console's session tokens,
 // ServiceAccount tokens, client certificates of Slipway's CA), Kubernetes RBAC over the control plane's
 // own Role/ClusterRole/RoleBinding/ClusterRoleBinding objects, the default roles installed at start,
-// the role Slipway's controllers act with, and the self reviews `kubectl auth whoami` and
+// the role Slipway's controllers act with, the cluster templates every signed-in user may read, and the self reviews `kubectl auth whoami` and
 // `kubectl auth can-i` ask.
 import type { KubeObject } from "../api/meta.ts";
 import type { KindDefinition, Registry } from "../api/registry.ts";
@@ -11,7 +11,7 @@ import { authorize } from "../apiserver/authorization/authorizer.ts";
 import { defaultClusterRoleBindings, defaultClusterRoles } from "../apiserver/authorization/default-roles.ts";
 import { selfReviews } from "../apiserver/authorization/reviews.ts";
 import { ServedRbac } from "../apiserver/authorization/served.ts";
-import { GROUP_MASTERS, RBAC_GROUP, type PolicyRule } from "../apiserver/authorization/types.ts";
+import { GROUP_AUTHENTICATED, GROUP_MASTERS, RBAC_GROUP, type PolicyRule } from "../apiserver/authorization/types.ts";
 import type { ObjectService } from "../apiserver/objects.ts";
 import type { Identity } from "../apiserver/request-context.ts";
 import type { CreateOnlyResource } from "../apiserver/routes.ts";
@@ -40,6 +40,10 @@ const CONTROLLER_RULES: PolicyRule[] = [
   { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "watch"] },
 ];
 
+/** The catalogue every namespace's clusters are made from: anyone signed in may read it. */
+export const CATALOGUE_READER_ROLE = "slipway:catalogue-reader";
+const CATALOGUE_RULES: PolicyRule[] = [{ apiGroups: ["slipway.dev"], resources: ["clustertemplates"], verbs: ["get", "list", "watch"] }];
+
 /** Asking for a plan is creating nothing: whoever may edit clusters may ask. */
 const PLAN_RULE: PolicyRule = { apiGroups: ["slipway.dev"], resources: ["clusters/plan"], verbs: ["create"] };
 
@@ -48,17 +52,22 @@ export function controlPlaneRbacObjects(): KubeObject[] {
   const roles = defaultClusterRoles().map((role) => (role.metadata.name === "edit" || role.metadata.name === "admin" ? { ...role, rules: [...role.rules, PLAN_RULE] } : role));
   const labels = { "kubernetes.io/bootstrapping": "rbac-defaults" };
   const annotations = { "rbac.authorization.kubernetes.io/autoupdate": "true" };
-  const controllers = [
-    { apiVersion: `${RBAC_GROUP}/v1`, kind: "ClusterRole", metadata: { name: CONTROLLERS_ROLE, labels, annotations }, rules: CONTROLLER_RULES },
+  const boundToGroup = (name: string, rules: PolicyRule[], group: string) => [
+    { apiVersion: `${RBAC_GROUP}/v1`, kind: "ClusterRole", metadata: { name, labels, annotations }, rules },
     {
       apiVersion: `${RBAC_GROUP}/v1`,
       kind: "ClusterRoleBinding",
-      metadata: { name: CONTROLLERS_ROLE, labels, annotations },
-      roleRef: { apiGroup: RBAC_GROUP, kind: "ClusterRole", name: CONTROLLERS_ROLE },
-      subjects: [{ kind: "Group", apiGroup: RBAC_GROUP, name: `system:serviceaccounts:${CONTROLLERS_NAMESPACE}` }],
+      metadata: { name, labels, annotations },
+      roleRef: { apiGroup: RBAC_GROUP, kind: "ClusterRole", name },
+      subjects: [{ kind: "Group", apiGroup: RBAC_GROUP, name: group }],
     },
   ];
-  return [...roles, ...defaultClusterRoleBindings(), ...controllers] as unknown as KubeObject[];
+  return [
+    ...roles,
+    ...defaultClusterRoleBindings(),
+    ...boundToGroup(CONTROLLERS_ROLE, CONTROLLER_RULES, `system:serviceaccounts:${CONTROLLERS_NAMESPACE}`),
+    ...boundToGroup(CATALOGUE_READER_ROLE, CATALOGUE_RULES, GROUP_AUTHENTICATED),
+  ] as unknown as KubeObject[];
 }
 
 const DECIDING_FIELDS = ["rules", "roleRef", "subjects"] as const;
