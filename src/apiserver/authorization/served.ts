@@ -116,20 +116,27 @@ export class ServedRbac {
   };
 
   private loaded = false;
+  /** Loads started, so that a load overtaken by a relist knows it. */
+  private loads = 0;
 
   /** Undefined once the index is loaded; otherwise the load under way (started here if needed). */
   private ready(): Promise<void> | undefined {
     if (this.loaded) return undefined;
-    this.loading ??= this.load().then(
+    if (this.loading) return this.loading;
+    // A watch that ends while this load runs starts another load; this one must not then say it is done.
+    const generation = ++this.loads;
+    const loading = this.load().then(
       () => {
-        this.loaded = true;
+        if (generation === this.loads) this.loaded = true;
+        else return this.ready();
       },
       (error: unknown) => {
-        this.loading = undefined;
+        if (generation === this.loads) this.loading = undefined;
         throw error;
       },
     );
-    return this.loading;
+    this.loading = loading;
+    return loading;
   }
 
   private async load(): Promise<void> {
@@ -162,5 +169,6 @@ export class ServedRbac {
     this.versions.clear();
     this.loaded = false;
     this.loading = undefined;
+    this.loads++;
   }
 }
