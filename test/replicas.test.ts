@@ -8,7 +8,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:https";
 import { parseKubeconfig } from "../src/bootstrap/kubeconfig.ts";
 import { COORDINATION_ROOT } from "../src/apiserver/storage-keys.ts";
@@ -277,6 +277,30 @@ describe("replicas sharing an etcd cluster", { timeout: 300_000 }, () => {
       await etcd?.stop();
     } finally {
       clearInterval(keepRunning);
+    }
+  });
+
+  it("accepts a ServiceAccount token and applies a binding made through one replica on every other", async () => {
+    await ok("POST", `/api/v1/namespaces/${NAMESPACE}/serviceaccounts`, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "reader" } });
+    const issued = (await ok("POST", `/api/v1/namespaces/${NAMESPACE}/serviceaccounts/reader/token`, { kind: "TokenRequest", spec: {} })) as { status: { token: string } };
+    const reader = (replica: string) => {
+      const path = replicas.get(replica)!.kubeconfig;
+      const copy = `${path}.reader`;
+      writeFileSync(copy, readFileSync(path, "utf8").replace(parseKubeconfig(readFileSync(path, "utf8")).token!, issued.status.token));
+      return apiOf(copy);
+    };
+    const others = ["replica-1", "replica-2"].map(reader);
+    for (const other of others) assert.equal((await other.call("GET", CLUSTERS)).status, 403);
+    await ok("POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${NAMESPACE}/rolebindings`, {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "reader-view" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
+      subjects: [{ kind: "ServiceAccount", name: "reader" }],
+    });
+    for (const other of others) {
+      await eventually(async () => (await other.call("GET", CLUSTERS)).status === 200, { what: "the binding applied on another replica" });
+      assert.equal((await other.call("POST", CLUSTERS, { kind: "Cluster", metadata: { name: "no" } })).status, 403);
     }
   });
 

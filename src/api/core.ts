@@ -1,4 +1,5 @@
-// The core v1 kinds Slipway serves beside its own: Namespace, Secret and Event.
+// The core v1 kinds Slipway serves beside its own: Namespace, Secret, ConfigMap, Event and ServiceAccount
+// (the identity a program acts as, with tokens from its `token` subresource).
 import { isDeepStrictEqual } from "node:util";
 import { Type, type Static } from "@sinclair/typebox";
 import { MapOf, StringEnum, Struct, objectSchema, type ObjectOf } from "./meta.ts";
@@ -321,4 +322,31 @@ export const configMapKind: KindDefinition<ConfigMapObject> = {
     if (old?.immutable !== true) return [];
     return [...immutable("immutable", cm.immutable, true), ...immutable("data", cm.data, old.data), ...immutable("binaryData", cm.binaryData, old.binaryData)];
   },
+};
+
+// ServiceAccount
+
+const LocalReference = Struct({ name: Type.String({ description: "Name of the referent in the same namespace." }) }, { description: "A reference to an object in the same namespace." });
+
+export const ServiceAccountSchema = objectSchema("v1", "ServiceAccount", "An identity for processes that run in pods.", {
+  secrets: Type.Optional(Type.Array(LocalReference, { description: "Secrets holding tokens of this account (legacy)." })),
+  imagePullSecrets: Type.Optional(Type.Array(LocalReference, { description: "Secrets used to pull images for pods of this account." })),
+  automountServiceAccountToken: Type.Optional(Type.Boolean({ description: "Whether pods mount an API token by default." })),
+});
+export type ServiceAccountObject = ObjectOf<typeof ServiceAccountSchema>;
+
+export const serviceAccountKind: KindDefinition<ServiceAccountObject> = {
+  ...CORE,
+  kind: "ServiceAccount",
+  plural: "serviceaccounts",
+  singular: "serviceaccount",
+  shortNames: ["sa"],
+  namespaced: true,
+  schema: ServiceAccountSchema,
+  description: "An identity for processes that run in pods.",
+  subresources: { status: false },
+  printerColumns: [
+    { name: "SECRETS", type: "integer", jsonPath: ".secrets", description: "Number of token secrets.", value: (o) => (o as ServiceAccountObject).secrets?.length ?? 0 },
+    ageColumn,
+  ],
 };

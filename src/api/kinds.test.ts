@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { coreKinds, defaultRegistry, slipwayKinds } from "./kinds.ts";
+import { coreKinds, defaultRegistry, rbacKinds, slipwayKinds } from "./kinds.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -28,6 +28,11 @@ describe("the registry of kinds", () => {
         ["", "v1", "Secret", "secrets", "", true],
         ["", "v1", "ConfigMap", "configmaps", "cm", true],
         ["", "v1", "Event", "events", "ev", true],
+        ["", "v1", "ServiceAccount", "serviceaccounts", "sa", true],
+        ["rbac.authorization.k8s.io", "v1", "Role", "roles", "", true],
+        ["rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", "", true],
+        ["rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", "", false],
+        ["rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", "", false],
         ["slipway.dev", "v1alpha1", "Connection", "connections", "conn", true],
         ["slipway.dev", "v1alpha1", "Cluster", "clusters", "cl", true],
         ["slipway.dev", "v1alpha1", "Infrastructure", "infrastructures", "infra", true],
@@ -45,9 +50,10 @@ describe("the registry of kinds", () => {
     assert.equal(registry.byPlural("", "v1", "secrets")?.sensitive, true);
     assert.deepEqual(registry.groupVersions(), [
       { group: "", version: "v1" },
+      { group: "rbac.authorization.k8s.io", version: "v1" },
       { group: "slipway.dev", version: "v1alpha1" },
     ]);
-    assert.equal(coreKinds.length + slipwayKinds.length, registry.all().length);
+    assert.equal(coreKinds.length + rbacKinds.length + slipwayKinds.length, registry.all().length);
   });
 
   it("has no short name twice", () => {
@@ -95,9 +101,10 @@ for (const kind of registry.all()) {
       assert.ok(errors.includes("/metadata/nickname"), JSON.stringify(errors));
     });
 
-    it("has printer columns, each described and typed, and an AGE column (events show LAST SEEN)", () => {
-      const age = kind.printerColumns.find((c) => c.name === (kind.kind === "Event" ? "LAST SEEN" : "AGE"));
-      assert.equal(age?.type, "date");
+    it("has printer columns, each described and typed, and an AGE column (events show LAST SEEN, roles CREATED AT as kubectl does)", () => {
+      const role = kind.kind === "Role" || kind.kind === "ClusterRole";
+      const age = kind.printerColumns.find((c) => c.name === (kind.kind === "Event" ? "LAST SEEN" : role ? "CREATED AT" : "AGE"));
+      assert.equal(age?.type, role ? "string" : "date");
       for (const column of kind.printerColumns) {
         assert.ok(column.description.length > 0, column.name);
         assert.ok(["string", "integer", "number", "boolean", "date"].includes(column.type), column.name);

@@ -1,7 +1,8 @@
 // Every kind the API serves, and the registry the API server is built over.
 import { Registry, type KindDefinition } from "./registry.ts";
 import type { KubeObject } from "./meta.ts";
-import { configMapKind, eventKind, namespaceKind, secretKind } from "./core.ts";
+import { configMapKind, eventKind, namespaceKind, secretKind, serviceAccountKind } from "./core.ts";
+import { rbacKinds } from "./rbac.ts";
 import { connectionKind, connectionKindFor, type InstalledProviders } from "./slipway/connection.ts";
 import { clusterKind } from "./slipway/cluster.ts";
 import { infrastructureKind } from "./slipway/infrastructure.ts";
@@ -30,7 +31,10 @@ function general<T extends KubeObject>(definition: KindDefinition<T>): KindDefin
   return definition as unknown as KindDefinition;
 }
 
-export const coreKinds: readonly KindDefinition[] = [general(namespaceKind), general(secretKind), general(configMapKind), general(eventKind)];
+export const coreKinds: readonly KindDefinition[] = [general(namespaceKind), general(secretKind), general(configMapKind), general(eventKind), general(serviceAccountKind)];
+
+/** Who may do what on the control plane: Role, ClusterRole, RoleBinding, ClusterRoleBinding. */
+export { rbacKinds };
 
 export const slipwayKinds: readonly KindDefinition[] = [
   general(connectionKind),
@@ -54,5 +58,5 @@ export interface RegistryOptions {
 export function defaultRegistry(options: RegistryOptions = {}): Registry {
   const { providers } = options;
   const kinds = providers ? slipwayKinds.map((k) => (k.kind === connectionKind.kind ? general(connectionKindFor(providers)) : k)) : slipwayKinds;
-  return new Registry([...coreKinds, ...kinds]);
+  return new Registry([...coreKinds, ...rbacKinds, ...kinds]);
 }

@@ -1,6 +1,6 @@
-// rbac.authorization.k8s.io/v1 Role, RoleBinding, ClusterRole and ClusterRoleBinding, for any registry
-// that serves them (the emulated workload clusters' today). They are stored and served; what enforces
-// them is apiserver/authorization's RbacAuthorizer, once a server passes it to its object service.
+// rbac.authorization.k8s.io/v1 Role, RoleBinding, ClusterRole and ClusterRoleBinding, served by the control
+// plane and by the emulated workload clusters. What enforces them is apiserver/authorization's ServedRbac,
+// which each of those servers puts on its request path.
 import { Type, type Static } from "@sinclair/typebox";
 import { ageColumn } from "./columns.ts";
 import { immutable, pathSegmentNameErrors } from "./field-errors.ts";

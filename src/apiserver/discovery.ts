@@ -22,8 +22,22 @@ export interface ExtraSubresource {
   kind: string;
 }
 
-function resources(defs: KindDefinition[], extra: Record<string, ExtraSubresource>) {
-  return defs.flatMap((d) => [
+/**
+ * A kind that is only ever created, its answer computed and never stored (SelfSubjectAccessReview,
+ * SelfSubjectReview): discovery lists it with the verb create alone.
+ */
+export interface CreateOnlyKind {
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  singular: string;
+  namespaced: boolean;
+}
+
+function resources(defs: KindDefinition[], extra: Record<string, ExtraSubresource>, createOnly: readonly CreateOnlyKind[]) {
+  const computed = createOnly.map((k) => ({ name: k.plural, singularName: k.singular, namespaced: k.namespaced, kind: k.kind, verbs: ["create"] }));
+  return [...defs.flatMap((d) => [
     {
       name: d.plural,
       singularName: d.singular,
@@ -39,7 +53,7 @@ function resources(defs: KindDefinition[], extra: Record<string, ExtraSubresourc
     ...Object.entries(extra)
       .filter(([name]) => name.startsWith(`${d.plural}/`))
       .map(([name, sub]) => ({ name, singularName: "", namespaced: d.namespaced, group: sub.group, version: sub.version, kind: sub.kind, verbs: ["create"] })),
-  ]);
+  ]), ...computed];
 }
 
 export function apiVersions(serverAddress: string) {
@@ -50,31 +64,39 @@ export function apiVersions(serverAddress: string) {
   };
 }
 
-export function resourceList(registry: Registry, group: string, version: string, extra: Record<string, ExtraSubresource> = {}) {
+export function resourceList(registry: Registry, group: string, version: string, extra: Record<string, ExtraSubresource> = {}, createOnly: readonly CreateOnlyKind[] = []) {
   const defs = registry.inGroupVersion(group, version);
-  if (defs.length === 0) return undefined;
+  const computed = createOnly.filter((k) => k.group === group && k.version === version);
+  if (defs.length === 0 && computed.length === 0) return undefined;
   return {
     kind: "APIResourceList",
     apiVersion: "v1",
     groupVersion: group ? `${group}/${version}` : version,
-    resources: resources(defs, extra),
+    resources: resources(defs, extra, computed),
   };
 }
 
-function apiGroup(registry: Registry, group: string) {
-  const versions = registry
-    .groupVersions()
+/** Every group and version served: the registry's, then those only create-only kinds have. */
+function groupVersions(registry: Registry, createOnly: readonly CreateOnlyKind[]): { group: string; version: string }[] {
+  const served = registry.groupVersions();
+  const seen = new Set(served.map((gv) => `${gv.group}/${gv.version}`));
+  const extra = createOnly.filter((k) => !seen.has(`${k.group}/${k.version}`) && seen.add(`${k.group}/${k.version}`));
+  return [...served, ...extra.map((k) => ({ group: k.group, version: k.version }))];
+}
+
+function apiGroup(registry: Registry, group: string, createOnly: readonly CreateOnlyKind[]) {
+  const versions = groupVersions(registry, createOnly)
     .filter((gv) => gv.group === group)
     .map((gv) => ({ groupVersion: `${gv.group}/${gv.version}`, version: gv.version }));
   if (versions.length === 0) return undefined;
   return { kind: "APIGroup", apiVersion: "v1", name: group, versions, preferredVersion: versions[0] };
 }
 
-export function groupList(registry: Registry) {
-  const groups = [...new Set(registry.groupVersions().filter((gv) => gv.group !== "").map((gv) => gv.group))];
-  return { kind: "APIGroupList", apiVersion: "v1", groups: groups.map((g) => apiGroup(registry, g)) };
+export function groupList(registry: Registry, createOnly: readonly CreateOnlyKind[] = []) {
+  const groups = [...new Set(groupVersions(registry, createOnly).filter((gv) => gv.group !== "").map((gv) => gv.group))];
+  return { kind: "APIGroupList", apiVersion: "v1", groups: groups.map((g) => apiGroup(registry, g, createOnly)) };
 }
 
-export function group(registry: Registry, name: string) {
-  return apiGroup(registry, name);
+export function group(registry: Registry, name: string, createOnly: readonly CreateOnlyKind[] = []) {
+  return apiGroup(registry, name, createOnly);
 }

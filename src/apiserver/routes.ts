@@ -5,7 +5,7 @@ import { parse as parseYaml } from "yaml";
 import type { KindDefinition, Registry } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { authorize } from "./authorization/authorizer.ts";
-import { apiVersions, group, groupList, resourceList, SERVER_VERSION } from "./discovery.ts";
+import { apiVersions, group, groupList, resourceList, SERVER_VERSION, type CreateOnlyKind } from "./discovery.ts";
 import { BadRequestError, InternalError, InvalidError, MethodNotAllowedError, NotFoundError, UnsupportedMediaTypeError, type ApiError } from "./errors.ts";
 import type { ApiMetrics } from "./metrics.ts";
 import type { ObjectService, DeleteOptions, DeletePropagation, ObjectEvent, WriteOptions, WriteResult } from "./objects.ts";
@@ -34,6 +34,15 @@ export interface SubresourceAction {
   handle(request: { namespace: string | undefined; name: string; body: unknown; context: RequestContext }): Promise<unknown>;
 }
 
+/**
+ * A kind that is only created, its answer computed from the request and never stored, as kube-apiserver
+ * serves SelfSubjectAccessReview or SelfSubjectReview: POST the object to its collection, get it back
+ * (201) with its status filled in. The request is authorized as a create of the kind.
+ */
+export interface CreateOnlyResource extends CreateOnlyKind {
+  handle(request: { namespace: string | undefined; body: unknown; context: RequestContext }): unknown;
+}
+
 /** What /version answers. */
 export type VersionInfo = typeof SERVER_VERSION;
 
@@ -50,6 +59,8 @@ export interface ApiContext {
   actions?: Map<string, SubresourceAction>;
   /** What /version answers (default: Slipway's own version). */
   version?: VersionInfo;
+  /** Kinds only ever created and never stored (see CreateOnlyResource). */
+  createOnly?: readonly CreateOnlyResource[];
 }
 
 export function createApiContext(options: {
@@ -58,6 +69,7 @@ export function createApiContext(options: {
   metrics: ApiMetrics;
   bookmarkIntervalMs?: number;
   actions?: SubresourceAction[];
+  createOnly?: CreateOnlyResource[];
 }): ApiContext {
   return {
     ...options,
@@ -265,10 +277,10 @@ export async function handleApiRequest(
     version = segments[1];
     rest = segments.slice(2);
   } else if (segments[0] === "apis") {
-    if (segments.length === 1) return groupList(ctx.registry);
+    if (segments.length === 1) return groupList(ctx.registry, ctx.createOnly);
     groupName = segments[1]!;
     if (segments.length === 2) {
-      const g = group(ctx.registry, groupName);
+      const g = group(ctx.registry, groupName, ctx.createOnly);
       if (!g) throw new NotFoundError({ group: groupName, kind: "", plural: "" }, "the server could not find the requested resource");
       return g;
     }
@@ -278,9 +290,25 @@ export async function handleApiRequest(
     throw new NotFoundError({ group: "", kind: "", plural: path }, "the server could not find the requested resource");
   }
   if (rest.length === 0) {
-    const list = resourceList(ctx.registry, groupName, version!, listedActions(ctx, groupName));
+    const list = resourceList(ctx.registry, groupName, version!, listedActions(ctx, groupName), ctx.createOnly);
     if (!list) throw new NotFoundError({ group: groupName, kind: "", plural: "" }, "the server could not find the requested resource");
     return list;
+  }
+  const computed = createOnlyTarget(ctx, groupName, version!, rest);
+  if (computed) {
+    info.verb = "create";
+    info.resource = computed.kind.plural;
+    info.group = groupName;
+    info.version = version;
+    info.namespace = computed.namespace;
+    if (method !== "POST") throw new MethodNotAllowedError(`${method} is not supported on ${computed.kind.plural}: it is only created`);
+    const body = requireJsonBody(request);
+    const resource = { group: groupName, version: version!, resource: computed.kind.plural, namespace: computed.namespace };
+    const pending = authorize(ctx.objects.authorizer, { ...context, verb: "create", resource });
+    if (pending) await pending;
+    const answer = await computed.kind.handle({ namespace: computed.namespace, body, context });
+    reply.code(201);
+    return answer;
   }
   const target = resolveResource(ctx.registry, groupName, version!, rest);
   info.resource = target.def.plural + (target.subresource ? `/${target.subresource}` : "");
@@ -289,6 +317,14 @@ export async function handleApiRequest(
   info.namespace = target.namespace;
   info.name = target.name;
   return serveResource(ctx, request, reply, target, query, info, context);
+}
+
+/** The create-only kind a path addresses (its collection, in a namespace when it is namespaced). */
+function createOnlyTarget(ctx: ApiContext, groupName: string, version: string, rest: string[]): { kind: CreateOnlyResource; namespace?: string } | undefined {
+  const namespaced = rest[0] === "namespaces" && rest.length === 3;
+  const plural = namespaced ? rest[2] : rest.length === 1 ? rest[0] : undefined;
+  const kind = ctx.createOnly?.find((k) => k.group === groupName && k.version === version && k.plural === plural && k.namespaced === namespaced);
+  return kind ? { kind, ...(namespaced ? { namespace: rest[1] } : {}) } : undefined;
 }
 
 async function serveResource(

@@ -13,7 +13,7 @@ import type { RequestAttributes } from "./authorization/types.ts";
 import type { HealthCheck } from "./health.ts";
 import { ApiMetrics } from "./metrics.ts";
 import { ObjectService } from "./objects.ts";
-import { createApiContext, type SubresourceAction } from "./routes.ts";
+import { createApiContext, type CreateOnlyResource, type SubresourceAction } from "./routes.ts";
 import { createApiServer } from "./server.ts";
 
 const registry = defaultRegistry();
@@ -47,7 +47,17 @@ describe("the HTTP request path", () => {
   before(async () => {
     await objects.create(registry.byKind("v1", "Namespace")!, undefined, { metadata: { name: "default" } });
     const plan: SubresourceAction = { path: "slipway.dev/clusters/plan", handle: async ({ name, context }) => ({ planned: name, by: context.identity.user }) };
-    const ctx = createApiContext({ registry, objects, metrics: new ApiMetrics(), actions: [plan] });
+    // A namespaced kind that is only created and answered, as LocalSubjectAccessReview.
+    const echo: CreateOnlyResource = {
+      group: "example.dev",
+      version: "v1",
+      kind: "Echo",
+      plural: "echoes",
+      singular: "echo",
+      namespaced: true,
+      handle: ({ namespace, body, context }) => ({ kind: "Echo", namespace, said: (body as { say?: string }).say, by: context.identity.user }),
+    };
+    const ctx = createApiContext({ registry, objects, metrics: new ApiMetrics(), actions: [plan], createOnly: [echo] });
     const authenticator = new AuthenticatorChain([
       new StaticTokenAuthenticator([
         ["alice-token", { user: "alice", groups: ["team-a"] }],
@@ -131,6 +141,21 @@ describe("the HTTP request path", () => {
       refused.json<{ message: string }>().message,
       'clusters.slipway.dev "a" is forbidden: User "bob" cannot create resource "clusters/plan" in API group "slipway.dev" in the namespace "default": bob only reads',
     );
+  });
+
+  it("answers a create-only kind in a namespace, authorized as a create there, lists it in discovery and stores nothing", async () => {
+    asked.length = 0;
+    const answered = await call("POST", "/apis/example.dev/v1/namespaces/default/echoes", "alice-token", { say: "hi" });
+    assert.equal(answered.statusCode, 201, answered.body);
+    assert.deepEqual(answered.json(), { kind: "Echo", namespace: "default", said: "hi", by: "alice" });
+    const create = asked.find((r) => r.verb === "create");
+    assert.deepEqual(create && "resource" in create ? create.resource : undefined, { group: "example.dev", version: "v1", resource: "echoes", namespace: "default" });
+    assert.equal((await call("POST", "/apis/example.dev/v1/namespaces/default/echoes", "bob-token", { say: "hi" })).statusCode, 403);
+    assert.equal((await call("POST", "/apis/example.dev/v1/echoes", "alice-token", { say: "hi" })).statusCode, 404, "namespaced: no collection outside a namespace");
+    assert.equal((await call("GET", "/apis/example.dev/v1/namespaces/default/echoes", "alice-token")).statusCode, 405);
+    const discovery = (await call("GET", "/apis/example.dev/v1", "alice-token")).json<{ resources: { name: string; namespaced: boolean; verbs: string[] }[] }>();
+    assert.deepEqual(discovery.resources.map((r) => [r.name, r.namespaced, r.verbs]), [["echoes", true, ["create"]]]);
+    assert.ok((await call("GET", "/apis", "alice-token")).json<{ groups: { name: string }[] }>().groups.some((g) => g.name === "example.dev"));
   });
 
   it("refuses a field manager Kubernetes would refuse", async () => {

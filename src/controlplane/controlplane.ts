@@ -13,9 +13,8 @@ import { ApiMetrics } from "../apiserver/metrics.ts";
 import { ObjectService } from "../apiserver/objects.ts";
 import { createApiContext, type ApiContext } from "../apiserver/routes.ts";
 import { createApiServer } from "../apiserver/server.ts";
-import { AuthenticatorChain, bearerToken, credentialsOf, StaticTokenAuthenticator } from "../apiserver/authentication.ts";
-import { GROUP_MASTERS } from "../apiserver/authorization/types.ts";
-import type { Identity } from "../apiserver/request-context.ts";
+import { credentialsOf } from "../apiserver/authentication.ts";
+import { ADMIN_IDENTITY, controlPlaneAccess, controlPlaneRbac, ensureDefaultRbac } from "./access.ts";
 import { withTimeout, type HealthCheck } from "../apiserver/health.ts";
 import { serverTlsOptions } from "../bootstrap/pki.ts";
 import { renderKubeconfig } from "../bootstrap/kubeconfig.ts";
@@ -114,8 +113,19 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     closers.push(() => store.close());
     const credentials = await ensureCredentials(store);
     const serving = await issueServingCertificate(credentials.ca, host === "127.0.0.1" ? [] : [host]);
-    const objects = new ObjectService(registry, store, { admission: [logicalCloudQuotaAdmission, leaseAdmission, clusterTemplateAdmission], postWrite: [clusterOperations] });
+    // Every request, from a client or a controller, is authorized by RBAC over the control plane's own roles and bindings.
+    const rbac = controlPlaneRbac();
+    closers.unshift(async () => rbac.close());
+    const objects = new ObjectService(registry, store, {
+      authorizer: rbac.authorizer,
+      admission: [rbac.admission, logicalCloudQuotaAdmission, leaseAdmission, clusterTemplateAdmission],
+      postWrite: [rbac.hook, clusterOperations],
+    });
+    rbac.attach(objects);
     await ensureDefaultNamespaces(objects);
+    await ensureDefaultRbac(objects);
+    const sessions = new SessionTokens(credentials.adminToken);
+    const access = controlPlaneAccess(objects, rbac, { registry, credentials, sessions });
     hostDirectory.current = new ApiHostDirectory(new Client(objects));
     const metrics = new ApiMetrics({ defaultMetrics: true });
     const planClient = new Client(objects);
@@ -124,16 +134,11 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       registry,
       objects,
       metrics,
-      actions: [clusterPlanAction({ client: planClient, open: (connection) => planProviders.capability(connection, "catalogue") })],
+      actions: [clusterPlanAction({ client: planClient, open: (connection) => planProviders.capability(connection, "catalogue") }), access.tokens.action()],
+      createOnly: access.createOnly,
     });
-    const admin: Identity = { user: "admin", groups: [GROUP_MASTERS] };
-    const sessions = new SessionTokens(credentials.adminToken);
     const codes = new LoginCodes();
-    // The admin token of the kubeconfig in the data directory, or a session token the console signed in with.
-    const authenticator = new AuthenticatorChain([
-      new StaticTokenAuthenticator([[credentials.adminToken, admin]]),
-      { authenticate: (credentials) => sessions.verify(bearerToken(credentials.authorization) ?? "") },
-    ]);
+    const authenticator = access.authenticator;
     let url = "";
     /** The controllers, once they run (the server answers before). */
     const running: { controllers?: Awaited<ReturnType<typeof startControllers>> } = {};
@@ -151,14 +156,15 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const audit = new AuditLog(options.auditLog ?? join(options.dataDir, "audit.log"));
     closers.push(async () => audit.close());
     const app = createApiServer({
-      tls: serverTlsOptions(serving),
+      // Clients may present a certificate of Slipway's CA (CN = user, O = groups); none is required.
+      tls: serverTlsOptions(serving, { clientCaPem: credentials.ca.certPem }),
       audit: (record) => audit.write(record),
       logger: log,
       metrics,
       readiness,
       version: await version,
       route: (_request, path) => ({ ctx: api, path, authenticator }),
-      site: consoleSite({ codes, sessions, authenticate: (request) => authenticator.authenticate(credentialsOf(request)), url: () => `${url}/` }),
+      site: consoleSite({ codes, sessions, authenticate: (request) => access.signInLinkFor(credentialsOf(request)), url: () => `${url}/` }),
     });
     closers.unshift(() => app.close());
     const collectors = new Collectors(objects, log.child({ component: "collectors" }));
@@ -211,7 +217,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       replicaName,
       sim: { url: sim.url, workloadUrl: sim.workloadUrl },
       consoleUrl: `${url}/`,
-      adminLoginLink: () => loginLink(`${url}/`, codes.issue(admin).code),
+      adminLoginLink: () => loginLink(`${url}/`, codes.issue(ADMIN_IDENTITY).code),
       close: async () => {
         for (const close of closers.splice(0)) {
           try {

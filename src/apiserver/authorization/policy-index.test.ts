@@ -114,3 +114,25 @@ describe("PolicyIndex follows add, update and delete events", () => {
   });
 });
 
+
+describe("PolicyIndex after a change", () => {
+  it("answers a caller it answered before from the bindings as they are now: added, changed, removed or forgotten", () => {
+    const index = new PolicyIndex();
+    const rbac = new RbacAuthorizer(index);
+    index.added(podReader);
+    const get = asks(alice, "get", podsIn("team-a", "web"));
+    assert.equal(rbac.authorize(get).allowed, false);
+    const binding = roleBinding("team-a", "read", { kind: "ClusterRole", name: "pod-reader" }, [user("alice")]);
+    index.added(binding);
+    assert.equal(rbac.authorize(get).allowed, true);
+    index.updated(binding, roleBinding("team-a", "read", { kind: "ClusterRole", name: "pod-reader" }, [user("bob")]));
+    assert.equal(rbac.authorize(get).allowed, false);
+    index.added(binding);
+    assert.equal(rbac.authorize(get).allowed, true);
+    index.deleted(binding);
+    assert.equal(rbac.authorize(get).allowed, false);
+    index.added(binding);
+    index.clear();
+    assert.equal(rbac.authorize(get).allowed, false);
+  });
+});

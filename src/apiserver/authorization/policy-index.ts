@@ -39,6 +39,9 @@ class MultiMap<V> {
   get(key: string): ReadonlySet<V> | undefined {
     return this.map.get(key);
   }
+  clear(): void {
+    this.map.clear();
+  }
 }
 
 const userKey = (name: string): string => `user:${name}`;
@@ -68,6 +71,8 @@ function isBinding(object: RbacObject): object is BindingObject {
   return object.kind === "RoleBinding" || object.kind === "ClusterRoleBinding";
 }
 
+const MATCHED_CACHE_LIMIT = 4096;
+
 function byName(a: IndexedBinding, b: IndexedBinding): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
@@ -80,6 +85,8 @@ export class PolicyIndex {
   private readonly bindings = new Map<string, IndexedBinding>();
   /** namespace + subject key → binding keys */
   private readonly bindingsBySubject = new MultiMap<string>();
+  /** The bindings that apply, by namespace, user and groups; emptied whenever a binding changes. */
+  private readonly matched = new Map<string, MatchedBinding[]>();
 
   added(object: RbacObject): void {
     this.put(object);
@@ -92,6 +99,15 @@ export class PolicyIndex {
 
   deleted(object: RbacObject): void {
     this.remove(object);
+  }
+
+  /** Forgets everything (before the objects are read again). */
+  clear(): void {
+    this.clusterRoles.clear();
+    this.roles.clear();
+    this.bindings.clear();
+    this.bindingsBySubject.clear();
+    this.matched.clear();
   }
 
   /** The rules of a Role (in `namespace`) or ClusterRole, or why they cannot be had. */
@@ -117,6 +133,18 @@ export class PolicyIndex {
   }
 
   private matching(identity: UserInfo, namespace: string): MatchedBinding[] {
+    // The same callers ask again and again (a controller, a user's kubectl): their bindings are kept
+    // until the policy changes.
+    const cacheKey = `${namespace}\n${identity.user}\n${identity.groups.join("\n")}`;
+    const cached = this.matched.get(cacheKey);
+    if (cached) return cached;
+    const found = this.match(identity, namespace);
+    if (this.matched.size >= MATCHED_CACHE_LIMIT) this.matched.clear();
+    this.matched.set(cacheKey, found);
+    return found;
+  }
+
+  private match(identity: UserInfo, namespace: string): MatchedBinding[] {
     const keys = new Set<string>();
     for (const key of [userKey(identity.user), ...identity.groups.map(groupKey)]) {
       for (const bindingKey of this.bindingsBySubject.get(`${namespace}\n${key}`) ?? []) keys.add(bindingKey);
@@ -152,6 +180,7 @@ export class PolicyIndex {
       roleRef: object.roleRef,
     };
     this.removeBinding(`${binding.namespace}/${name}`);
+    this.matched.clear();
     this.bindings.set(`${binding.namespace}/${name}`, binding);
     for (const key of this.subjectKeys(binding)) this.bindingsBySubject.add(key, `${binding.namespace}/${name}`);
   }
@@ -179,6 +208,7 @@ export class PolicyIndex {
   private removeBinding(key: string): void {
     const old = this.bindings.get(key);
     if (!old) return;
+    this.matched.clear();
     this.bindings.delete(key);
     for (const subjectKey of this.subjectKeys(old)) this.bindingsBySubject.delete(subjectKey, key);
   }

@@ -36,10 +36,20 @@ function describeSubject(subject: Subject, bindingNamespace: string): string {
   return `${subject.kind} ${goQuote(subject.name)}`;
 }
 
+/** Each binding's "allowed by" text per subject, made once: an allowed request names its source every time. */
+const sources = new WeakMap<MatchedBinding["binding"], Map<MatchedBinding["subject"], string>>();
+
 /** "ClusterRoleBinding "x" of ClusterRole "view" to User "bob"", as Kubernetes names a rule's source. */
 function describeSource({ binding, subject }: MatchedBinding): string {
-  const name = binding.kind === "ClusterRoleBinding" ? binding.name : `${binding.name}/${binding.namespace}`;
-  return `${binding.kind} ${goQuote(name)} of ${binding.roleRef.kind} ${goQuote(binding.roleRef.name)} to ${describeSubject(subject, binding.namespace)}`;
+  let bySubject = sources.get(binding);
+  if (!bySubject) sources.set(binding, (bySubject = new Map()));
+  let text = bySubject.get(subject);
+  if (text === undefined) {
+    const name = binding.kind === "ClusterRoleBinding" ? binding.name : `${binding.name}/${binding.namespace}`;
+    text = `RBAC: allowed by ${binding.kind} ${goQuote(name)} of ${binding.roleRef.kind} ${goQuote(binding.roleRef.name)} to ${describeSubject(subject, binding.namespace)}`;
+    bySubject.set(subject, text);
+  }
+  return text;
 }
 
 /** Kubernetes' aggregate error text: one message as it is, several (without repeats) in brackets. */
@@ -62,7 +72,7 @@ export class RbacAuthorizer {
         errors.push(rules.message);
         continue;
       }
-      if (rules.some((rule) => ruleAllows(request, rule))) return { allowed: true, reason: `RBAC: allowed by ${describeSource(matched)}` };
+      if (rules.some((rule) => ruleAllows(request, rule))) return { allowed: true, reason: describeSource(matched) };
     }
     return { allowed: false, reason: errors.length > 0 ? `RBAC: ${aggregateErrors(errors)}` : "" };
   }

@@ -87,6 +87,17 @@ describe("a workload cluster's RBAC", () => {
     assert.notEqual(secretsForBob.code, 0);
   });
 
+  it("answers kubectl auth whoami and can-i from the cluster's own RBAC", async () => {
+    const whoami = await kubectl(bob, ["auth", "whoami"]);
+    assert.equal(whoami.code, 0, whoami.stderr);
+    assert.match(whoami.stdout, /Username\s+bob/);
+    assert.match(whoami.stdout, /Groups\s+\[team-a system:authenticated\]/);
+    const get = await kubectl(bob, ["auth", "can-i", "get", "pods", "-n", "team"]);
+    assert.deepEqual([get.code, get.stdout.trim()], [0, "yes"]);
+    const secrets = await kubectl(bob, ["auth", "can-i", "get", "secrets", "-n", "kube-system"]);
+    assert.deepEqual([secrets.code, secrets.stdout.trim()], [1, "no"]);
+  });
+
   it("refuses a binding that grants more than its author holds", async () => {
     const escalated = await apply(alice, [
       {

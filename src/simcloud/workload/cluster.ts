@@ -2,6 +2,7 @@
 // would write them: the objects of `kubeadm init`, a node and its static pods when a machine joins, the
 // node unreachable when its machine stops, and removed when it is gone. Pods of DaemonSets and
 // Deployments, and whether a node is Ready, are the controllers' (controllers.ts).
+import type { ServedRbac } from "../../apiserver/authorization/served.ts";
 import type { KubeObject } from "../../api/meta.ts";
 import type { KindDefinition, Registry } from "../../api/registry.ts";
 import { ObjectService, type ObjectServiceOptions } from "../../apiserver/objects.ts";
@@ -52,6 +53,8 @@ export class WorkloadCluster {
     readonly store: Store,
     /** The admission plugins and post-write hooks of the cluster's API. */
     options: ObjectServiceOptions = {},
+    /** The RBAC the cluster's API enforces (its self reviews answer from it). */
+    readonly rbac?: ServedRbac,
   ) {
     this.objects = new ObjectService(registry, store, options);
     this.kinds = kindsOf(registry);

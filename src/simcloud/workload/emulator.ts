@@ -114,7 +114,7 @@ export class WorkloadEmulator {
         authorizer: rbac.authorizer,
         admission: [rbac.admission, quotas.admission, requestorAdmission(csrKind)],
         postWrite: [rbac.hook, quotas.hook, signer, this.reactions(id)],
-      });
+      }, rbac);
       rbac.attach(cluster.objects);
       this.clusters.set(id, cluster);
     }

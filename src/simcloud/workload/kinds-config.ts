@@ -1,40 +1,14 @@
-// Core v1 ServiceAccount and ResourceQuota of an emulated workload cluster (ConfigMap is api/core.ts's:
-// the control plane serves it too).
+// Core v1 ResourceQuota of an emulated workload cluster (ConfigMap and ServiceAccount are api/core.ts's:
+// the control plane serves them too).
 import { Type } from "@sinclair/typebox";
 import { ageColumn } from "../../api/columns.ts";
 import { validateResourceQuotaSpec } from "../../apiserver/quota/validation.ts";
 import { FreeForm, MapOf, Struct, objectSchema, type ObjectOf } from "../../api/meta.ts";
 import type { KindDefinition } from "../../api/registry.ts";
 
+export { serviceAccountKind, ServiceAccountSchema, type ServiceAccountObject } from "../../api/core.ts";
+
 const CORE = { group: "", version: "v1" } as const;
-
-// ---------------------------------------------------------------------------------------------------------
-// ServiceAccount
-
-const LocalReference = Struct({ name: Type.String({ description: "Name of the referent in the same namespace." }) }, { description: "A reference to an object in the same namespace." });
-
-export const ServiceAccountSchema = objectSchema("v1", "ServiceAccount", "An identity for processes that run in pods.", {
-  secrets: Type.Optional(Type.Array(LocalReference, { description: "Secrets holding tokens of this account (legacy)." })),
-  imagePullSecrets: Type.Optional(Type.Array(LocalReference, { description: "Secrets used to pull images for pods of this account." })),
-  automountServiceAccountToken: Type.Optional(Type.Boolean({ description: "Whether pods mount an API token by default." })),
-});
-export type ServiceAccountObject = ObjectOf<typeof ServiceAccountSchema>;
-
-export const serviceAccountKind: KindDefinition<ServiceAccountObject> = {
-  ...CORE,
-  kind: "ServiceAccount",
-  plural: "serviceaccounts",
-  singular: "serviceaccount",
-  shortNames: ["sa"],
-  namespaced: true,
-  schema: ServiceAccountSchema,
-  description: "An identity for processes that run in pods.",
-  subresources: { status: false },
-  printerColumns: [
-    { name: "SECRETS", type: "integer", jsonPath: ".secrets", description: "Number of token secrets.", value: (o) => (o as ServiceAccountObject).secrets?.length ?? 0 },
-    ageColumn,
-  ],
-};
 
 // ---------------------------------------------------------------------------------------------------------
 // ResourceQuota

@@ -7,6 +7,7 @@
 // reset connection, as a load balancer with nothing to forward to refuses it. Each cluster's /version is
 // the Kubernetes version its control plane runs. API contexts, collectors and TLS contexts are made when a
 // cluster is first used.
+import { selfReviews } from "../../apiserver/authorization/reviews.ts";
 import { createSecureContext, type SecureContext, type TLSSocket } from "node:tls";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
@@ -143,8 +144,9 @@ export class WorkloadApiServer {
   private apiOf(cluster: ClusterRecord): ClusterApi | undefined {
     const existing = this.apis.get(cluster.id);
     if (existing) return existing;
-    const objects = this.options.emulator.cluster(cluster.id)?.objects;
-    if (!objects) return undefined;
+    const workload = this.options.emulator.cluster(cluster.id);
+    if (!workload) return undefined;
+    const { objects, rbac } = workload;
     const prefix = `/clusters/${cluster.id}`;
     const ctx: ApiContext = {
       registry: this.options.registry,
@@ -165,6 +167,8 @@ export class WorkloadApiServer {
         ],
       ]),
       version: versionOf(cluster.kubernetesVersion),
+      // kubectl auth whoami and can-i, answered from the cluster's own RBAC.
+      ...(rbac ? { createOnly: selfReviews({ authorizer: rbac.authorizer, rulesReview: (identity, namespace) => rbac.rulesReview(identity, namespace) }) } : {}),
     };
     const collectors = new Collectors(objects, this.options.logger.child({ cluster: cluster.id, component: "collectors" }));
     collectors.start().catch((error: unknown) => this.options.logger.warn({ err: error, cluster: cluster.id }, "workload collectors did not start"));
