@@ -10,6 +10,8 @@ import { registerClusterController } from "../controllers/cluster/controller.ts"
 import { registerConnectionController } from "../controllers/connection/controller.ts";
 import { registerRegistrationController } from "../controllers/registration/controller.ts";
 import { registerResourceSyncController } from "../controllers/resourcesync/controller.ts";
+import { registerAddonController } from "../controllers/addon/controller.ts";
+import { registerClusterAddonsController } from "../controllers/addon/cluster-status.ts";
 import { registerLogicalCloudController } from "../controllers/logicalcloud/controller.ts";
 import { registerHostController } from "../controllers/host/controller.ts";
 import { registerInfrastructureController } from "../controllers/infrastructure/controller.ts";
@@ -44,6 +46,8 @@ export interface ControllersOptions {
   leaseWarningMs?: number;
   /** How often a ResourceSync looks again at each applied cluster for drift, and a registered cluster is asked (default 30 s). */
   resyncMs?: number;
+  /** The control plane's URL (the addons' services are served under it). */
+  url?: string;
 }
 
 /** The replica name `slipway up` uses unless told otherwise: host and port, unique on one machine. */
@@ -98,6 +102,8 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
   registerRegistrationController(manager, { workloads }, options.resyncMs === undefined ? {} : { recheckMs: options.resyncMs });
   registerResourceSyncController(manager, { workloads }, options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs });
   registerLogicalCloudController(manager, { workloads });
+  registerAddonController(manager, { workloads }, { pollMs, ...(options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs }) });
+  registerClusterAddonsController(manager, { url: () => options.url ?? "" });
   registerHostController(manager);
   await manager.start();
   return {

@@ -29,6 +29,9 @@ import { clusterOperations } from "../controllers/cluster/operations.ts";
 import { installedProviders } from "../providers/index.ts";
 import { openSimCloud, type SimCloudOptions } from "./simcloud.ts";
 import { consoleSite } from "./console.ts";
+import { servicesSite } from "./services.ts";
+import { WorkloadClients } from "../controllers/workload.ts";
+import type { FastifyRequest } from "fastify";
 import { clusterPlanAction } from "../controllers/plan/action.ts";
 import { ApiHostDirectory } from "../controllers/host/directory.ts";
 import { ProviderResolver } from "../controllers/providers.ts";
@@ -146,6 +149,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
         },
       },
     ];
+    const authenticate = (request: FastifyRequest) => authenticator.authenticate(credentialsOf(request));
+    const consolePages = consoleSite({ codes, sessions, authenticate, url: () => `${url}/` });
+    const services = servicesSite({ authenticate, objects, workloads: new WorkloadClients(new Client(objects)) });
     const audit = new AuditLog(options.auditLog ?? join(options.dataDir, "audit.log"));
     closers.push(async () => audit.close());
     const app = createApiServer({
@@ -156,7 +162,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       readiness,
       version: await version,
       route: (_request, path) => ({ ctx: api, path, authenticator }),
-      site: consoleSite({ codes, sessions, authenticate: (request) => authenticator.authenticate(credentialsOf(request)), url: () => `${url}/` }),
+      site: (request, reply, path) => services(request, reply, path) ?? consolePages(request, reply, path),
     });
     closers.unshift(() => app.close());
     const collectors = new Collectors(objects, log.child({ component: "collectors" }));
@@ -185,6 +191,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       pollMs: options.pollMs,
       leaseWarningMs: options.leaseWarningMs,
       resyncMs: options.resyncMs,
+      url,
     });
     // Stopped first: in-flight reconciles finish while the store is still open, and the shards are
     // handed over before this replica goes away.

@@ -1,0 +1,99 @@
+// The addons of each cluster in its own status: `status.addons` (every addon targeting it, with its
+// phase, version and message there; addons gone are dropped), `status.services` (the user-facing
+// Services of its addons, with the URL Slipway serves each at) and the condition AddonsReady. Written
+// here, through the status subresource and fenced by resourceVersion, one cluster at a time; a cluster no
+// addon ever targeted is left alone, so building a cluster never waits on this.
+import type { ClusterObject } from "../../api/kinds.ts";
+import { addonKind, type AddonObject } from "../../api/slipway/addon.ts";
+import { clusterKind, type ClusterStatus } from "../../api/slipway/cluster.ts";
+import { nowTimestamp } from "../../apiserver/objects.ts";
+import { getCondition, setCondition } from "../../runtime/conditions.ts";
+import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
+import { keyFor } from "../../runtime/keys.ts";
+import type { ControllerManager } from "../../runtime/manager.ts";
+import { ADDON_COMPONENT } from "./controller.ts";
+
+export const CONDITION_ADDONS_READY = "AddonsReady";
+
+/** Where Slipway serves a cluster's service: `<url>/services/<namespace>/<cluster>/<service>/`. */
+export function serviceUrl(base: string, namespace: string, cluster: string, service: string): string {
+  return `${base}/services/${encodeURIComponent(namespace)}/${encodeURIComponent(cluster)}/${encodeURIComponent(service)}/`;
+}
+
+/** The addons part of a cluster's status, from the addons of its namespace. */
+export function addonsStatus(cluster: ClusterObject, addons: readonly AddonObject[], baseUrl: string): Pick<ClusterStatus, "addons" | "services"> {
+  const name = cluster.metadata.name!;
+  const namespace = cluster.metadata.namespace!;
+  const mine = addons
+    .filter((a) => a.metadata.namespace === namespace && !a.metadata.deletionTimestamp)
+    .map((a) => ({ addon: a, entry: a.status?.clusters?.find((c) => c.name === name) }))
+    .filter((m) => m.entry !== undefined)
+    .sort((a, b) => (a.addon.metadata.name! < b.addon.metadata.name! ? -1 : 1));
+  const entries = mine.map(({ addon, entry }) => ({
+    name: addon.metadata.name!,
+    phase: entry!.phase,
+    ...(addon.status?.version ? { version: addon.status.version } : {}),
+    ...(entry!.message ? { message: entry!.message } : {}),
+  }));
+  const services = mine.flatMap(({ addon }) =>
+    (addon.status?.services ?? []).map((s) => ({
+      name: s.name,
+      label: s.label ?? s.name,
+      ...(s.icon ? { icon: s.icon } : {}),
+      url: serviceUrl(baseUrl, namespace, name, s.name),
+      addon: addon.metadata.name!,
+      namespace: s.namespace,
+      service: s.service ?? s.name,
+      ...(s.port ? { port: s.port } : {}),
+    })),
+  );
+  return { addons: entries, services };
+}
+
+export function registerClusterAddonsController(manager: ControllerManager, options: { url: () => string }): Controller<ClusterObject> {
+  const clusters = manager.informer(clusterKind);
+  const addons = manager.informer(addonKind);
+  const reconcile = async (ctx: ReconcileContext) => {
+    const cluster = clusters.cache.get(ctx.key);
+    if (!cluster || cluster.metadata.deletionTimestamp) return {};
+    const status: ClusterStatus = structuredClone(cluster.status ?? {});
+    const { addons: entries, services } = addonsStatus(cluster, addons.cache.list(), options.url());
+    const had = (status.addons ?? []).length > 0 || getCondition(status.conditions, CONDITION_ADDONS_READY) !== undefined;
+    if (entries!.length === 0 && !had) return {};
+    const at = nowTimestamp(new Date(ctx.clock.now()));
+    const unready = entries!.filter((e) => e.phase !== "Ready");
+    if (entries!.length > 0) status.addons = entries;
+    else delete status.addons;
+    if (services!.length > 0) status.services = services;
+    else delete status.services;
+    const failed = unready.some((e) => e.phase === "Failed");
+    setCondition(
+      status,
+      entries!.length === 0
+        ? { type: CONDITION_ADDONS_READY, status: "True", reason: "NoAddons", message: "no addon targets the cluster" }
+        : unready.length === 0
+          ? { type: CONDITION_ADDONS_READY, status: "True", reason: "AddonsReady", message: `${entries!.length} addon(s) ready` }
+          : { type: CONDITION_ADDONS_READY, status: "False", reason: failed ? "AddonFailed" : "AddonsInstalling", message: unready.map((e) => `${e.name}: ${e.message ?? e.phase}`).join("; ") },
+      at,
+    );
+    if (JSON.stringify(status) === JSON.stringify(cluster.status ?? {})) return {};
+    await ctx.client.of<ClusterObject>(clusterKind).updateStatus({ ...cluster, status });
+    return {};
+  };
+  const controller = manager.add<ClusterObject>({
+    name: "cluster-addons",
+    component: ADDON_COMPONENT,
+    informer: clusters,
+    reconcile,
+    concurrency: 2,
+    // Only what this writes from matters: its own writes (and the cluster controller's) need no second look.
+    changed: (previous, cluster) => previous.metadata.deletionTimestamp !== cluster.metadata.deletionTimestamp || JSON.stringify(previous.status?.addons) !== JSON.stringify(cluster.status?.addons),
+  });
+  const view = (a: AddonObject) => JSON.stringify([a.status?.clusters, a.status?.version, a.status?.services, a.metadata.deletionTimestamp]);
+  controller.watch(
+    addons,
+    (addon) => clusters.cache.list().filter((c) => c.metadata.namespace === addon.metadata.namespace).map((c) => keyFor(c.metadata.namespace, c.metadata.name!)),
+    (previous, addon) => view(previous) !== view(addon),
+  );
+  return controller;
+}
