@@ -26,6 +26,16 @@ interface AddonView {
 }
 
 const CLUSTER = `apiVersion: slipway.dev/v1alpha1
+kind: ClusterTemplate
+metadata:
+  name: standard
+spec:
+  kubernetesVersion: v1.31.2
+  addons:
+    - name: ingress-nginx
+      version: 1.11.3
+---
+apiVersion: slipway.dev/v1alpha1
 kind: Connection
 metadata:
   name: sim-east
@@ -40,7 +50,7 @@ metadata:
   labels:
     addons: standard
 spec:
-  kubernetesVersion: v1.31.2
+  templateName: standard
   controlPlane:
     connection: sim-east
     machineType: s1.medium
@@ -108,9 +118,15 @@ describe("addons and the services they expose", () => {
       status.addons?.map((a) => [a.name, a.phase, a.version]),
       [
         ["dashboard", "Ready", "2.7.0"],
+        ["demo-ingress-nginx", "Ready", "1.11.3"],
         ["metrics", "Ready", "0.7.2"],
       ],
     );
+    // The template's addon was made for the cluster, and is the cluster's.
+    const made = JSON.parse(ok("get", "addon", "demo-ingress-nginx", "-o", "json")) as { metadata: { ownerReferences: { kind: string; name: string }[] }; spec: unknown };
+    assert.deepEqual(made.spec, { clusterName: "demo", bundle: { name: "ingress-nginx", version: "1.11.3" } });
+    assert.deepEqual(made.metadata.ownerReferences.map((o) => `${o.kind}/${o.name}`), ["Cluster/demo"]);
+    assert.match(on("get", "service", "ingress-nginx-controller", "-n", "ingress-nginx").stdout, /LoadBalancer/);
     const deployments = on("get", "deployments", "-A", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.availableReplicas}/{.spec.replicas} {end}");
     assert.equal(deployments.status, 0, deployments.stderr);
     assert.match(deployments.stdout, /kubernetes-dashboard=1\/1/);
@@ -189,6 +205,7 @@ describe("addons and the services they expose", () => {
       [
         ["broken", "Failed"],
         ["dashboard", "Ready"],
+        ["demo-ingress-nginx", "Ready"],
         ["ingress", "Waiting"],
         ["metrics", "Ready"],
         ["unset", "Failed"],
@@ -204,7 +221,7 @@ describe("addons and the services they expose", () => {
     ok("delete", "addon", "dashboard", "--wait");
     await eventually(() => on("get", "deployment", "kubernetes-dashboard", "-n", "kubernetes-dashboard").status !== 0, { timeoutMs: 20_000, what: "the dashboard pruned" });
     assert.notEqual(on("get", "namespace", "kubernetes-dashboard").status, 0);
-    await eventually(() => (cluster().status?.addons ?? []).map((a) => a.name).join(",") === "metrics", { timeoutMs: 20_000, what: "dashboard gone from status.addons" });
+    await eventually(() => (cluster().status?.addons ?? []).map((a) => a.name).join(",") === "demo-ingress-nginx,metrics", { timeoutMs: 20_000, what: "dashboard gone from status.addons" });
     assert.deepEqual(cluster().status?.services ?? [], []);
     assert.match(on("get", "deployment", "metrics-server", "-n", "kube-system").stdout, /metrics-server/);
   });

@@ -2,9 +2,16 @@
 // phase, version and message there; addons gone are dropped), `status.services` (the user-facing
 // Services of its addons, with the URL Slipway serves each at) and the condition AddonsReady. Written
 // here, through the status subresource and fenced by resourceVersion, one cluster at a time; a cluster no
-// addon ever targeted is left alone, so building a cluster never waits on this.
+// addon ever targeted is left alone, so building a cluster never waits on this. A cluster made from a
+// ClusterTemplate that lists addons gets, once, an Addon `<cluster>-<addon>` per entry (the bundle of
+// that name and version, on that cluster, owned by the Cluster): edited or deleted afterwards, it is the
+// user's.
 import type { ClusterObject } from "../../api/kinds.ts";
-import { addonKind, type AddonObject } from "../../api/slipway/addon.ts";
+import { LABEL_ADDON_CLUSTER, addonKind, type AddonObject } from "../../api/slipway/addon.ts";
+import { clusterTemplateKind } from "../../api/slipway/clustertemplate.ts";
+import { SLIPWAY_API_VERSION } from "../../api/slipway/group.ts";
+import { createIfAbsent } from "../../api/presence.ts";
+import { controllerRef } from "../contract.ts";
 import { clusterKind, type ClusterStatus } from "../../api/slipway/cluster.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { getCondition, setCondition } from "../../runtime/conditions.ts";
@@ -50,12 +57,39 @@ export function addonsStatus(cluster: ClusterObject, addons: readonly AddonObjec
   return { addons: entries, services };
 }
 
+/** Marks the Addons made from a cluster's template (the value is the template's name). */
+export const ANNOTATION_TEMPLATE_ADDON = "slipway.dev/from-template";
+/** Set on a cluster once its template's addons were made. */
+export const ANNOTATION_TEMPLATE_ADDONS_MADE = "slipway.dev/template-addons";
+
+/** The Addons a cluster's template lists, made once each (a later edit or deletion is the user's). */
+async function templateAddons(ctx: ReconcileContext, cluster: ClusterObject, templates: { get(key: string): { spec: { addons?: { name: string; version?: string }[] } } | undefined }): Promise<void> {
+  const templateName = cluster.spec.templateName;
+  const annotations = cluster.metadata.annotations ?? {};
+  if (!templateName || annotations[ANNOTATION_TEMPLATE_ADDONS_MADE] !== undefined) return;
+  const template = templates.get(keyFor(undefined, templateName));
+  if (!template) return;
+  const name = cluster.metadata.name!;
+  for (const entry of template.spec.addons ?? []) {
+    const addon = {
+      apiVersion: SLIPWAY_API_VERSION,
+      kind: "Addon",
+      metadata: { name: `${name}-${entry.name}`, namespace: cluster.metadata.namespace, labels: { [LABEL_ADDON_CLUSTER]: name }, annotations: { [ANNOTATION_TEMPLATE_ADDON]: templateName }, ownerReferences: [controllerRef(cluster)] },
+      spec: { clusterName: name, bundle: { name: entry.name, ...(entry.version ? { version: entry.version } : {}) } },
+    } as AddonObject;
+    await createIfAbsent(() => ctx.client.of<AddonObject>(addonKind).create(addon));
+  }
+  await ctx.client.of<ClusterObject>(clusterKind).patch(cluster.metadata.namespace, name, "merge", { metadata: { annotations: { [ANNOTATION_TEMPLATE_ADDONS_MADE]: templateName } } });
+}
+
 export function registerClusterAddonsController(manager: ControllerManager, options: { url: () => string }): Controller<ClusterObject> {
   const clusters = manager.informer(clusterKind);
   const addons = manager.informer(addonKind);
+  const templates = manager.informer(clusterTemplateKind);
   const reconcile = async (ctx: ReconcileContext) => {
     const cluster = clusters.cache.get(ctx.key);
     if (!cluster || cluster.metadata.deletionTimestamp) return {};
+    await templateAddons(ctx, cluster, templates.cache);
     const status: ClusterStatus = structuredClone(cluster.status ?? {});
     const { addons: entries, services } = addonsStatus(cluster, addons.cache.list(), options.url());
     const had = (status.addons ?? []).length > 0 || getCondition(status.conditions, CONDITION_ADDONS_READY) !== undefined;
