@@ -2,7 +2,8 @@
 // phase, version and message there; addons gone are dropped), `status.services` (the user-facing
 // Services of its addons, with the URL Slipway serves each at) and the condition AddonsReady. Written
 // here, through the status subresource and fenced by resourceVersion, one cluster at a time; a cluster no
-// addon ever targeted is left alone, so building a cluster never waits on this. A cluster made from a
+// addon ever targeted is left alone, and so is a cluster being built or changed (until it is Running or
+// Failed again), so building a cluster never waits on this. A cluster made from a
 // ClusterTemplate that lists addons gets, once, an Addon `<cluster>-<addon>` per entry (the bundle of
 // that name and version, on that cluster, owned by the Cluster): edited or deleted afterwards, it is the
 // user's.
@@ -21,6 +22,8 @@ import type { ControllerManager } from "../../runtime/manager.ts";
 import { ADDON_COMPONENT } from "./controller.ts";
 
 export const CONDITION_ADDONS_READY = "AddonsReady";
+/** The cluster phases in which this writes the cluster's status. */
+const SETTLED = new Set(["Running", "Failed"]);
 
 /** Where Slipway serves a cluster's service: `<url>/services/<namespace>/<cluster>/<service>/`. */
 export function serviceUrl(base: string, namespace: string, cluster: string, service: string): string {
@@ -90,6 +93,9 @@ export function registerClusterAddonsController(manager: ControllerManager, opti
     const cluster = clusters.cache.get(ctx.key);
     if (!cluster || cluster.metadata.deletionTimestamp) return {};
     await templateAddons(ctx, cluster, templates.cache);
+    // While the cluster controller is building or changing the cluster, its status is left to it (a write
+    // here would make its next one conflict and back off): the addons' part follows once it settles.
+    if (!SETTLED.has(cluster.status?.phase ?? "")) return {};
     const status: ClusterStatus = structuredClone(cluster.status ?? {});
     const { addons: entries, services } = addonsStatus(cluster, addons.cache.list(), options.url());
     const had = (status.addons ?? []).length > 0 || getCondition(status.conditions, CONDITION_ADDONS_READY) !== undefined;
@@ -121,7 +127,10 @@ export function registerClusterAddonsController(manager: ControllerManager, opti
     reconcile,
     concurrency: 2,
     // Only what this writes from matters: its own writes (and the cluster controller's) need no second look.
-    changed: (previous, cluster) => previous.metadata.deletionTimestamp !== cluster.metadata.deletionTimestamp || JSON.stringify(previous.status?.addons) !== JSON.stringify(cluster.status?.addons),
+    changed: (previous, cluster) =>
+      previous.metadata.deletionTimestamp !== cluster.metadata.deletionTimestamp ||
+      previous.status?.phase !== cluster.status?.phase ||
+      JSON.stringify(previous.status?.addons) !== JSON.stringify(cluster.status?.addons),
   });
   const view = (a: AddonObject) => JSON.stringify([a.status?.clusters, a.status?.version, a.status?.services, a.metadata.deletionTimestamp]);
   controller.watch(
