@@ -48,6 +48,9 @@ describe("addon manifests", () => {
     await fails({ bundle: { name: "grafana" } }, /^spec\.bundle\.name: no bundle named grafana is shipped \(there are: dashboard, ingress-nginx, metrics-server\)$/);
     await fails({ bundle: { name: "dashboard", version: "9.9.9" } }, /^spec\.bundle\.version: bundle dashboard has no version 9\.9\.9 \(there are: 2\.7\.0\)$/);
     await fails({ manifests: [{ apiVersion: "v1", kind: "ConfigMap", metadata: {} }] }, /^spec\.manifests\[0\]\.metadata\.name: Required value/);
+    const fromConfigMap = { of: () => ({ tryGet: async (_ns: string, name: string) => (name === "m" ? { data: { "b.yaml": "kind: [", "a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n" } } : undefined) }) } as unknown as Client;
+    await assert.rejects(renderAddon(fromConfigMap, bundles, addon({ configMapRef: { name: "m" } }), where), (e: Error) => e instanceof AddonError && /^spec\.configMapRef key b\.yaml: document 1 is not valid YAML/.test(e.message));
+    await assert.rejects(renderAddon(fromConfigMap, bundles, addon({ configMapRef: { name: "gone" } }), where), (e: Error) => e instanceof AddonError && e.message === "spec.configMapRef.name: ConfigMap gone does not exist in namespace team");
     const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x" } };
     await fails({ manifests: [cm, cm] }, /^spec\.manifests\[1\]: ConfigMap x is declared twice \(first at spec\.manifests\[0\]\)$/);
   });
