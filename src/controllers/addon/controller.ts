@@ -177,7 +177,9 @@ class Addons {
     else if (notReady.length > 0) status.message = problems[0] ?? notReady.map((e) => `${e.name}: ${e.message ?? e.phase}`).join("; ");
     else delete status.message;
     setCondition(status, { type: "Ready", status: phase === "Ready" ? "True" : "False", reason: phase, message: status.message ?? `ready in ${entries.length} cluster(s)` }, at);
-    return { requeueAfterMs: phase === "Ready" ? this.timing.resyncMs : this.timing.pollMs };
+    // Ready: health looked at again each resync; Failed: rarely changes by itself (a spec or cluster change requeues it at once).
+    const again = phase === "Ready" ? this.timing.resyncMs : phase === "Failed" ? Math.min(this.timing.resyncMs, 5 * this.timing.pollMs) : this.timing.pollMs;
+    return { requeueAfterMs: again };
   };
 
   readonly remove: Phase<AddonScope> = async (ctx, scope) => {
