@@ -4,7 +4,7 @@
 // here, through the status subresource and fenced by resourceVersion, one cluster at a time; a cluster no
 // addon ever targeted is left alone, and so is a cluster being built or changed (until it is Running or
 // Failed again), so building a cluster never waits on this. A cluster made from a
-// ClusterTemplate that lists addons gets, once, an Addon `<cluster>-<addon>` per entry (the bundle of
+// ClusterTemplate that lists addons gets, once it is Running, an Addon `<cluster>-<addon>` per entry (the bundle of
 // that name and version, on that cluster, owned by the Cluster): edited or deleted afterwards, it is the
 // user's.
 import type { ClusterObject } from "../../api/kinds.ts";
@@ -73,6 +73,7 @@ async function templateAddons(ctx: ReconcileContext, cluster: ClusterObject, tem
   const template = templates.get(keyFor(undefined, templateName));
   if (!template) return;
   const name = cluster.metadata.name!;
+  if ((template.spec.addons ?? []).length === 0) return;
   for (const entry of template.spec.addons ?? []) {
     const addon = {
       apiVersion: SLIPWAY_API_VERSION,
@@ -92,10 +93,11 @@ export function registerClusterAddonsController(manager: ControllerManager, opti
   const reconcile = async (ctx: ReconcileContext) => {
     const cluster = clusters.cache.get(ctx.key);
     if (!cluster || cluster.metadata.deletionTimestamp) return {};
-    await templateAddons(ctx, cluster, templates.cache);
-    // While the cluster controller is building or changing the cluster, its status is left to it (a write
-    // here would make its next one conflict and back off): the addons' part follows once it settles.
+    // While the cluster controller is building or changing the cluster, the cluster is left to it (a write
+    // here would make its next one conflict and back off): the template's addons and the status follow
+    // once it settles.
     if (!SETTLED.has(cluster.status?.phase ?? "")) return {};
+    await templateAddons(ctx, cluster, templates.cache);
     const status: ClusterStatus = structuredClone(cluster.status ?? {});
     const { addons: entries, services } = addonsStatus(cluster, addons.cache.list(), options.url());
     const had = (status.addons ?? []).length > 0 || getCondition(status.conditions, CONDITION_ADDONS_READY) !== undefined;
