@@ -44,6 +44,7 @@ describe("the registry of kinds", () => {
         ["slipway.dev", "v1alpha1", "ResourceSync", "resourcesyncs", "rsync", true],
         ["slipway.dev", "v1alpha1", "LogicalCloud", "logicalclouds", "lc", true],
         ["slipway.dev", "v1alpha1", "Host", "hosts", "", true],
+        ["slipway.dev", "v1alpha1", "Addon", "addons", "", true],
       ],
     );
     assert.equal(registry.byKind("slipway.dev/v1alpha1", "Cluster")?.plural, "clusters");

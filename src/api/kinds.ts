@@ -14,6 +14,7 @@ import { clusterTemplateKind } from "./slipway/clustertemplate.ts";
 import { resourceSyncKind } from "./slipway/resourcesync.ts";
 import { logicalCloudKind } from "./slipway/logicalcloud.ts";
 import { hostKind } from "./slipway/host.ts";
+import { addonKind } from "./slipway/addon.ts";
 
 export type { EventObject, NamespaceObject, ObjectReference, SecretObject } from "./core.ts";
 export type { ConnectionObject, ConnectionSpec, ConnectionStatus } from "./slipway/connection.ts";
@@ -48,6 +49,7 @@ export const slipwayKinds: readonly KindDefinition[] = [
   general(resourceSyncKind),
   general(logicalCloudKind),
   general(hostKind),
+  general(addonKind),
 ];
 
 export interface RegistryOptions {

@@ -7,6 +7,7 @@ import { describeCluster, type ClusterFamily, type TreeNode } from "../views/des
 import { getClusterFamily } from "./clusters.ts";
 import type { LogicalCloudObject } from "../api/slipway/logicalcloud.ts";
 import { describeLogicalCloud } from "../views/logicalcloud.ts";
+import { addonsText } from "./services.ts";
 import { findResource, objectPath, withSession } from "./connect.ts";
 import { orNotFound } from "./errors.ts";
 import { formatAge, renderTable } from "./output.ts";
@@ -82,5 +83,6 @@ export function describeClusterText(family: ClusterFamily, now: number): string 
   } else {
     lines.push("\nConditions: none reported yet (is the cluster controller running?)\n");
   }
+  lines.push(addonsText(family.cluster));
   return lines.join("");
 }

@@ -10,11 +10,12 @@ import { registerGetCommand } from "./get.ts";
 import { registerKubeconfigCommand } from "./kubeconfig.ts";
 import { registerPlanCommand } from "./plan.ts";
 import { registerScaleCommand } from "./scale.ts";
+import { registerServicesCommand } from "./services.ts";
 import { registerTimelineCommand } from "./timeline.ts";
 import { UsageError } from "./usage.ts";
 
 /** Commands that talk to a control plane over HTTP; they do not need the control plane's own code. */
-const CLIENT_COMMANDS = new Set(["apply", "get", "describe", "events", "delete", "kubeconfig", "scale", "timeline", "console", "plan"]);
+const CLIENT_COMMANDS = new Set(["apply", "get", "describe", "events", "delete", "kubeconfig", "scale", "timeline", "console", "plan", "services"]);
 /** Global options that take a value (to find the command's name in argv). */
 const VALUE_OPTIONS = new Set(["--kubeconfig", "-n", "--namespace"]);
 
@@ -56,6 +57,7 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   registerTimelineCommand(program);
   registerConsoleCommand(program);
   registerPlanCommand(program);
+  registerServicesCommand(program);
   return program;
 }
 

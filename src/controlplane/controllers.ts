@@ -11,6 +11,8 @@ import { registerConnectionController } from "../controllers/connection/controll
 import { registerRegistrationController } from "../controllers/registration/controller.ts";
 import { registerOrphanSweeper, type SweeperOptions } from "../controllers/sweeper/controller.ts";
 import { registerResourceSyncController } from "../controllers/resourcesync/controller.ts";
+import { registerAddonController } from "../controllers/addon/controller.ts";
+import { registerClusterAddonsController } from "../controllers/addon/cluster-status.ts";
 import { registerLogicalCloudController } from "../controllers/logicalcloud/controller.ts";
 import { registerHostController } from "../controllers/host/controller.ts";
 import { registerInfrastructureController } from "../controllers/infrastructure/controller.ts";
@@ -47,6 +49,8 @@ export interface ControllersOptions {
   resyncMs?: number;
   /** The orphan sweeper's interval, grace period and dry-run mode (defaults: 5 minutes, 10 minutes, off). */
   sweeper?: Omit<SweeperOptions, "metrics">;
+  /** The control plane's URL (the addons' services are served under it). */
+  url?: string;
 }
 
 /** The replica name `slipway up` uses unless told otherwise: host and port, unique on one machine. */
@@ -101,6 +105,8 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
   registerRegistrationController(manager, { workloads }, options.resyncMs === undefined ? {} : { recheckMs: options.resyncMs });
   registerResourceSyncController(manager, { workloads }, options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs });
   registerLogicalCloudController(manager, { workloads });
+  registerAddonController(manager, { workloads }, { pollMs, ...(options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs }) });
+  registerClusterAddonsController(manager, { url: () => options.url ?? "" });
   registerHostController(manager);
   registerOrphanSweeper(manager, { providers }, { ...options.sweeper, metrics: options.metrics });
   await manager.start();

@@ -28,6 +28,9 @@ import { clusterOperations } from "../controllers/cluster/operations.ts";
 import { installedProviders } from "../providers/index.ts";
 import { openSimCloud, type SimCloudOptions } from "./simcloud.ts";
 import { consoleSite } from "./console.ts";
+import { servicesSite } from "./services.ts";
+import { WorkloadClients } from "../controllers/workload.ts";
+import type { FastifyRequest } from "fastify";
 import { clusterPlanAction } from "../controllers/plan/action.ts";
 import { ApiHostDirectory } from "../controllers/host/directory.ts";
 import { ProviderResolver } from "../controllers/providers.ts";
@@ -153,6 +156,10 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
         },
       },
     ];
+    const authenticate = async (request: FastifyRequest) => authenticator.authenticate(credentialsOf(request));
+    // A console sign-in link is made only for callers RBAC allows to ask for one.
+    const consolePages = consoleSite({ codes, sessions, authenticate: (request) => access.signInLinkFor(credentialsOf(request)), url: () => `${url}/` });
+    const services = servicesSite({ authenticate, objects, workloads: new WorkloadClients(new Client(objects)) });
     const audit = new AuditLog(options.auditLog ?? join(options.dataDir, "audit.log"));
     closers.push(async () => audit.close());
     const app = createApiServer({
@@ -164,7 +171,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       readiness,
       version: await version,
       route: (_request, path) => ({ ctx: api, path, authenticator }),
-      site: consoleSite({ codes, sessions, authenticate: (request) => access.signInLinkFor(credentialsOf(request)), url: () => `${url}/` }),
+      site: (request, reply, path) => services(request, reply, path) ?? consolePages(request, reply, path),
     });
     closers.unshift(() => app.close());
     const collectors = new Collectors(objects, log.child({ component: "collectors" }));
@@ -194,6 +201,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       leaseWarningMs: options.leaseWarningMs,
       resyncMs: options.resyncMs,
       sweeper: options.sweeper,
+      url,
     });
     // Stopped first: in-flight reconciles finish while the store is still open, and the shards are
     // handed over before this replica goes away.

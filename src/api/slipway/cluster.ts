@@ -162,6 +162,30 @@ const ClusterStep = Struct(
 );
 export type ClusterStep = Static<typeof ClusterStep>;
 
+const ClusterAddonStatus = Struct(
+  {
+    name: Type.String({ description: "Name of the Addon." }),
+    phase: Type.String({ description: "Waiting, Installing, Ready or Failed in this cluster." }),
+    version: Type.Optional(Type.String({ description: "The version installed." })),
+    message: Type.Optional(Type.String({ description: "Why it is not Ready." })),
+  },
+  { description: "One addon of the cluster." },
+);
+
+const ClusterServiceStatus = Struct(
+  {
+    name: Type.String({ description: "Name of the service in its URL." }),
+    label: Type.String({ description: "What users see it as." }),
+    icon: Type.Optional(Type.String({ description: "An icon hint." })),
+    url: Type.String({ description: "Where Slipway serves it: https://<control plane>/services/<namespace>/<cluster>/<name>/." }),
+    addon: Type.String({ description: "The Addon that declares it." }),
+    namespace: Type.String({ description: "Namespace of the Service in the cluster." }),
+    service: Type.String({ description: "Name of the Service in the cluster." }),
+    port: Type.Optional(Type.Integer({ description: "Port of the Service." })),
+  },
+  { description: "A user-facing service of the cluster." },
+);
+
 export const ClusterStatusSchema = Struct(
   {
     phase: Type.Optional(StringEnum(CLUSTER_PHASES, { description: "Where the cluster is in its life cycle." })),
@@ -226,6 +250,8 @@ export const ClusterStatusSchema = Struct(
       ),
     ),
     lastUpdated: Type.Optional(Type.String({ description: "When the spec last changed (the reconcile that first saw its generation)." })),
+    addons: Type.Optional(Type.Array(ClusterAddonStatus, { description: "The addons installed on the cluster (written by the addon controller; addons gone are dropped)." })),
+    services: Type.Optional(Type.Array(ClusterServiceStatus, { description: "User-facing services of its addons, reachable through Slipway." })),
     template: Type.Optional(
       Struct(
         {

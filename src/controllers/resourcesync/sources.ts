@@ -12,7 +12,7 @@ export class SourceError extends Error {
   override name = "SourceError";
 }
 
-function documentsOf(field: string, text: string): unknown[] {
+export function documentsOf(field: string, text: string): unknown[] {
   const documents = parseAllDocuments(text);
   const list = Array.isArray(documents) ? documents : [documents];
   const out: unknown[] = [];
@@ -50,6 +50,12 @@ export async function resolveManifests(client: Client, sync: ResourceSyncObject)
       for (const [j, object] of documentsOf(`${field} key ${key}`, data[key]!).entries()) manifests.push({ field: `${field} key ${key} document ${j + 1}`, object: object as KubeObject });
     }
   }
+  checkManifests(manifests);
+  return manifests.map((m) => structuredClone(m.object));
+}
+
+/** Throws SourceError at the first manifest the synchroniser could not apply, or declared twice. */
+export function checkManifests(manifests: readonly { field: string; object: KubeObject }[]): void {
   const seen = new Map<string, string>();
   for (const { field, object } of manifests) {
     const problems = manifestErrors(field, object);
@@ -59,5 +65,4 @@ export async function resolveManifests(client: Client, sync: ResourceSyncObject)
     if (first) throw new SourceError(`${field}: ${object.kind} ${object.metadata.name} is declared twice (first at ${first})`);
     seen.set(key, field);
   }
-  return manifests.map((m) => structuredClone(m.object));
 }

@@ -10,6 +10,7 @@ import { Registry, type KindDefinition } from "../../api/registry.ts";
 import { daemonSetKind, deploymentKind } from "./kinds-apps.ts";
 import { PodSpec, podSpecErrors, type PodSpecView } from "./kinds-podspec.ts";
 import { podDisruptionBudgetKind } from "./kinds-policy.ts";
+import { serviceKind } from "./kinds-service.ts";
 import { resourceQuotaKind, serviceAccountKind } from "./kinds-config.ts";
 import { certificateSigningRequestKind } from "./certificates.ts";
 import { rbacKinds } from "../../api/rbac.ts";
@@ -272,6 +273,7 @@ export const workloadKinds: readonly KindDefinition[] = [
   general(daemonSetKind),
   general(deploymentKind),
   general(podDisruptionBudgetKind),
+  general(serviceKind),
   general(certificateSigningRequestKind),
 ];
 

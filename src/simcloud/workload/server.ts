@@ -18,13 +18,15 @@ import { renderOpenApi } from "../../apiserver/openapi.ts";
 import type { ApiContext, VersionInfo } from "../../apiserver/routes.ts";
 import { SERVER_VERSION } from "../../apiserver/discovery.ts";
 import { createApiServer, type Mounted } from "../../apiserver/server.ts";
-import { AuthenticatorChain, ClientCertificates, type Authenticator } from "../../apiserver/authentication.ts";
+import { AuthenticatorChain, ClientCertificates, credentialsOf, type Authenticator } from "../../apiserver/authentication.ts";
+import { UnauthorizedError } from "../../apiserver/errors.ts";
 import { BoundedCache } from "../../apiserver/bounded-cache.ts";
 import { createCertificateAuthority, issueCertificate } from "../../bootstrap/pki.ts";
 import type { WorkloadEmulator } from "./emulator.ts";
 import { approvalSubresource } from "./certificates.ts";
 import { evictionSubresource } from "./eviction.ts";
 import type { ClusterRecord } from "./records.ts";
+import { answerServiceProxy } from "./service-proxy.ts";
 
 const CLUSTER_PATH = /^\/clusters\/([^/]+)(\/.*)?$/;
 /** TLS contexts and verified client certificates kept; beyond this the oldest are dropped. */
@@ -67,6 +69,7 @@ export class WorkloadApiServer {
   private readonly metrics = new ApiMetrics();
   private readonly openapi: ApiContext["openapi"];
   private readonly csrKind: KindDefinition;
+  private readonly proxyKinds: { service: KindDefinition; pod: KindDefinition; configMap: KindDefinition };
   private app: FastifyInstance | undefined;
   port = 0;
 
@@ -74,6 +77,7 @@ export class WorkloadApiServer {
     // Every cluster serves the same kinds, so the OpenAPI documents are rendered once.
     this.openapi = renderOpenApi(options.registry);
     this.csrKind = options.registry.byKind("certificates.k8s.io/v1", "CertificateSigningRequest")!;
+    this.proxyKinds = { service: options.registry.byKind("v1", "Service")!, pod: options.registry.byKind("v1", "Pod")!, configMap: options.registry.byKind("v1", "ConfigMap")! };
     options.emulator.onClusterGone((cluster) => this.forget(cluster));
   }
 
@@ -107,6 +111,17 @@ export class WorkloadApiServer {
       reply.hijack();
       request.raw.socket.destroy();
       return reply;
+    });
+    // Services' proxy subresource: answered by the emulated pods behind the Service.
+    this.app.addHook("preHandler", async (request, reply) => {
+      const { cluster, inner } = this.clusterOf(request, request.url.split("?")[0]!);
+      const api = cluster && inner.includes("/proxy") ? this.apiOf(cluster) : undefined;
+      if (!api) return;
+      const identity = await api.authenticator.authenticate(credentialsOf(request));
+      if (!identity) throw new UnauthorizedError();
+      const answer = await answerServiceProxy(api.ctx.objects, this.proxyKinds, identity, request.method, inner);
+      if (!answer) return;
+      return reply.code(answer.code).headers(answer.headers ?? {}).type(answer.contentType).send(request.method === "HEAD" ? "" : answer.body);
     });
     await this.app.listen({ host: this.options.host, port: this.options.port });
     const address = this.app.server.address();
