@@ -13,6 +13,7 @@ import { clusterTemplateKind } from "./slipway/clustertemplate.ts";
 import { resourceSyncKind } from "./slipway/resourcesync.ts";
 import { logicalCloudKind } from "./slipway/logicalcloud.ts";
 import { hostKind } from "./slipway/host.ts";
+import { oidcClientKind, platformKind, realmKind, realmUserKind } from "./slipway/realm.ts";
 
 export type { EventObject, NamespaceObject, ObjectReference, SecretObject } from "./core.ts";
 export type { ConnectionObject, ConnectionSpec, ConnectionStatus } from "./slipway/connection.ts";
@@ -44,6 +45,10 @@ export const slipwayKinds: readonly KindDefinition[] = [
   general(resourceSyncKind),
   general(logicalCloudKind),
   general(hostKind),
+  general(realmKind),
+  general(realmUserKind),
+  general(oidcClientKind),
+  general(platformKind),
 ];
 
 export interface RegistryOptions {

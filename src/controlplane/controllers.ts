@@ -17,6 +17,7 @@ import { ProviderResolver } from "../controllers/providers.ts";
 import { registerMachineController } from "../controllers/machine/controller.ts";
 import { registerMachinePoolController } from "../controllers/machinepool/controller.ts";
 import { registerLeaseController } from "../controllers/lease/controller.ts";
+import { registerRealmControllers } from "../controllers/realm/controller.ts";
 import { WorkloadClients } from "../controllers/workload.ts";
 import type { ProviderRegistry } from "../providers/registry.ts";
 import { ControllerManager } from "../runtime/manager.ts";
@@ -44,6 +45,8 @@ export interface ControllersOptions {
   leaseWarningMs?: number;
   /** How often a ResourceSync looks again at each applied cluster for drift, and a registered cluster is asked (default 30 s). */
   resyncMs?: number;
+  /** Where realms are served (the control plane's URL) and the CA of its serving certificate. */
+  realms?: { baseUrl: () => string; caPem: string };
 }
 
 /** The replica name `slipway up` uses unless told otherwise: host and port, unique on one machine. */
@@ -99,6 +102,7 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
   registerResourceSyncController(manager, { workloads }, options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs });
   registerLogicalCloudController(manager, { workloads });
   registerHostController(manager);
+  if (options.realms) registerRealmControllers(manager, { ...options.realms, workloads, pollMs });
   await manager.start();
   return {
     manager,

@@ -37,6 +37,8 @@ import { logicalCloudQuotaAdmission } from "../controllers/logicalcloud/admissio
 import { AuditLog } from "../apiserver/audit.ts";
 import { LoginCodes, loginLink, SessionTokens } from "./login.ts";
 import { slipwayVersion } from "./version.ts";
+import { realmUserAdmission } from "../realms/admission.ts";
+import { RealmIssuers } from "../realms/issuer.ts";
 
 export interface ControlPlaneOptions {
   dataDir: string;
@@ -112,7 +114,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     closers.push(() => store.close());
     const credentials = await ensureCredentials(store);
     const serving = await issueServingCertificate(credentials.ca, host === "127.0.0.1" ? [] : [host]);
-    const objects = new ObjectService(registry, store, { admission: [logicalCloudQuotaAdmission, leaseAdmission, clusterTemplateAdmission], postWrite: [clusterOperations] });
+    const objects = new ObjectService(registry, store, { admission: [logicalCloudQuotaAdmission, leaseAdmission, clusterTemplateAdmission, realmUserAdmission], postWrite: [clusterOperations] });
     await ensureDefaultNamespaces(objects);
     hostDirectory.current = new ApiHostDirectory(new Client(objects));
     const metrics = new ApiMetrics({ defaultMetrics: true });
@@ -159,6 +161,16 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       site: consoleSite({ codes, sessions, authenticate: (request) => authenticator.authenticate(credentialsOf(request)), url: () => `${url}/` }),
     });
     closers.unshift(() => app.close());
+    // The realms' OpenID Connect issuers answer under /realms/, before the API's body parsing and authentication.
+    const issuers = new RealmIssuers({ client: new Client(objects), baseUrl: () => url, log: log.child({ component: "realms" }) });
+    app.addHook("onRequest", async (request, reply) => {
+      if (!RealmIssuers.serves(request.url)) return;
+      reply.hijack();
+      await issuers.handle(request.raw, reply.raw).catch((error: unknown) => {
+        log.error({ err: (error as Error).message }, "realm request failed");
+        if (!reply.raw.headersSent) reply.raw.writeHead(500, { "Content-Type": "application/json" }).end('{"error":"server_error"}');
+      });
+    });
     const collectors = new Collectors(objects, log.child({ component: "collectors" }));
     await collectors.start();
     closers.unshift(() => collectors.stop());
@@ -185,6 +197,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       pollMs: options.pollMs,
       leaseWarningMs: options.leaseWarningMs,
       resyncMs: options.resyncMs,
+      realms: { baseUrl: () => url, caPem: credentials.ca.certPem },
     });
     // Stopped first: in-flight reconciles finish while the store is still open, and the shards are
     // handed over before this replica goes away.
