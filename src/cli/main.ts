@@ -7,7 +7,8 @@ import { registerDescribeCommand } from "./describe.ts";
 import { ReportedFailure, errorLine } from "./errors.ts";
 import { registerEventsCommand } from "./events.ts";
 import { registerGetCommand } from "./get.ts";
-import { registerKubeconfigCommand } from "./kubeconfig.ts";
+import { kubectlConfigPath, registerKubeconfigCommand } from "./kubeconfig.ts";
+import { registerLoginCommand } from "./login.ts";
 import { registerPlanCommand } from "./plan.ts";
 import { registerScaleCommand } from "./scale.ts";
 import { registerTimelineCommand } from "./timeline.ts";
@@ -52,6 +53,7 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   registerEventsCommand(program);
   registerDeleteCommand(program);
   registerKubeconfigCommand(program);
+  registerLoginCommand(program, kubectlConfigPath);
   registerScaleCommand(program);
   registerTimelineCommand(program);
   registerConsoleCommand(program);

@@ -207,6 +207,7 @@ export class RealmIssuers {
       claims: { openid: ["sub"], profile: ["preferred_username", "name"], email: ["email"], groups: ["groups"] },
       // ID tokens carry the claims of the scopes asked for (kube-apiserver reads groups from the ID token).
       conformIdTokenClaims: false,
+      responseTypes: ["code"],
       features: { devInteractions: { enabled: false }, userinfo: { enabled: true }, revocation: { enabled: true } },
       pkce: { required: () => true, methods: ["S256"] },
       ttl: { AccessToken: 3600, IdToken: 3600, AuthorizationCode: 60, Interaction: 600, Session: 8 * 3600, Grant: 14 * 24 * 3600, RefreshToken: 14 * 24 * 3600 },
@@ -252,6 +253,17 @@ export class RealmIssuers {
       details = await provider.interactionDetails(req, res);
     } catch {
       return send(res, 400, "text/html; charset=utf-8", "<!doctype html><p>This sign-in has expired or was started elsewhere: start it again from your client.</p>");
+    }
+    if (details.prompt.name === "consent" && details.session?.accountId) {
+      // Every client of a realm is one Slipway registered for a cluster of the realm: consent is implied.
+      const grant = details.grantId ? await provider.Grant.find(details.grantId) : new provider.Grant({ accountId: details.session.accountId, clientId: details.params.client_id as string });
+      if (!grant) return send(res, 400, "text/html; charset=utf-8", "<!doctype html><p>This sign-in has expired: start it again from your client.</p>");
+      const missing = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
+      if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(" "));
+      if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+      for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(" "));
+      const grantId = await grant.save();
+      return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
     }
     const action = `${REALMS_PATH}${realm.metadata.name}/interaction/${details.uid}/login`;
     if (!submitted || req.method !== "POST") return send(res, 200, "text/html; charset=utf-8", loginPage(realm, action));
