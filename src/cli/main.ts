@@ -15,7 +15,7 @@ import { registerTimelineCommand } from "./timeline.ts";
 import { UsageError } from "./usage.ts";
 
 /** Commands that talk to a control plane over HTTP; they do not need the control plane's own code. */
-const CLIENT_COMMANDS = new Set(["apply", "get", "describe", "events", "delete", "kubeconfig", "scale", "timeline", "console", "plan"]);
+const CLIENT_COMMANDS = new Set(["apply", "get", "describe", "events", "delete", "kubeconfig", "scale", "timeline", "console", "plan", "login"]);
 /** Global options that take a value (to find the command's name in argv). */
 const VALUE_OPTIONS = new Set(["--kubeconfig", "-n", "--namespace"]);
 

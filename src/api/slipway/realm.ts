@@ -2,7 +2,7 @@
 // serves at /realms/<name>; RealmUsers are its users (with their groups); an OIDCClient is a client
 // registered in a realm (a Cluster naming a realm gets one, and its API server trusts the issuer); a
 // Platform is a cluster seen from the realm: members of its root group are the cluster's admins.
-import { Type, type Static } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
 import { Condition, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
 import { ageColumn, fieldColumn } from "../columns.ts";
