@@ -138,7 +138,9 @@ describe("identity realms: OIDC clients for clusters, sign-in with slipway login
     refused("apiVersion: slipway.dev/v1alpha1\nkind: RealmUser\nmetadata:\n  name: mallory\nspec:\n  realm: nowhere\n  password: long-enough-pw\n", /spec\.realm: Not found: "nowhere"/);
     refused("apiVersion: slipway.dev/v1alpha1\nkind: Realm\nmetadata:\n  name: bad\nspec:\n  adminGroup: 'Admins!'\n", /spec\.adminGroup: Invalid value/);
     refused("apiVersion: slipway.dev/v1alpha1\nkind: OIDCClient\nmetadata:\n  name: bad\nspec:\n  realm: corp\n  redirectUris: ['not a url']\n", /spec\.redirectUris\[0\]: Invalid value/);
+    refused(cluster("bad", "Not_A_Realm"), /spec\.realmName: Invalid value: "Not_A_Realm"/);
     assert.equal(kubectl(kc, ["get", "realmuser", "mallory"]).status, 1);
+    assert.equal(kubectl(kc, ["get", "cluster", "bad"]).status, 1);
     assert.equal(kubectl(kc, ["get", "realm", "bad"]).status, 1);
   });
 

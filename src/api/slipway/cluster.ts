@@ -394,6 +394,10 @@ export function validateCluster(cluster: ClusterObject, old?: ClusterObject): Fi
   const errors: FieldError[] = [];
   const name = cluster.metadata.name;
   if (name !== undefined) errors.push(...dnsLabelErrors("metadata.name", name, MAX_CLUSTER_NAME_LENGTH));
+  const realm = cluster.spec.realmName;
+  if (realm !== undefined) {
+    errors.push(...(isRegistered(cluster) ? [invalid("spec.realmName", realm, "a registered cluster's API server is not Slipway's to configure")] : dnsLabelErrors("spec.realmName", realm)));
+  }
   const registration = registrationErrors(cluster, old);
   if (registration.length > 0 || isRegistered(cluster)) return [...errors, ...registration];
   errors.push(...versionErrors(cluster.spec.kubernetesVersion));
