@@ -198,6 +198,18 @@ describe("identity realms: OIDC clients for clusters, sign-in with slipway login
     assert.equal(again.status, 0, again.stderr);
     assert.match(again.stdout, /tokens refreshed/);
     assert.match(ok("get", "nodes", "--kubeconfig", carol, "--no-headers"), /c1-cp-0/);
+
+    // kubectl itself refreshes an expired ID token with the refresh token, and writes the new one back.
+    const expiring = file("carol-expired.kubeconfig");
+    const config = parse(readFileSync(carol, "utf8")) as KubeconfigFile;
+    const provider = config.users[0]!.user["auth-provider"]!.config;
+    const part = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
+    provider["id-token"] = `${part({ alg: "RS256" })}.${part({ iss: provider["idp-issuer-url"], exp: 1000 })}.c2ln`;
+    writeFileSync(expiring, stringify(config));
+    assert.match(kubectlOk(expiring, ["get", "nodes", "--no-headers"]), /c1-cp-0/);
+    const renewed = JSON.parse(Buffer.from(idToken(expiring).split(".")[1]!, "base64url").toString("utf8")) as { exp: number; preferred_username: string };
+    assert.ok(renewed.exp * 1000 > Date.now(), "kubectl wrote a new, valid ID token");
+    assert.equal(renewed.preferred_username, "carol");
   });
 
   it("makes a member of the platform's root group cluster-admin, and keeps a user's password when its groups change", async () => {
@@ -231,11 +243,30 @@ describe("identity realms: OIDC clients for clusters, sign-in with slipway login
     writeFileSync(file("tokenless.kubeconfig"), stringify(parse(printed.stdout)));
   });
 
+  it("keeps each realm's keys across a restart: tokens issued before are still accepted", async () => {
+    const before = JSON.parse(await getText(`https://127.0.0.1:${plane.port}/realms/corp/jwks`)) as { keys: { kid: string }[] };
+    const carol = file("carol.kubeconfig");
+    const output = plane.output();
+    assert.equal(await plane.stop("SIGTERM"), 0);
+    plane = await startSlipway({ dataDir: plane.dataDir, port: plane.port, args: ["--sim-profile", "instant", "--poll-interval", "100ms"] });
+    const afterRestart = JSON.parse(await getText(`https://127.0.0.1:${plane.port}/realms/corp/jwks`)) as { keys: { kid: string }[] };
+    assert.deepEqual(afterRestart.keys.map((k) => k.kid), before.keys.map((k) => k.kid));
+    // The cluster's endpoint as it is now (its address is the sim cloud's, which may move with a restart).
+    const endpoint = file("c1-oidc.kubeconfig");
+    await eventually(() => {
+      const printed = spawnSync(process.execPath, [SLIPWAY_BIN, "--kubeconfig", kc, "kubeconfig", "c1", "--oidc"], { cwd: REPO, encoding: "utf8" });
+      return printed.status === 0 && (writeFileSync(endpoint, printed.stdout), true);
+    }, { timeoutMs: 30_000, what: "c1's OIDC kubeconfig" });
+    await eventually(async () => (await statusWithToken(endpoint, "/api/v1/nodes", idToken(carol))) === 200, { timeoutMs: 30_000, what: "carol's token accepted after the restart" });
+    writeFileSync(file("before-restart.log"), output);
+  });
+
   it("never shows a password: not in objects, annotations, events, the audit log or the server's output", () => {
     const everything = [
       ok("get", "realmusers", "-o", "yaml"),
       ok("get", "events", "-A", "-o", "yaml"),
       readFileSync(file("audit.log"), "utf8"),
+      readFileSync(file("before-restart.log"), "utf8"),
       plane.output(),
     ].join("\n");
     for (const password of Object.values(PASSWORDS)) assert.ok(!everything.includes(password), "a password appears");
