@@ -191,6 +191,7 @@ async function codeWithPassword(flow: Flow, start: string, redirectUri: string, 
       if (!action) throw new CliError("the realm's sign-in page has no form");
       const posted = await flow.http.send("POST", new URL(action, url).href, { username, password });
       if (posted.status === 401) throw new CliError(`the realm refused the sign-in of ${username}: invalid username or password`);
+      if (posted.status === 429) throw new CliError(`the realm refused the sign-in of ${username}: too many failed sign-ins, try again later`);
       if (!posted.location) throw new CliError(`the realm's sign-in answered HTTP ${posted.status}`);
       submitted = true;
       url = new URL(posted.location, url).href;

@@ -20,6 +20,36 @@ const INTERACTION_PATH = /^\/interaction\/([A-Za-z0-9_-]+)(\/login)?$/;
 const NO_USER_HASH = "$argon2id$v=19$m=19456,t=2,p=1$75jQONl1i4Seusv7dX/Y6g$wwc8NQctL7E2jtSSS5AMXnRGsSbzIltZ8qPGASAAuhk";
 const SCOPES = ["openid", "profile", "email", "groups", "offline_access"];
 const MAX_FORM_BYTES = 8192;
+/** Failed sign-ins of one user name (in one realm) within the window, after which it is refused a while. */
+const MAX_FAILURES = 5;
+const FAILURE_WINDOW_MS = 5 * 60_000;
+
+/** Failed sign-ins by realm and user name, so that passwords cannot be guessed at speed. */
+export class FailedSignIns {
+  private readonly failures = new Map<string, number[]>();
+
+  private recent(key: string, now: number): number[] {
+    const times = (this.failures.get(key) ?? []).filter((t) => now - t < FAILURE_WINDOW_MS);
+    if (times.length === 0) this.failures.delete(key);
+    else this.failures.set(key, times);
+    return times;
+  }
+
+  /** How long (ms) until the name may try again; 0 when it may now. */
+  blockedFor(key: string, now = Date.now()): number {
+    const times = this.recent(key, now);
+    return times.length >= MAX_FAILURES ? times[0]! + FAILURE_WINDOW_MS - now : 0;
+  }
+
+  fail(key: string, now = Date.now()): void {
+    if (this.failures.size > 10_000) for (const k of [...this.failures.keys()]) this.recent(k, now);
+    this.failures.set(key, [...this.recent(key, now), now]);
+  }
+
+  succeed(key: string): void {
+    this.failures.delete(key);
+  }
+}
 
 /** The path of the realm's issuer under the control plane's URL. */
 export function realmIssuerUrl(baseUrl: string, realm: string): string {
@@ -151,6 +181,7 @@ export interface RealmIssuersOptions {
 
 export class RealmIssuers {
   private readonly issuers = new Map<string, Issuer>();
+  private readonly failed = new FailedSignIns();
 
   constructor(private readonly options: RealmIssuersOptions) {}
 
@@ -270,13 +301,21 @@ export class RealmIssuers {
     const form = await readForm(req);
     const username = form.get("username") ?? "";
     const password = form.get("password") ?? "";
+    const attempt = `${realm.metadata.name}/${username}`;
+    const wait = this.failed.blockedFor(attempt);
+    if (wait > 0) {
+      res.setHeader("Retry-After", String(Math.ceil(wait / 1000)));
+      return send(res, 429, "text/html; charset=utf-8", loginPage(realm, action, "Too many failed sign-ins: try again later."));
+    }
     const user = username ? await findUser(this.options.client, realm.metadata.name!, username) : undefined;
     const hashed = user?.spec.passwordHash;
     const ok = await verify(hashed ?? NO_USER_HASH, password).catch(() => false);
     if (!user || !hashed || !ok) {
+      this.failed.fail(attempt);
       this.options.log.info({ realm: realm.metadata.name }, "a sign-in to a realm was refused");
       return send(res, 401, "text/html; charset=utf-8", loginPage(realm, action, "Invalid username or password."));
     }
+    this.failed.succeed(attempt);
     await provider.interactionFinished(req, res, { login: { accountId: user.spec.username ?? user.metadata.name! } }, { mergeWithLastSubmission: false });
   }
 }
