@@ -56,9 +56,12 @@ export function realmIssuerUrl(baseUrl: string, realm: string): string {
   return `${baseUrl}${REALMS_PATH}${realm}`;
 }
 
-/** The client id of an OIDCClient: its uid, the same on every replica and never reused. */
+/**
+ * The client id of an OIDCClient: `<namespace>.<name>` (namespaces have no dots), the same on every
+ * replica and for an OIDCClient made again after a deletion, so an API server told it keeps trusting it.
+ */
 export function oidcClientId(client: OIDCClientObject): string {
-  return client.metadata.uid!;
+  return `${client.metadata.namespace}.${client.metadata.name}`;
 }
 
 /** Codes, sessions, grants and tokens, kept in memory until they expire. */

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { exportJWK, generateKeyPair, type JWK } from "jose";
 import { secretKind, type SecretObject } from "../api/core.ts";
-import { createIfAbsent } from "../api/presence.ts";
+import { createIfAbsent, deleteIfPresent } from "../api/presence.ts";
 import type { RealmObject } from "../api/slipway/realm.ts";
 import type { Client } from "../runtime/client.ts";
 
@@ -36,14 +36,21 @@ async function makeKeys(): Promise<RealmKeys> {
 export async function ensureRealmKeys(client: Client, realm: RealmObject): Promise<RealmKeys> {
   const secrets = client.of<SecretObject>(secretKind);
   const name = realmKeysSecretName(realm.metadata.name!);
-  const found = decode(await secrets.tryGet(REALM_KEYS_NAMESPACE, name));
-  if (found) return found;
+  const existing = await secrets.tryGet(REALM_KEYS_NAMESPACE, name);
+  const owner = existing?.metadata.ownerReferences?.find((r) => r.controller);
+  if (existing && owner && owner.uid !== realm.metadata.uid) {
+    // Left by an earlier realm of this name, not yet collected: its keys are not this realm's.
+    await deleteIfPresent(() => secrets.delete(REALM_KEYS_NAMESPACE, name, { preconditions: { uid: existing.metadata.uid! } }));
+  } else {
+    const found = decode(existing);
+    if (found) return found;
+  }
   const keys = await makeKeys();
-  const owner = { apiVersion: realm.apiVersion, kind: realm.kind, name: realm.metadata.name!, uid: realm.metadata.uid!, controller: true, blockOwnerDeletion: true };
+  const ref = { apiVersion: realm.apiVersion, kind: realm.kind, name: realm.metadata.name!, uid: realm.metadata.uid!, controller: true, blockOwnerDeletion: true };
   const secret = {
     apiVersion: "v1",
     kind: "Secret",
-    metadata: { name, namespace: REALM_KEYS_NAMESPACE, ownerReferences: [owner], labels: { "slipway.dev/realm": realm.metadata.name! } },
+    metadata: { name, namespace: REALM_KEYS_NAMESPACE, ownerReferences: [ref], labels: { "slipway.dev/realm": realm.metadata.name! } },
     type: "Opaque",
     data: { keys: Buffer.from(JSON.stringify(keys)).toString("base64") },
   } as SecretObject;

@@ -67,6 +67,15 @@ function phaseEvents<T extends KubeObject>(what: string) {
   };
 }
 
+/** The keys of a kind's objects in the realm (to reconcile them when it changes). */
+function inRealm<T extends KubeObject & { spec: { realm: string } }>(cache: { list(): readonly T[] }): (realm: RealmObject) => string[] {
+  return (realm) =>
+    cache
+      .list()
+      .filter((o) => o.spec.realm === realm.metadata.name)
+      .map((o) => keyFor(o.metadata.namespace, o.metadata.name!));
+}
+
 export function registerRealmControllers(manager: ControllerManager, deps: RealmDeps): void {
   const pollMs = deps.pollMs ?? 1000;
   const realms = manager.informer(realmKind);
@@ -79,6 +88,8 @@ export function registerRealmControllers(manager: ControllerManager, deps: Realm
     const status = (scope.object.status ??= {});
     status.issuerUrl = realmIssuerUrl(deps.baseUrl(), scope.object.metadata.name!);
     ready(ctx, scope.object, "Ready", "Serving", `issuer ${status.issuerUrl}`);
+    // The keys are looked at again now and then (a Secret deleted by hand is made again).
+    return { requeueAfterMs: 60_000, idle: true };
   };
   manager.add<RealmObject>({
     name: "realm",
@@ -106,12 +117,7 @@ export function registerRealmControllers(manager: ControllerManager, deps: Realm
     informer: clients,
     reconcile: objectReconciler<OIDCClientObject>({ kind: oidcClientKind, cache: clients.cache, observedGeneration: true, phases: [clientPhase], afterStatusWrite: phaseEvents("OIDCClient") }),
   });
-  clientController.watch(realms, (realm) =>
-    clients.cache
-      .list()
-      .filter((c) => c.spec.realm === realm.metadata.name)
-      .map((c) => keyFor(c.metadata.namespace, c.metadata.name!)),
-  );
+  clientController.watch(realms, inRealm(clients.cache));
 
   const platformPhase: Phase<Scope<PlatformObject>> = async (ctx, scope) => {
     const platform = scope.object;
@@ -159,6 +165,7 @@ export function registerRealmControllers(manager: ControllerManager, deps: Realm
     informer: platforms,
     reconcile: objectReconciler<PlatformObject>({ kind: platformKind, cache: platforms.cache, observedGeneration: true, phases: [platformPhase], afterStatusWrite: phaseEvents("Platform") }),
   });
+  platformController.watch(realms, inRealm(platforms.cache));
   platformController.watch(clusters, (cluster) =>
     platforms.cache
       .list()
