@@ -38,7 +38,9 @@ describe("RealmUser admission", () => {
     const regrouped = await users.update({ ...created, spec: { realm: "corp", groups: ["admins", "ops"], passwordHash: "$argon2id$forged" } });
     assert.equal(regrouped.spec.passwordHash, created.spec.passwordHash);
     assert.deepEqual(regrouped.spec.groups, ["admins", "ops"]);
-    const changed = await users.update({ ...regrouped, spec: { ...regrouped.spec, password: "battery-staple" } });
+    const same = await users.update({ ...regrouped, spec: { ...regrouped.spec, password: "correct-horse" } });
+    assert.equal(same.spec.passwordHash, created.spec.passwordHash, "the same password again keeps the hash");
+    const changed = await users.update({ ...same, spec: { ...same.spec, password: "battery-staple" } });
     assert.ok(await verify(changed.spec.passwordHash!, "battery-staple"));
     await store.close();
   });

@@ -1,7 +1,7 @@
 // Admission of RealmUsers: a password given in spec.password is replaced by its argon2id hash before
 // anything is stored (also in kubectl's last-applied-configuration annotation), so it never reaches the
 // store, the watch stream or a listing; an update without a password keeps the hash it had.
-import { hash } from "@node-rs/argon2";
+import { hash, verify } from "@node-rs/argon2";
 import { invalid, notFound } from "../api/field-errors.ts";
 import { MIN_PASSWORD_LENGTH, realmKind, realmUserKind, type RealmUserObject } from "../api/slipway/realm.ts";
 import type { AdmissionPlugin } from "../apiserver/admission.ts";
@@ -44,7 +44,9 @@ export const realmUserAdmission: AdmissionPlugin = {
     if (password.length < MIN_PASSWORD_LENGTH || password.length > 1024) {
       throw new InvalidError(refOf(request.def, user.metadata.name), [invalid("spec.password", HIDDEN, `must be ${MIN_PASSWORD_LENGTH} to 1024 characters long`)]);
     }
-    user.spec.passwordHash = await hash(password);
+    // Applying the same manifest again keeps the hash (and the object) as it was.
+    const kept = old?.spec.passwordHash;
+    user.spec.passwordHash = kept && (await verify(kept, password).catch(() => false)) ? kept : await hash(password);
   },
   async validate(request) {
     if (request.operation !== "CREATE" || request.def.kind !== realmUserKind.kind || request.def.group !== realmUserKind.group) return;
