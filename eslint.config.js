@@ -3,7 +3,8 @@ import tseslint from "typescript-eslint";
 
 // The layering of docs/DESIGN.md: which top-level folders of src/ each folder may import from.
 // Dependencies point one way (api ← store ← apiserver ← runtime ← controllers → providers); bootstrap
-// sits on api and every layer above may use it; simcloud uses api, store and apiserver; kubeclient is
+// sits on api and every layer above may use it; simcloud uses api, store and apiserver; realms (the
+// OpenID Connect issuers) sit on runtime's client, and controllers use them; kubeclient is
 // the way to an API over HTTP; views may use api only; cli talks HTTP only, through kubeclient.
 const LAYERS = {
   api: [],
@@ -12,11 +13,12 @@ const LAYERS = {
   apiserver: ["api", "store", "bootstrap"],
   runtime: ["api", "store", "apiserver", "bootstrap"],
   providers: ["api", "bootstrap", "simcloud"],
-  controllers: ["api", "store", "apiserver", "runtime", "providers", "bootstrap", "kubeclient"],
+  controllers: ["api", "store", "apiserver", "runtime", "providers", "bootstrap", "kubeclient", "realms"],
+  realms: ["api", "store", "apiserver", "runtime", "bootstrap"],
   simcloud: ["api", "store", "apiserver", "bootstrap"],
   kubeclient: ["bootstrap"],
   views: ["api"],
-  controlplane: ["api", "store", "apiserver", "runtime", "controllers", "providers", "simcloud", "bootstrap", "kubeclient"],
+  controlplane: ["api", "store", "apiserver", "runtime", "controllers", "providers", "simcloud", "bootstrap", "kubeclient", "realms"],
   cli: ["api", "bootstrap", "kubeclient", "views"],
   console: ["api", "kubeclient", "views"],
 };

@@ -45,6 +45,10 @@ describe("the registry of kinds", () => {
         ["slipway.dev", "v1alpha1", "LogicalCloud", "logicalclouds", "lc", true],
         ["slipway.dev", "v1alpha1", "Host", "hosts", "", true],
         ["slipway.dev", "v1alpha1", "Addon", "addons", "", true],
+        ["slipway.dev", "v1alpha1", "Realm", "realms", "", false],
+        ["slipway.dev", "v1alpha1", "RealmUser", "realmusers", "", false],
+        ["slipway.dev", "v1alpha1", "OIDCClient", "oidcclients", "", true],
+        ["slipway.dev", "v1alpha1", "Platform", "platforms", "", true],
       ],
     );
     assert.equal(registry.byKind("slipway.dev/v1alpha1", "Cluster")?.plural, "clusters");

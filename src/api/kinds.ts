@@ -15,6 +15,7 @@ import { resourceSyncKind } from "./slipway/resourcesync.ts";
 import { logicalCloudKind } from "./slipway/logicalcloud.ts";
 import { hostKind } from "./slipway/host.ts";
 import { addonKind } from "./slipway/addon.ts";
+import { oidcClientKind, platformKind, realmKind, realmUserKind } from "./slipway/realm.ts";
 
 export type { EventObject, NamespaceObject, ObjectReference, SecretObject } from "./core.ts";
 export type { ConnectionObject, ConnectionSpec, ConnectionStatus } from "./slipway/connection.ts";
@@ -50,6 +51,10 @@ export const slipwayKinds: readonly KindDefinition[] = [
   general(logicalCloudKind),
   general(hostKind),
   general(addonKind),
+  general(realmKind),
+  general(realmUserKind),
+  general(oidcClientKind),
+  general(platformKind),
 ];
 
 export interface RegistryOptions {

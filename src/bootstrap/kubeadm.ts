@@ -18,7 +18,22 @@ export interface ClusterPki {
   frontProxyCa: KeyPairPem;
   etcdCa: KeyPairPem;
   serviceAccount: { publicKeyPem: string; privateKeyPem: string };
+  /** PEM of the CA an OpenID Connect issuer the API server trusts is served with (oidc-ca.crt). */
+  oidcCaPem?: string;
 }
+
+/** An OpenID Connect issuer the API server accepts ID tokens of (kube-apiserver's --oidc-* flags). */
+export interface OidcIssuer {
+  issuerUrl: string;
+  clientId: string;
+  usernameClaim: string;
+  usernamePrefix: string;
+  groupsClaim: string;
+  groupsPrefix: string;
+}
+
+/** Where the issuer's CA is written on control-plane machines. */
+export const OIDC_CA_FILE = "/etc/kubernetes/pki/oidc-ca.crt";
 
 export interface ClusterConfigurationInput {
   clusterName: string;
@@ -30,6 +45,8 @@ export interface ClusterConfigurationInput {
   podSubnet: string;
   serviceSubnet: string;
   dnsDomain: string;
+  /** An issuer whose ID tokens the API server accepts (its CA comes with the PKI: ClusterPki.oidcCaPem). */
+  oidc?: OidcIssuer;
 }
 
 export interface InitInput extends ClusterConfigurationInput {
@@ -72,7 +89,7 @@ export interface ClusterConfiguration {
   clusterName: string;
   kubernetesVersion: string;
   controlPlaneEndpoint: string;
-  apiServer?: { certSANs?: string[] };
+  apiServer?: { certSANs?: string[]; extraArgs?: { name: string; value: string }[] };
   networking: { podSubnet: string; serviceSubnet: string; dnsDomain: string };
   certificatesDir?: string;
   /** The key algorithm of the PKI (v1beta4): the keys Slipway hands over are ECDSA P-256. */
@@ -94,11 +111,28 @@ function clusterConfiguration(input: ClusterConfigurationInput): ClusterConfigur
     clusterName: input.clusterName,
     kubernetesVersion: input.kubernetesVersion,
     controlPlaneEndpoint: input.controlPlaneEndpoint,
-    ...(input.certSANs && input.certSANs.length > 0 ? { apiServer: { certSANs: [...input.certSANs] } } : {}),
+    ...apiServer(input),
     networking: { podSubnet: input.podSubnet, serviceSubnet: input.serviceSubnet, dnsDomain: input.dnsDomain },
     certificatesDir: "/etc/kubernetes/pki",
     encryptionAlgorithm: "ECDSA-P256",
   };
+}
+
+function apiServer(input: ClusterConfigurationInput): Pick<ClusterConfiguration, "apiServer"> {
+  const sans = input.certSANs && input.certSANs.length > 0 ? { certSANs: [...input.certSANs] } : {};
+  const oidc = input.oidc;
+  const extraArgs = oidc
+    ? [
+        { name: "oidc-issuer-url", value: oidc.issuerUrl },
+        { name: "oidc-client-id", value: oidc.clientId },
+        { name: "oidc-username-claim", value: oidc.usernameClaim },
+        { name: "oidc-username-prefix", value: oidc.usernamePrefix },
+        { name: "oidc-groups-claim", value: oidc.groupsClaim },
+        { name: "oidc-groups-prefix", value: oidc.groupsPrefix },
+        { name: "oidc-ca-file", value: OIDC_CA_FILE },
+      ]
+    : [];
+  return Object.keys(sans).length > 0 || extraArgs.length > 0 ? { apiServer: { ...sans, ...(extraArgs.length > 0 ? { extraArgs } : {}) } } : {};
 }
 
 function registration(node: NodeRegistration): NodeRegistrationOptions {
@@ -146,5 +180,6 @@ export function pkiFiles(pki: ClusterPki): { path: string; content: string; perm
     { path: `${dir}/etcd/ca.key`, content: pki.etcdCa.keyPem, permissions: "0600" },
     { path: `${dir}/sa.pub`, content: pki.serviceAccount.publicKeyPem, permissions: "0644" },
     { path: `${dir}/sa.key`, content: pki.serviceAccount.privateKeyPem, permissions: "0600" },
+    ...(pki.oidcCaPem ? [{ path: OIDC_CA_FILE, content: pki.oidcCaPem, permissions: "0644" }] : []),
   ];
 }

@@ -14,10 +14,12 @@ import { getCluster } from "./clusters.ts";
 import { firstKubeconfigEntry, withSession, type Session } from "./connect.ts";
 import { CliError } from "./errors.ts";
 import { UsageError } from "./usage.ts";
+import { clusterClient, oidcKubeconfig } from "./login.ts";
 import { userKubeconfigSecret, type LogicalCloudObject } from "../api/slipway/logicalcloud.ts";
 
 interface KubeconfigFlags {
   merge?: boolean;
+  oidc?: boolean;
   logicalCloud?: string;
   user?: string;
 }
@@ -27,6 +29,7 @@ export function registerKubeconfigCommand(program: Command): void {
     .command("kubeconfig")
     .description("print the admin kubeconfig of a cluster (or a logical cloud user's), or merge it into ~/.kube/config")
     .argument("[cluster]", "name of the cluster")
+    .option("--oidc", "a kubeconfig whose user signs in to the cluster's realm (kubectl's oidc auth provider; `slipway login REALM` fills in the tokens)")
     .option("--merge", "add the cluster, user and context to ~/.kube/config (or the first file of $KUBECONFIG)")
     .option("--logical-cloud <name>", "a logical cloud's user's kubeconfig (with --user): one context per member cluster")
     .option("--user <name>", "the logical cloud user")
@@ -35,9 +38,15 @@ export function registerKubeconfigCommand(program: Command): void {
       if (flags.logicalCloud !== undefined && (flags.user === undefined || name !== undefined)) {
         throw new UsageError("with --logical-cloud, name the user with --user and no cluster: slipway kubeconfig --logical-cloud NAME --user USER");
       }
+      if (flags.oidc && flags.logicalCloud !== undefined) throw new UsageError("--oidc goes with a cluster, not --logical-cloud");
       if (flags.logicalCloud === undefined && name === undefined) throw new UsageError("name a cluster, or a logical cloud and a user: slipway kubeconfig CLUSTER | --logical-cloud NAME --user USER");
       await withSession(command, async (session) => {
-        const kubeconfig = flags.logicalCloud !== undefined ? await logicalCloudKubeconfig(session, flags.logicalCloud, flags.user!) : await clusterKubeconfig(session, name!);
+        const kubeconfig =
+          flags.logicalCloud !== undefined
+            ? await logicalCloudKubeconfig(session, flags.logicalCloud, flags.user!)
+            : flags.oidc
+              ? await oidcKubeconfig(session, await clusterClient(session, name!))
+              : await clusterKubeconfig(session, name!);
         if (!flags.merge) {
           session.out.write(kubeconfig.endsWith("\n") ? kubeconfig : `${kubeconfig}\n`);
           return;

@@ -7,7 +7,8 @@ import { registerDescribeCommand } from "./describe.ts";
 import { ReportedFailure, errorLine } from "./errors.ts";
 import { registerEventsCommand } from "./events.ts";
 import { registerGetCommand } from "./get.ts";
-import { registerKubeconfigCommand } from "./kubeconfig.ts";
+import { kubectlConfigPath, registerKubeconfigCommand } from "./kubeconfig.ts";
+import { registerLoginCommand } from "./login.ts";
 import { registerPlanCommand } from "./plan.ts";
 import { registerScaleCommand } from "./scale.ts";
 import { registerServicesCommand } from "./services.ts";
@@ -15,7 +16,7 @@ import { registerTimelineCommand } from "./timeline.ts";
 import { UsageError } from "./usage.ts";
 
 /** Commands that talk to a control plane over HTTP; they do not need the control plane's own code. */
-const CLIENT_COMMANDS = new Set(["apply", "get", "describe", "events", "delete", "kubeconfig", "scale", "timeline", "console", "plan", "services"]);
+const CLIENT_COMMANDS = new Set(["apply", "get", "describe", "events", "delete", "kubeconfig", "scale", "timeline", "console", "plan", "services", "login"]);
 /** Global options that take a value (to find the command's name in argv). */
 const VALUE_OPTIONS = new Set(["--kubeconfig", "-n", "--namespace"]);
 
@@ -53,6 +54,7 @@ export async function buildProgram(argv: readonly string[] = []): Promise<Comman
   registerEventsCommand(program);
   registerDeleteCommand(program);
   registerKubeconfigCommand(program);
+  registerLoginCommand(program, kubectlConfigPath);
   registerScaleCommand(program);
   registerTimelineCommand(program);
   registerConsoleCommand(program);

@@ -20,6 +20,7 @@ import { ProviderResolver } from "../controllers/providers.ts";
 import { registerMachineController } from "../controllers/machine/controller.ts";
 import { registerMachinePoolController } from "../controllers/machinepool/controller.ts";
 import { registerLeaseController } from "../controllers/lease/controller.ts";
+import { registerRealmControllers } from "../controllers/realm/controller.ts";
 import { WorkloadClients } from "../controllers/workload.ts";
 import type { ProviderRegistry } from "../providers/registry.ts";
 import { ControllerManager } from "../runtime/manager.ts";
@@ -51,6 +52,8 @@ export interface ControllersOptions {
   sweeper?: Omit<SweeperOptions, "metrics">;
   /** The control plane's URL (the addons' services are served under it). */
   url?: string;
+  /** Where realms are served (the control plane's URL) and the CA of its serving certificate. */
+  realms?: { baseUrl: () => string; caPem: string };
 }
 
 /** The replica name `slipway up` uses unless told otherwise: host and port, unique on one machine. */
@@ -109,6 +112,7 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
   registerClusterAddonsController(manager, { url: () => options.url ?? "" });
   registerHostController(manager);
   registerOrphanSweeper(manager, { providers }, { ...options.sweeper, metrics: options.metrics });
+  if (options.realms) registerRealmControllers(manager, { ...options.realms, workloads, pollMs });
   await manager.start();
   return {
     manager,

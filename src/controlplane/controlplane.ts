@@ -39,6 +39,9 @@ import { logicalCloudQuotaAdmission } from "../controllers/logicalcloud/admissio
 import { AuditLog } from "../apiserver/audit.ts";
 import { LoginCodes, loginLink, SessionTokens } from "./login.ts";
 import { slipwayVersion } from "./version.ts";
+import { realmUserAdmission } from "../realms/admission.ts";
+import { RealmIssuers } from "../realms/issuer.ts";
+import { RealmTokenAuthenticator } from "../realms/authenticator.ts";
 
 export interface ControlPlaneOptions {
   dataDir: string;
@@ -121,14 +124,16 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     closers.unshift(async () => rbac.close());
     const objects = new ObjectService(registry, store, {
       authorizer: rbac.authorizer,
-      admission: [rbac.admission, logicalCloudQuotaAdmission, leaseAdmission, clusterTemplateAdmission],
+      admission: [rbac.admission, logicalCloudQuotaAdmission, leaseAdmission, clusterTemplateAdmission, realmUserAdmission],
       postWrite: [rbac.hook, clusterOperations],
     });
     rbac.attach(objects);
     await ensureDefaultNamespaces(objects);
     await ensureDefaultRbac(objects);
     const sessions = new SessionTokens(credentials.adminToken);
-    const access = controlPlaneAccess(objects, rbac, { registry, credentials, sessions });
+    // ID tokens of Slipway's own realms sign in too; RBAC decides what their users and groups may do.
+    const realmTokens = new RealmTokenAuthenticator(new Client(objects), () => url);
+    const access = controlPlaneAccess(objects, rbac, { registry, credentials, sessions, more: [realmTokens] });
     hostDirectory.current = new ApiHostDirectory(new Client(objects));
     const metrics = new ApiMetrics({ defaultMetrics: true });
     const planClient = new Client(objects);
@@ -174,6 +179,16 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       site: (request, reply, path) => services(request, reply, path) ?? consolePages(request, reply, path),
     });
     closers.unshift(() => app.close());
+    // The realms' OpenID Connect issuers answer under /realms/, before the API's body parsing and authentication.
+    const issuers = new RealmIssuers({ client: new Client(objects), baseUrl: () => url, log: log.child({ component: "realms" }) });
+    app.addHook("onRequest", async (request, reply) => {
+      if (!RealmIssuers.serves(request.url)) return;
+      reply.hijack();
+      await issuers.handle(request.raw, reply.raw).catch((error: unknown) => {
+        log.error({ err: (error as Error).message }, "realm request failed");
+        if (!reply.raw.headersSent) reply.raw.writeHead(500, { "Content-Type": "application/json" }).end('{"error":"server_error"}');
+      });
+    });
     const collectors = new Collectors(objects, log.child({ component: "collectors" }));
     await collectors.start();
     closers.unshift(() => collectors.stop());
@@ -202,6 +217,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       resyncMs: options.resyncMs,
       sweeper: options.sweeper,
       url,
+      realms: { baseUrl: () => url, caPem: credentials.ca.certPem },
     });
     // Stopped first: in-flight reconciles finish while the store is still open, and the shards are
     // handed over before this replica goes away.

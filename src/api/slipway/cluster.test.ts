@@ -269,6 +269,7 @@ describe("Cluster updates", () => {
     ["spec.workers[].connection", (c) => (c.spec.workers![0]!.connection = "sim-west"), /field is immutable: a pool cannot move to another connection; add a pool there and remove this one/],
     ["spec.leaseName", (c) => (c.spec.leaseName = "other-lease"), /field is immutable: a cluster's machines run on the lease it was made with/],
     ["spec.templateName", (c) => (c.spec.templateName = "other-template"), /field is immutable: a cluster is made from its template once/],
+    ["spec.realmName", (c) => (c.spec.realmName = "other-realm"), /field is immutable: a cluster's API server trusts the realm it was made with/],
   ];
   for (const [field, mutate, message] of frozen) {
     it(`refuse a change of ${field}, saying why`, () => {

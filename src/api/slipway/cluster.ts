@@ -128,6 +128,13 @@ export const ClusterSpecSchema = Struct(
           "Lease (in this namespace) whose reserved machines the cluster runs on: it waits until the lease is Active, its machineType fields may name the lease's sizes, it adopts the lease and is deleted when the lease ends. Cannot be changed.",
       }),
     ),
+    realmName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "Realm whose users may sign in to the cluster: Slipway registers an OIDCClient for the cluster in it, its API server trusts the realm's ID tokens, and a Platform names the realm group whose members are cluster-admin. Cannot be changed.",
+      }),
+    ),
   },
   { description: "The desired cluster." },
 );
@@ -393,6 +400,7 @@ function immutableFieldErrors(cluster: ClusterObject, old: ClusterObject): Field
     ...immutable("spec.controlPlane.image", spec.controlPlane.image, was.controlPlane.image, CONTROL_PLANE_NOT_ROLLED),
     ...immutable("spec.leaseName", spec.leaseName, was.leaseName, "a cluster's machines run on the lease it was made with"),
     ...immutable("spec.templateName", spec.templateName, was.templateName, "a cluster is made from its template once; upgrades move it to another version"),
+    ...immutable("spec.realmName", spec.realmName, was.realmName, "a cluster's API server trusts the realm it was made with"),
   ];
   for (const key of ["cni", ...NETWORK_RANGES, "serviceDomain"] as const) {
     errors.push(...immutable(`spec.network.${key}`, spec.network?.[key], was.network?.[key], "a cluster's network is fixed when it is made"));
@@ -412,6 +420,10 @@ export function validateCluster(cluster: ClusterObject, old?: ClusterObject): Fi
   const errors: FieldError[] = [];
   const name = cluster.metadata.name;
   if (name !== undefined) errors.push(...dnsLabelErrors("metadata.name", name, MAX_CLUSTER_NAME_LENGTH));
+  const realm = cluster.spec.realmName;
+  if (realm !== undefined) {
+    errors.push(...(isRegistered(cluster) ? [invalid("spec.realmName", realm, "a registered cluster's API server is not Slipway's to configure")] : dnsLabelErrors("spec.realmName", realm)));
+  }
   const registration = registrationErrors(cluster, old);
   if (registration.length > 0 || isRegistered(cluster)) return [...errors, ...registration];
   errors.push(...versionErrors(cluster.spec.kubernetesVersion));

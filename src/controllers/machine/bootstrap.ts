@@ -4,7 +4,7 @@
 import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import { DEFAULT_KUBERNETES_VERSION, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { initUserData, joinUserData } from "../../bootstrap/cloudinit.ts";
-import type { ClusterPki, NodeRegistration } from "../../bootstrap/kubeadm.ts";
+import type { ClusterPki, NodeRegistration, OidcIssuer } from "../../bootstrap/kubeadm.ts";
 import { caCertHash } from "../../bootstrap/pki.ts";
 import { LABEL_POOL } from "../../api/slipway/machinepool.ts";
 import { isControlPlane, isInitMachine } from "./status.ts";
@@ -28,6 +28,8 @@ export interface BootstrapInput {
   endpoint: { host: string; port: number; internalHost?: string };
   pki: ClusterPki;
   token: string;
+  /** The OpenID Connect issuer the cluster's API server trusts (a cluster naming a realm). */
+  oidc?: OidcIssuer;
   /** The pool of a pool machine, for its node labels and taints. */
   pool?: MachinePoolObject;
 }
@@ -69,6 +71,7 @@ export function renderBootstrapData(input: BootstrapInput): string {
         bootstrapToken: token,
         tokenTtl: BOOTSTRAP_TOKEN_TTL,
         node,
+        ...(input.oidc ? { oidc: input.oidc } : {}),
       },
       pki,
     );

@@ -23,6 +23,7 @@ import { readBootstrapToken, readClusterPki } from "../pki.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
 import { renderBootstrapData } from "./bootstrap.ts";
+import { clusterIssuer } from "../realm/issuer.ts";
 import { hostEndpointsOf, leaveHostEndpoint, serveHostEndpoint } from "./endpoint.ts";
 import { ensureJoinToken } from "./jointoken.ts";
 import { cordonNode, deleteNode, drainNode, isUnavailable, nodeIsReady, nodeNotReadyMessage, readNode, type WorkloadNode } from "./node.ts";
@@ -229,11 +230,15 @@ export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
   }
   if (userData === undefined) {
     const lb = scope.controlPlaneInfrastructure!.status!.loadBalancer!;
+    // A cluster naming a realm trusts its issuer from the start: its machines wait for the OIDCClient.
+    const oidc = await clusterIssuer(ctx.client, scope.cluster!);
+    if (oidc && "waiting" in oidc) return wait(ctx, scope, { type: BOOTSTRAP_READY, status: "False", reason: "WaitingForOIDCClient", message: oidc.waiting });
     userData = renderBootstrapData({
       machine,
       cluster: scope.cluster!,
       endpoint: { host: lb.host, port: lb.port, ...(lb.internalHost ? { internalHost: lb.internalHost } : {}) },
-      pki: readClusterPki(scope.secrets!.pki),
+      ...(oidc ? { oidc: oidc.issuer } : {}),
+      pki: { ...readClusterPki(scope.secrets!.pki), ...(oidc ? { oidcCaPem: oidc.caPem } : {}) },
       token: readBootstrapToken(scope.secrets!.token),
       pool: scope.pool,
     });

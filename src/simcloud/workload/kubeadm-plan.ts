@@ -63,6 +63,8 @@ export interface InitPlan extends CommonPlan {
   tokenTtlMs: number;
   /** Further names and addresses of the API server's certificate (apiServer.certSANs). */
   certSANs?: string[];
+  /** The OpenID Connect issuer the API server trusts (apiServer.extraArgs oidc-*). */
+  oidc?: OidcSettings;
   /** The port the API server binds (localAPIEndpoint.bindPort). */
   bindPort: number;
   /** How long kubeadm retries an API call through the control-plane endpoint (timeouts.kubernetesAPICall). */
@@ -81,6 +83,41 @@ export interface JoinPlan extends CommonPlan {
 }
 
 export type KubeadmPlan = InitPlan | JoinPlan;
+
+/** kube-apiserver's --oidc-* flags, with the issuer's CA read from --oidc-ca-file. */
+export interface OidcSettings {
+  issuerUrl: string;
+  clientId: string;
+  usernameClaim: string;
+  usernamePrefix: string;
+  groupsClaim?: string;
+  groupsPrefix: string;
+  caPem?: string;
+}
+
+/** The OIDC settings of the API server's extra arguments, when they name an issuer (kube-apiserver's defaults otherwise). */
+function oidcOf(args: readonly { name: string; value: string }[] | undefined, pki: Record<string, string>): { oidc?: OidcSettings } {
+  const arg = (name: string) => args?.find((a) => a.name === name)?.value;
+  const issuerUrl = arg("oidc-issuer-url");
+  const clientId = arg("oidc-client-id");
+  if (!issuerUrl || !clientId) return {};
+  const usernameClaim = arg("oidc-username-claim") ?? "sub";
+  const caFile = arg("oidc-ca-file");
+  const caPem = caFile?.startsWith(`${PKI_DIR}/`) ? pki[caFile.slice(PKI_DIR.length + 1)] : undefined;
+  const groupsClaim = arg("oidc-groups-claim");
+  return {
+    oidc: {
+      issuerUrl,
+      clientId,
+      usernameClaim,
+      // kube-apiserver prefixes usernames of claims other than email with the issuer URL unless told otherwise.
+      usernamePrefix: arg("oidc-username-prefix") ?? (usernameClaim === "email" ? "" : `${issuerUrl}#`),
+      ...(groupsClaim ? { groupsClaim } : {}),
+      groupsPrefix: arg("oidc-groups-prefix") ?? "",
+      ...(caPem ? { caPem } : {}),
+    },
+  };
+}
 
 /** A machine's kubeadm step that cannot run: what the machine prints, the first line being the gist. */
 export class KubeadmFailure extends Error {
@@ -367,6 +404,7 @@ function planInit(config: KubeadmConfig, setup: MachineSetup, facts: MachineFact
     kubernetesVersion: version.startsWith("v") ? version : `v${version}`,
     endpoint: cluster.controlPlaneEndpoint!,
     certSANs: cluster.apiServer?.certSANs ?? [],
+    ...oidcOf(cluster.apiServer?.extraArgs, pki),
     podSubnet: networking.podSubnet,
     serviceSubnet: networking.serviceSubnet,
     dnsDomain: networking.dnsDomain,

@@ -204,6 +204,7 @@ export class KubeadmSteps {
       servingNames: { dnsNames, ipAddresses },
       createdAt: this.iso(),
       podCidrsAllocated: 0,
+      ...(plan.oidc ? { oidc: plan.oidc } : {}),
     };
     await this.records.saveCluster(cluster);
     const objects = this.emulator.cluster(id)!;

@@ -4,7 +4,7 @@
 // emulator resumes where it stopped.
 import type { KeyPairPem } from "../../bootstrap/pki.ts";
 import { KeyExistsError, KeyNotFoundError, RevisionMismatchError, type Store } from "../../store/store.ts";
-import type { KubeadmPlan, NodeSoftware } from "./kubeadm-plan.ts";
+import type { KubeadmPlan, NodeSoftware, OidcSettings } from "./kubeadm-plan.ts";
 
 export interface ClusterRecord {
   /** The id in the API path /clusters/<id>: the id of the load balancer in front, or of the first machine. */
@@ -33,6 +33,8 @@ export interface ClusterRecord {
   createdAt: string;
   /** /24s of the pod range handed to nodes so far. */
   podCidrsAllocated: number;
+  /** The OpenID Connect issuer whose ID tokens the API server accepts (kubeadm's apiServer oidc-* flags). */
+  oidc?: OidcSettings;
 }
 
 /**

@@ -21,6 +21,7 @@ import { createApiServer, type Mounted } from "../../apiserver/server.ts";
 import { AuthenticatorChain, ClientCertificates, credentialsOf, type Authenticator } from "../../apiserver/authentication.ts";
 import { UnauthorizedError } from "../../apiserver/errors.ts";
 import { BoundedCache } from "../../apiserver/bounded-cache.ts";
+import { OidcTokenAuthenticator } from "../../apiserver/oidc-authentication.ts";
 import { createCertificateAuthority, issueCertificate } from "../../bootstrap/pki.ts";
 import type { WorkloadEmulator } from "./emulator.ts";
 import { approvalSubresource } from "./certificates.ts";
@@ -187,7 +188,9 @@ export class WorkloadApiServer {
     };
     const collectors = new Collectors(objects, this.options.logger.child({ cluster: cluster.id, component: "collectors" }));
     collectors.start().catch((error: unknown) => this.options.logger.warn({ err: error, cluster: cluster.id }, "workload collectors did not start"));
-    const api = { ctx, collectors, authenticator: new AuthenticatorChain([this.clientCertificates.issuedBy(cluster.id, cluster.ca.certPem)]) };
+    // Client certificates of the cluster's CA, and ID tokens of the issuer it trusts (kubeadm's oidc-* flags).
+    const authenticators = [this.clientCertificates.issuedBy(cluster.id, cluster.ca.certPem), ...(cluster.oidc ? [new OidcTokenAuthenticator(cluster.oidc)] : [])];
+    const api = { ctx, collectors, authenticator: new AuthenticatorChain(authenticators) };
     this.apis.set(cluster.id, api);
     return api;
   }
