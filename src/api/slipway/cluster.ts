@@ -111,7 +111,16 @@ export const ClusterSpecSchema = Struct(
     ),
     controlPlane: Type.Optional(ControlPlaneSpec),
     registration: Type.Optional(RegistrationSpec),
-    workers: Type.Optional(Type.Array(WorkerPoolSpec, { default: [], maxItems: MAX_WORKER_POOLS, description: `Worker pools, in any connections (at most ${MAX_WORKER_POOLS}).` })),
+    workers: Type.Optional(
+      Type.Array(WorkerPoolSpec, {
+        default: [],
+        maxItems: MAX_WORKER_POOLS,
+        description: `Worker pools, in any connections (at most ${MAX_WORKER_POOLS}).`,
+        // Pools are told apart by name: server-side apply merges and owns them pool by pool.
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+      }),
+    ),
     network: Type.Optional(NetworkSpec),
     paused: Type.Optional(Type.Boolean({ description: "If true, controllers leave the cluster and everything made for it (infrastructures, pools, machines) as it is; deletion still runs." })),
     templateName: Type.Optional(
@@ -171,6 +180,8 @@ export const ClusterStatusSchema = Struct(
     conditions: Type.Optional(
       Type.Array(Condition, {
         description: "Validated, InfrastructureReady, ControlPlaneInitialized, ControlPlaneReady, WorkersReady and Ready.",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
       }),
     ),
     controlPlaneEndpoint: Type.Optional(
