@@ -213,11 +213,16 @@ export function removeFields(v: unknown, remove: FieldSet, keep: FieldSet | unde
     for (const item of v) {
       const step = shape.kind === "set" ? valueStep(item) : itemKey(item, shape.keys);
       const next = prune(item, remove.children.get(step), keep?.children.get(step), shape.items);
-      if (next !== undefined) out.push(next);
+      // An item that stays keeps the fields that name it.
+      if (next !== undefined) out.push(shape.kind === "map-list" && isObject(next) && isObject(item) ? { ...pick(item, shape.keys), ...next } : next);
     }
     return out;
   }
   return v;
+}
+
+function pick(item: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.filter((k) => item[k] !== undefined).map((k) => [k, item[k]]));
 }
 
 function prune(child: unknown, remove: FieldSet | undefined, keep: FieldSet | undefined, schema: Schema | undefined): unknown {
