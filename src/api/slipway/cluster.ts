@@ -180,8 +180,6 @@ export const ClusterStatusSchema = Struct(
     conditions: Type.Optional(
       Type.Array(Condition, {
         description: "Validated, InfrastructureReady, ControlPlaneInitialized, ControlPlaneReady, WorkersReady and Ready.",
-        "x-kubernetes-list-type": "map",
-        "x-kubernetes-list-map-keys": ["type"],
       }),
     ),
     controlPlaneEndpoint: Type.Optional(

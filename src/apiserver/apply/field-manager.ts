@@ -7,8 +7,8 @@ import type { KubeObject } from "../../api/meta.ts";
 import { apiVersionOf } from "../../api/registry.ts";
 import { ApplyConflictError, BadRequestError } from "../errors.ts";
 import { FieldSet } from "./field-set.ts";
-import { conflictCauses, conflictMessage, decodeManagedFields, encodeManagedFields, identityOf, recordApply, recordUpdate, type Manager } from "./managed-fields.ts";
-import { compare, fieldsOf, FieldPathError, merge, removeFields, type TypedFields } from "./typed.ts";
+import { conflictCauses, conflictMessage, decodeManagedFields, encodeManagedFields, fieldsOfManager, identityOf, recordApply, recordUpdate, type Manager } from "./managed-fields.ts";
+import { compare, fieldsOf, FieldPathError, merge, removeFields, sameValue, type TypedFields } from "./typed.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -57,19 +57,22 @@ function setManagedFields(object: KubeObject, managers: readonly Manager[]): voi
  */
 export function recordWrite(def: KindDefinition, live: KubeObject | undefined, next: KubeObject, write: ManagedWrite): void {
   const sent = next.metadata.managedFields;
-  const resent = sent === live?.metadata.managedFields || JSON.stringify(sent) === JSON.stringify(live?.metadata.managedFields);
-  const fromClient = live !== undefined && write.subresource === undefined && Array.isArray(sent) && sent.length > 0 && !resent ? decodeManagedFields(sent) : undefined;
-  const changes = compare(typed(def, live, write), typed(def, next, write));
-  if (!fromClient && live && changes.added.isEmpty() && changes.removed.isEmpty() && changes.modified.isEmpty()) {
+  const sentOwn = live !== undefined && write.subresource === undefined && Array.isArray(sent) && sent.length > 0 && JSON.stringify(sent) !== JSON.stringify(live.metadata.managedFields);
+  const fromClient = sentOwn ? decodeManagedFields(sent, true) : undefined;
+  // A write that changes nothing its manager could own (a controller's status write that finds
+  // nothing new) leaves the record as it is, without walking the object.
+  const same = !fromClient && live !== undefined && sameValue(owned(def, live, write.subresource), owned(def, next, write.subresource));
+  const changes = same ? undefined : compare(typed(def, live, write), typed(def, next, write));
+  if (!fromClient && live && (!changes || (changes.added.isEmpty() && changes.removed.isEmpty() && changes.modified.isEmpty()))) {
     if (live.metadata.managedFields === undefined) delete next.metadata.managedFields;
     else next.metadata.managedFields = live.metadata.managedFields;
     return;
   }
   const base = live ? (fromClient ?? managersOf(live)) : [];
-  setManagedFields(next, recordUpdate(base, writer(def, write), changes));
+  setManagedFields(next, recordUpdate(base, writer(def, write), changes!));
 }
 
-function writer(def: KindDefinition, write: ManagedWrite): Omit<Manager, "fields" | "operation"> {
+function writer(def: KindDefinition, write: ManagedWrite): Omit<Manager, "fieldsV1" | "operation" | "decoded"> {
   return { manager: write.manager, apiVersion: apiVersionOf(def), time: write.time, ...(write.subresource ? { subresource: write.subresource } : {}) };
 }
 
@@ -98,10 +101,10 @@ export function applyConfiguration(def: KindDefinition, live: KubeObject | undef
   const identity = identityOf({ manager: options.manager, operation: "Apply", apiVersion: "", subresource: options.subresource });
   const managers = managersOf(live);
   const previous = managers.find((m) => identityOf(m) === identity);
-  const others = managers.filter((m) => m !== previous).reduce((all, m) => all.union(m.fields), new FieldSet());
+  const others = managers.filter((m) => m !== previous).reduce((all, m) => all.union(fieldsOfManager(m)), new FieldSet());
   let next = (live ? merge(live, ownedConfig, def.schema as Schema) : { ...config, metadata: { ...config.metadata } }) as KubeObject;
   if (previous) {
-    const dropped = previous.fields.difference(applied).difference(others);
+    const dropped = fieldsOfManager(previous).difference(applied).difference(others);
     if (!dropped.isEmpty()) next = removeFields(next, dropped, applied.union(others), def.schema as Schema) as KubeObject;
   }
   if (config.metadata.resourceVersion) next.metadata.resourceVersion = config.metadata.resourceVersion;
@@ -120,6 +123,6 @@ function unchanged(live: KubeObject, next: KubeObject, before: readonly Manager[
   if (before.length !== after.length) return false;
   return after.every((m) => {
     const was = before.find((b) => identityOf(b) === identityOf(m));
-    return was !== undefined && was.fields.equals(m.fields);
+    return was !== undefined && JSON.stringify(was.fieldsV1) === JSON.stringify(m.fieldsV1);
   });
 }

@@ -54,9 +54,20 @@ function compareElements(a: PathElement, b: PathElement): number {
 const VALID_ELEMENT = /^[fkvi]:/;
 
 /** A set of paths, kept as a tree: a node is in the set when `member`; its children extend its path. */
+const NO_CHILDREN: ReadonlyMap<PathElement, FieldSet> = new Map();
+
 export class FieldSet {
   member = false;
-  readonly children = new Map<PathElement, FieldSet>();
+  /** Most nodes are leaves: their map of children is made when the first one comes. */
+  private kids: Map<PathElement, FieldSet> | undefined;
+
+  get children(): ReadonlyMap<PathElement, FieldSet> {
+    return this.kids ?? NO_CHILDREN;
+  }
+
+  setChild(step: PathElement, node: FieldSet): void {
+    (this.kids ??= new Map()).set(step, node);
+  }
 
   /** Reads a FieldsV1 document; throws on one that is not (unknown step kinds, non-object nodes). */
   static fromFieldsV1(document: unknown): FieldSet {
@@ -94,10 +105,10 @@ export class FieldSet {
   }
 
   child(step: PathElement): FieldSet {
-    let node = this.children.get(step);
+    let node = this.kids?.get(step);
     if (!node) {
       node = new FieldSet();
-      this.children.set(step, node);
+      this.setChild(step, node);
     }
     return node;
   }
@@ -130,11 +141,14 @@ export class FieldSet {
     return out;
   }
 
+  // The results of these share no nodes with their operands, except that of a difference with an empty
+  // set, which is the set itself: results are not to be changed in place.
   union(other: FieldSet): FieldSet {
     return combine(this, other, (a, b) => a || b, true, true);
   }
 
   difference(other: FieldSet): FieldSet {
+    if (!other.member && other.children.size === 0) return this;
     return combine(this, other, (a, b) => a && !b, true, false);
   }
 
@@ -158,7 +172,8 @@ function combine(a: FieldSet | undefined, b: FieldSet | undefined, member: (a: b
     if (!right && !keepLeft) continue;
     if (!left && !keepRight) continue;
     const child = combine(left, right, member, keepLeft, keepRight);
-    if (!child.isEmpty()) out.children.set(step, child);
+    // A result holds no empty nodes, so whether a child is empty shows at its top.
+    if (child.member || child.children.size > 0) out.setChild(step, child);
   }
   return out;
 }

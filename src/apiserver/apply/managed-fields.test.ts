@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { FieldSet } from "./field-set.ts";
-import { conflictCauses, conflictMessage, decodeManagedFields, encodeManagedFields, recordApply, recordUpdate, type Manager } from "./managed-fields.ts";
+import { conflictCauses, conflictMessage, decodeManagedFields, encodeManagedFields, fieldsOfManager, recordApply, recordUpdate, type Manager } from "./managed-fields.ts";
 
 const set = (fieldsV1: Record<string, unknown>) => FieldSet.fromFieldsV1(fieldsV1);
 const none = () => new FieldSet();
@@ -10,7 +10,7 @@ const manager = (name: string, operation: "Apply" | "Update", fieldsV1: Record<s
   operation,
   apiVersion: "v1",
   time: "2026-01-01T00:00:00Z",
-  fields: set(fieldsV1),
+  fieldsV1,
   ...extra,
 });
 
@@ -30,12 +30,12 @@ describe("managed fields records", () => {
     );
     assert.equal(encoded[0]!.fieldsType, "FieldsV1");
     const decoded = decodeManagedFields(encoded)!;
-    assert.ok(decoded[1]!.fields.equals(set({ "f:status": { "f:phase": {} } })));
+    assert.ok(fieldsOfManager(decoded[1]!).equals(set({ "f:status": { "f:phase": {} } })));
   });
 
   it("are ignored when they do not decode, and a single empty record clears them", () => {
     assert.equal(decodeManagedFields([{ manager: "x", operation: "Steal", fieldsV1: {} }]), undefined);
-    assert.equal(decodeManagedFields([{ manager: "x", operation: "Apply", fieldsV1: { bad: {} } }]), undefined);
+    assert.equal(decodeManagedFields([{ manager: "x", operation: "Apply", fieldsV1: { bad: {} } }], true), undefined);
     assert.deepEqual(decodeManagedFields([{}]), []);
   });
 
@@ -47,7 +47,7 @@ describe("managed fields records", () => {
       removed: set({ "f:spec": { "f:b": {} } }),
     });
     assert.deepEqual(
-      after.map((m) => [m.manager, m.operation, m.fields.toFieldsV1(), m.time]),
+      after.map((m) => [m.manager, m.operation, m.fieldsV1, m.time]),
       [
         ["ci", "Apply", {}, "2026-01-01T00:00:00Z"],
         ["edit", "Update", { "f:spec": { "f:a": {}, "f:c": {} } }, "2026-02-02T00:00:00Z"],
@@ -59,7 +59,7 @@ describe("managed fields records", () => {
     const before = [manager("edit", "Update", { "f:spec": { "f:a": {}, "f:b": {} } })];
     const [after] = recordUpdate(before, { manager: "edit", apiVersion: "v1", time: "2026-02-02T00:00:00Z" }, { modified: none(), added: none(), removed: set({ "f:spec": { "f:b": {} } }) });
     assert.equal(after!.time, "2026-01-01T00:00:00Z");
-    assert.deepEqual(after!.fields.toFieldsV1(), { "f:spec": { "f:a": {} } });
+    assert.deepEqual(after!.fieldsV1, { "f:spec": { "f:a": {} } });
   });
 
   it("refuse an apply that changes another manager's field, and hand the field over when forced", () => {
@@ -78,7 +78,7 @@ describe("managed fields records", () => {
     ]);
     const forced = recordApply(before, writer, applied, changes, true);
     assert.deepEqual(forced.conflicts, []);
-    assert.deepEqual(forced.managers.map((m) => [m.manager, m.fields.toFieldsV1()]), [
+    assert.deepEqual(forced.managers.map((m) => [m.manager, m.fieldsV1]), [
       ["ci", {}],
       ["kubectl-edit", {}],
       ["me", { "f:spec": { "f:a": {}, "f:b": {} } }],

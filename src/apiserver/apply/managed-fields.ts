@@ -7,14 +7,19 @@ import { FieldSet, displayPath } from "./field-set.ts";
 
 export type Operation = "Apply" | "Update";
 
-/** One manager's record, its fields decoded. */
+/**
+ * One manager's record. Its fields stay in their stored form until an operation needs them as a set:
+ * most writes touch the fields of one or two managers, and the others' records pass through untouched.
+ */
 export interface Manager {
   manager: string;
   operation: Operation;
   apiVersion: string;
   time?: string;
   subresource?: string;
-  fields: FieldSet;
+  fieldsV1: Record<string, unknown>;
+  /** The fields as a set, once decoded (see fieldsOfManager). */
+  decoded?: FieldSet;
 }
 
 /** A record as stored in metadata.managedFields. */
@@ -28,13 +33,27 @@ export type ManagedFieldsEntry = {
   subresource?: string;
 };
 
+export function fieldsOfManager(m: Manager): FieldSet {
+  m.decoded ??= FieldSet.fromFieldsV1(m.fieldsV1);
+  return m.decoded;
+}
+
+/** A record with other fields (encoded now: a record's stored form is always at hand). */
+export function withFields(m: Omit<Manager, "fieldsV1" | "decoded">, fields: FieldSet): Manager {
+  return { ...m, fieldsV1: fields.toFieldsV1(), decoded: fields };
+}
+
 /** Managers are told apart by name, operation and subresource (and, for updates, API version). */
 export function identityOf(m: Pick<Manager, "manager" | "operation" | "apiVersion" | "subresource">): string {
   return JSON.stringify([m.manager, m.operation, m.operation === "Update" ? m.apiVersion : "", m.subresource ?? ""]);
 }
 
-/** Decodes metadata.managedFields; undefined when it is not a valid record (it is then ignored, as Kubernetes does). */
-export function decodeManagedFields(entries: unknown): Manager[] | undefined {
+/**
+ * Reads metadata.managedFields; undefined when it is not a valid record (it is then ignored, as
+ * Kubernetes does). `check` decodes every record's fields to be sure of them (records a client sent);
+ * the server's own records are decoded when needed.
+ */
+export function decodeManagedFields(entries: unknown, check = false): Manager[] | undefined {
   if (!Array.isArray(entries)) return undefined;
   const out: Manager[] = [];
   try {
@@ -44,14 +63,18 @@ export function decodeManagedFields(entries: unknown): Manager[] | undefined {
       if (Object.keys(e).length === 0) continue;
       if (operation !== "Apply" && operation !== "Update") return undefined;
       if (e.fieldsType !== undefined && e.fieldsType !== "FieldsV1") return undefined;
-      out.push({
+      const fieldsV1 = e.fieldsV1 ?? {};
+      if (typeof fieldsV1 !== "object" || fieldsV1 === null || Array.isArray(fieldsV1)) return undefined;
+      const manager: Manager = {
         manager: typeof e.manager === "string" ? e.manager : "",
         operation,
         apiVersion: typeof e.apiVersion === "string" ? e.apiVersion : "",
         ...(typeof e.time === "string" ? { time: e.time } : {}),
         ...(typeof e.subresource === "string" && e.subresource !== "" ? { subresource: e.subresource } : {}),
-        fields: FieldSet.fromFieldsV1(e.fieldsV1 ?? {}),
-      });
+        fieldsV1: fieldsV1 as Record<string, unknown>,
+      };
+      if (check) fieldsOfManager(manager);
+      out.push(manager);
     }
   } catch {
     return undefined;
@@ -62,7 +85,7 @@ export function decodeManagedFields(entries: unknown): Manager[] | undefined {
 /** The stored form: managers without fields left out, applies first, then by time, name, version, subresource. */
 export function encodeManagedFields(managers: readonly Manager[]): ManagedFieldsEntry[] {
   return managers
-    .filter((m) => !m.fields.isEmpty())
+    .filter((m) => Object.keys(m.fieldsV1).length > 0)
     .sort(
       (a, b) =>
         order(a.operation, b.operation) ||
@@ -77,9 +100,29 @@ export function encodeManagedFields(managers: readonly Manager[]): ManagedFields
       apiVersion: m.apiVersion,
       ...(m.time ? { time: m.time } : {}),
       fieldsType: "FieldsV1" as const,
-      fieldsV1: m.fields.toFieldsV1(),
+      fieldsV1: m.fieldsV1,
       ...(m.subresource ? { subresource: m.subresource } : {}),
     }));
+}
+
+/** Whether a stored record holds any path of `set` (read from its stored form, without decoding it). */
+function overlaps(set: FieldSet, fieldsV1: Record<string, unknown>): boolean {
+  if (set.member && ("." in fieldsV1 || Object.keys(fieldsV1).length === 0)) return true;
+  for (const [step, child] of set.children) {
+    const stored = fieldsV1[step];
+    if (typeof stored === "object" && stored !== null && overlaps(child, stored as Record<string, unknown>)) return true;
+  }
+  return false;
+}
+
+/** Whether a stored record holds every path of `set`. */
+function covers(fieldsV1: Record<string, unknown>, set: FieldSet): boolean {
+  if (set.member && !("." in fieldsV1 || Object.keys(fieldsV1).length === 0)) return false;
+  for (const [step, child] of set.children) {
+    const stored = fieldsV1[step];
+    if (typeof stored !== "object" || stored === null || !covers(stored as Record<string, unknown>, child)) return false;
+  }
+  return true;
 }
 
 function order(a: string, b: string): number {
@@ -137,12 +180,12 @@ export interface Changes {
  */
 function takeFields(managers: readonly Manager[], writer: string, changes: Changes, conflicts?: Conflict[]): Manager[] {
   const taken = changes.modified.union(changes.added);
+  const lost = taken.union(changes.removed);
   return managers.map((m) => {
-    if (identityOf(m) === writer) return m;
-    const lost = m.fields.intersection(taken);
-    if (conflicts && !lost.isEmpty()) for (const path of lost.paths()) conflicts.push({ manager: m, path });
-    const fields = m.fields.difference(taken).difference(changes.removed);
-    return fields.equals(m.fields) ? m : { ...m, fields };
+    if (identityOf(m) === writer || !overlaps(lost, m.fieldsV1)) return m;
+    const fields = fieldsOfManager(m);
+    if (conflicts) for (const path of fields.intersection(taken).paths()) conflicts.push({ manager: m, path });
+    return withFields(m, fields.difference(lost));
   });
 }
 
@@ -150,15 +193,19 @@ function takeFields(managers: readonly Manager[], writer: string, changes: Chang
  * The managers after an update by `writer`: it gains the fields it set or changed (and its record's
  * time moves), others lose them, and everyone loses what it removed.
  */
-export function recordUpdate(managers: readonly Manager[], writer: Omit<Manager, "fields" | "operation">, changes: Changes): Manager[] {
+export function recordUpdate(managers: readonly Manager[], writer: Omit<Manager, "fieldsV1" | "operation" | "decoded">, changes: Changes): Manager[] {
   const identity = identityOf({ ...writer, operation: "Update" });
-  // The writer's own earlier record loses what this write removed, like everyone else's.
-  const others = takeFields(managers, "", { ...changes, modified: new FieldSet(), added: new FieldSet() });
-  const after = takeFields(others, identity, changes);
-  const gained = changes.modified.union(changes.added);
-  if (gained.isEmpty()) return after;
+  const after = takeFields(managers, identity, changes);
   const existing = after.find((m) => identityOf(m) === identity);
-  const record: Manager = { ...writer, operation: "Update", fields: existing ? existing.fields.union(gained) : gained };
+  const gained = changes.modified.union(changes.added);
+  // The writer's own earlier record loses what this write removed, like everyone else's.
+  const kept = existing && overlaps(changes.removed, existing.fieldsV1) ? withFields(existing, fieldsOfManager(existing).difference(changes.removed)) : existing;
+  if (gained.isEmpty()) return after.map((m) => (m === existing ? kept! : m));
+  // A controller rewriting the fields it already holds (the usual status write) only moves its time.
+  const record: Manager =
+    kept && covers(kept.fieldsV1, gained)
+      ? { ...kept, time: writer.time }
+      : withFields({ ...writer, operation: "Update" }, kept ? fieldsOfManager(kept).union(gained) : gained);
   return [...after.filter((m) => m !== existing), record];
 }
 
@@ -168,7 +215,7 @@ export function recordUpdate(managers: readonly Manager[], writer: Omit<Manager,
  */
 export function recordApply(
   managers: readonly Manager[],
-  writer: Omit<Manager, "fields" | "operation">,
+  writer: Omit<Manager, "fieldsV1" | "operation" | "decoded">,
   applied: FieldSet,
   changes: Changes,
   force: boolean,
@@ -177,6 +224,6 @@ export function recordApply(
   const conflicts: Conflict[] = [];
   const after = takeFields(managers, identity, changes, force ? undefined : conflicts);
   if (conflicts.length > 0) return { managers: [...managers], conflicts };
-  const record: Manager = { ...writer, operation: "Apply", fields: applied };
+  const record = withFields({ ...writer, operation: "Apply" }, applied);
   return { managers: [...after.filter((m) => identityOf(m) !== identity), record], conflicts: [] };
 }

@@ -18,7 +18,7 @@ export class FieldPathError extends Error {
 /** The fields a value sets, with each leaf's value (scalars and atomic values) to tell changes. */
 export interface TypedFields {
   set: FieldSet;
-  leaves: Map<FieldSet, string>;
+  leaves: Map<FieldSet, unknown>;
 }
 
 export interface WalkOptions {
@@ -54,7 +54,7 @@ function itemKey(item: unknown, keys: string[]): PathElement | string {
 
 function leaf(node: FieldSet, v: unknown, fields: TypedFields): void {
   node.member = true;
-  fields.leaves.set(node, JSON.stringify(v));
+  fields.leaves.set(node, v);
 }
 
 function walk(v: unknown, schema: Schema | undefined, node: FieldSet, fields: TypedFields, path: PathElement[], options: WalkOptions): void {
@@ -80,7 +80,9 @@ function walk(v: unknown, schema: Schema | undefined, node: FieldSet, fields: Ty
       v.forEach((item, i) => {
         const child = node.child(steps[i]!);
         child.member = true;
-        walk(item, shape.items, child, fields, [...path, steps[i]!], options);
+        path.push(steps[i]!);
+        walk(item, shape.items, child, fields, path, options);
+        path.pop();
       });
       return;
     }
@@ -93,7 +95,9 @@ function walk(v: unknown, schema: Schema | undefined, node: FieldSet, fields: Ty
         const { schema: childSchema, declared } = fieldSchema(shape, name);
         const step = field(name);
         const childNode = node.child(step);
-        walk(child, childSchema, childNode, fields, [...path, step], options);
+        path.push(step);
+        walk(child, childSchema, childNode, fields, path, options);
+        path.pop();
         if (!declared) childNode.member = true;
       }
       return;
@@ -109,27 +113,44 @@ export interface Comparison {
 
 /** How `after` differs from `before`: fields it adds, fields it drops, leaves whose value changed. */
 export function compare(before: TypedFields, after: TypedFields): Comparison {
-  return {
-    added: after.set.difference(before.set),
-    removed: before.set.difference(after.set),
-    modified: changedLeaves(before.set, after.set, before.leaves, after.leaves),
-  };
+  const changes: Comparison = { added: new FieldSet(), removed: new FieldSet(), modified: new FieldSet() };
+  diff(before.set, after.set, before.leaves, after.leaves, changes);
+  return changes;
 }
 
-function changedLeaves(a: FieldSet, b: FieldSet, leavesA: Map<FieldSet, string>, leavesB: Map<FieldSet, string>): FieldSet {
-  const out = new FieldSet();
-  if (a.member && b.member) {
-    const va = leavesA.get(a);
-    const vb = leavesB.get(b);
-    if (va !== vb) out.member = true;
-  }
+/**
+ * Compares two nodes in one walk, filling the nodes of `out` (made only where something differs, as
+ * most writes change a few fields of many).
+ */
+function diff(a: FieldSet, b: FieldSet, leavesA: Map<FieldSet, unknown>, leavesB: Map<FieldSet, unknown>, out: Comparison): void {
+  if (a.member && b.member && !sameValue(leavesA.get(a), leavesB.get(b))) out.modified.member = true;
+  else if (a.member && !b.member) out.removed.member = true;
+  else if (!a.member && b.member) out.added.member = true;
   for (const [step, childA] of a.children) {
     const childB = b.children.get(step);
-    if (!childB) continue;
-    const changed = changedLeaves(childA, childB, leavesA, leavesB);
-    if (!changed.isEmpty()) out.children.set(step, changed);
+    if (childB) {
+      const nested: Comparison = { added: new FieldSet(), removed: new FieldSet(), modified: new FieldSet() };
+      diff(childA, childB, leavesA, leavesB, nested);
+      for (const kind of ["added", "removed", "modified"] as const) {
+        const node = nested[kind];
+        if (node.member || node.children.size > 0) out[kind].setChild(step, node);
+      }
+    } else {
+      out.removed.setChild(step, childA);
+    }
   }
-  return out;
+  for (const [step, childB] of b.children) if (!a.children.has(step)) out.added.setChild(step, childB);
+}
+
+/** Deep equality of two JSON values (key order aside). */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  return ka.every((k) => sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
 /** The live value with an applied configuration merged in, field by field as the schema says. */
