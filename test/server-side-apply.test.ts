@@ -145,6 +145,18 @@ describe("kubectl apply --server-side against slipway up", () => {
     assert.deepEqual(Object.keys(get("secret/creds").data ?? {}), ["user"]);
   });
 
+  it("takes over an object kubectl applied client-side, as kubectl migrates it", () => {
+    const csa = join(dir, "csa.yaml");
+    writeFileSync(csa, secretDoc(["token"]).replace("name: creds", "name: migrated"));
+    ok("apply", "-f", csa);
+    writeFileSync(csa, secretDoc(["token", "extra"]).replace("name: creds", "name: migrated").replace(Buffer.from("token-value").toString("base64"), Buffer.from("rotated").toString("base64")));
+    const out = ok("apply", "--server-side", "-f", csa);
+    assert.match(out, /secret\/migrated serverside-applied/);
+    const live = get("secret/migrated");
+    assert.equal(Buffer.from(live.data!.token!, "base64").toString(), "rotated");
+    assert.ok(managerOf(live, "kubectl"), `kubectl applies it now: ${JSON.stringify(live.metadata.managedFields)}`);
+  });
+
   it("records a controller's status writes under its own manager", async () => {
     // The connection controller reports the connection's state on /status.
     const status = await eventually(() => managerOfStatus(get("connection/east")), { what: "a status write recorded on the connection" });

@@ -8,7 +8,7 @@ import { apiVersionOf } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { AdmissionChain, BUILTIN_ADMISSION, type AdmissionOperation, type AdmissionPlugin, type PostWriteHook, type WriteAdmission } from "./admission.ts";
 import { allowAll, authorize, type Authorizer } from "./authorization/authorizer.ts";
-import { SYSTEM_CONTEXT, type RequestContext, type ResourceRequest, type Verb } from "./request-context.ts";
+import { SYSTEM_CONTEXT, SYSTEM_IDENTITY, type RequestContext, type ResourceRequest, type Verb } from "./request-context.ts";
 import { kindPrefix, objectKey } from "./storage-keys.ts";
 import { decodeContinue, encodeContinue } from "./continue-token.ts";
 import {
@@ -128,11 +128,13 @@ export function nowTimestamp(date = new Date()): string {
   return date.toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
-/** The manager a write is recorded under when its context names none (the server acting on its own). */
-const UNNAMED_MANAGER = "slipway-apiserver";
-
+/**
+ * The manager a write is recorded under: its context's, else the server's own for the server acting on
+ * its own behalf, else "unknown" (a client that sent neither ?fieldManager nor a User-Agent).
+ */
 function managedWrite(context: RequestContext, subresource?: "status"): ManagedWrite {
-  return { manager: context.fieldManager ?? UNNAMED_MANAGER, time: nowTimestamp(), ...(subresource ? { subresource } : {}) };
+  const manager = context.fieldManager ?? (context.identity === SYSTEM_IDENTITY ? "slipway-apiserver" : "unknown");
+  return { manager, time: nowTimestamp(), ...(subresource ? { subresource } : {}) };
 }
 
 function sameJson(a: unknown, b: unknown): boolean {

@@ -152,6 +152,18 @@ describe("server-side apply and managedFields", () => {
     assert.equal(reset.object.metadata.managedFields, undefined);
   });
 
+  it("lets kubectl take over fields it applied client-side and no one changed since, and only those", async () => {
+    const lastApplied = JSON.stringify(cluster({}));
+    const created = { ...cluster({}), metadata: { name: "demo", annotations: { "kubectl.kubernetes.io/last-applied-configuration": lastApplied } } };
+    await objects.create(clusters, "default", created, as("kubectl-client-side-apply"));
+    const next = cluster({ controlPlane: { connection: "east", machineType: "s1.medium", replicas: 3 } });
+    await assert.rejects(objects.apply(clusters, "default", "demo", next, as("ci")), ApplyConflictError, "another applier still conflicts");
+    const { object } = await objects.apply(clusters, "default", "demo", next, as("kubectl"));
+    assert.equal((object.spec as { controlPlane: { replicas: number } }).controlPlane.replicas, 3);
+    await objects.patch(clusters, "default", "demo", "merge", { spec: { paused: false } }, as("kubectl-client-side-apply"));
+    await assert.rejects(objects.apply(clusters, "default", "demo", cluster({}), as("kubectl")), /conflict with "kubectl-client-side-apply" using slipway.dev\/v1alpha1: \.spec\.paused/);
+  });
+
   it("records a Secret's keys, never its values", async () => {
     const { object } = await objects.apply(secrets, "default", "creds", { apiVersion: "v1", kind: "Secret", metadata: { name: "creds" }, data: { password: Buffer.from("hunter2").toString("base64") } }, as("ci"));
     assert.deepEqual(owner(object, "ci"), { "f:data": { "f:password": {} } });

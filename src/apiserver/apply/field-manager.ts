@@ -109,11 +109,36 @@ export function applyConfiguration(def: KindDefinition, live: KubeObject | undef
   }
   if (config.metadata.resourceVersion) next.metadata.resourceVersion = config.metadata.resourceVersion;
   const changes = compare(typed(def, live, options), typed(def, next, options));
-  const result = recordApply(managers, writer(def, options), applied, changes, options.force);
+  let result = recordApply(managers, writer(def, options), applied, changes, options.force);
+  if (result.conflicts.length > 0 && live && takesOverClientSideApply(def, live, options, result.conflicts.map((c) => c.path))) {
+    result = recordApply(managers, writer(def, options), applied, changes, true);
+  }
   if (result.conflicts.length > 0) throw new ApplyConflictError(conflictMessage(result.conflicts), conflictCauses(result.conflicts));
   if (live && unchanged(live, next, managers, result.managers)) return live;
   setManagedFields(next, result.managers);
   return next;
+}
+
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+/**
+ * Whether `kubectl apply --server-side` may take over fields it conflicts on because kubectl applied
+ * them client-side before (as kube-apiserver lets it): the object's last-applied configuration still
+ * holds each of them at its live value.
+ */
+function takesOverClientSideApply(def: KindDefinition, live: KubeObject, options: ApplyOptions, conflicts: string[][]): boolean {
+  const annotation = live.metadata.annotations?.[LAST_APPLIED];
+  if (options.manager !== "kubectl" || annotation === undefined) return false;
+  let lastApplied: KubeObject;
+  try {
+    lastApplied = JSON.parse(annotation) as KubeObject;
+    if (typeof lastApplied !== "object" || lastApplied === null || typeof lastApplied.metadata !== "object") return false;
+    const before = typed(def, lastApplied, options);
+    const unchangedSince = before.set.difference(compare(before, typed(def, live, options)).modified);
+    return conflicts.every((path) => unchangedSince.has(path));
+  } catch {
+    return false;
+  }
 }
 
 function unchanged(live: KubeObject, next: KubeObject, before: readonly Manager[], after: readonly Manager[]): boolean {
