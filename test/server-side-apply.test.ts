@@ -111,6 +111,9 @@ describe("kubectl apply --server-side against slipway up", () => {
     const after = get("cluster/demo");
     assert.equal(after.spec!.controlPlane.replicas, 3);
     assert.equal(after.metadata.generation, (before.metadata.generation ?? 0) + 1);
+    const dryRun = ok("apply", "--server-side", "--dry-run=server", "-f", file("v2-dry.yaml", { replicas: 5, pools: ["pool-a", "pool-b"], secretKeys: ["user", "password"] }));
+    assert.match(dryRun, /cluster\.slipway\.dev\/demo serverside-applied \(server dry run\)/);
+    assert.equal(get("cluster/demo").spec!.controlPlane.replicas, 3, "a dry run changes nothing");
     const rv = ok("get", "cluster/demo", "-o", "jsonpath={.metadata.resourceVersion}");
     ok("apply", "--server-side", "-f", join(dir, "v2.yaml"));
     assert.equal(ok("get", "cluster/demo", "-o", "jsonpath={.metadata.resourceVersion}"), rv, "applying the same manifest again writes nothing");
