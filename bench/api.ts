@@ -23,6 +23,8 @@ const PLAN = {
   create: { count: 1_000, concurrency: 16 },
   get: { count: 5_000, concurrency: 16 },
   list: { count: 200, concurrency: 4 },
+  /** Merge patches, then server-side applies, each changing a label of one of the created Connections. */
+  patch: { count: 1_000, concurrency: 16 },
   bare: { count: 5_000, concurrency: 16 },
   watch: {
     watchers: 100,
@@ -173,6 +175,29 @@ async function main(): Promise<void> {
   const listBytes = (await lister.send("GET", COLLECTION)).body.length;
   progress(`list: ${PLAN.list.count} lists of ${PLAN.create.count} Connections, concurrency ${PLAN.list.concurrency}`);
   rows.push(await measure(`list (${PLAN.create.count} objects)`, serverPid, { ...PLAN.list, send: () => lister.send("GET", COLLECTION).then(() => undefined) }));
+
+  const itemOf = (index: number) => `${COLLECTION}/${nameOf(index % PLAN.create.count)}`;
+  progress(`merge patch: ${PLAN.patch.count} label changes, concurrency ${PLAN.patch.concurrency}`);
+  rows.push(
+    await measure("merge patch", serverPid, {
+      ...PLAN.patch,
+      send: (index) =>
+        api
+          .send("PATCH", `${itemOf(index)}?fieldManager=bench-patch`, { body: { metadata: { labels: { patched: String(index) } } }, contentType: "application/merge-patch+json" })
+          .then(() => undefined),
+    }),
+  );
+  progress(`server-side apply: ${PLAN.patch.count} applies of a whole Connection, concurrency ${PLAN.patch.concurrency}`);
+  rows.push(
+    await measure("server-side apply", serverPid, {
+      ...PLAN.patch,
+      send: (index) => {
+        const applied = connection(index % PLAN.create.count) as { metadata: Record<string, unknown> };
+        applied.metadata.labels = { applied: String(index) };
+        return api.send("PATCH", `${itemOf(index)}?fieldManager=bench-apply&force=true`, { body: applied, contentType: "application/apply-patch+yaml" }).then(() => undefined);
+      },
+    }),
+  );
 
   const { watchers, writes, drainTimeoutMs } = PLAN.watch;
   const fanoutNotes: string[] = [];

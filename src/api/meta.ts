@@ -104,8 +104,10 @@ export const ObjectMeta = Struct(
     deletionGracePeriodSeconds: Type.Optional(Type.Integer({ description: "Grace period of a pending deletion." })),
     labels: Type.Optional(MapOf(Type.String(), "Labels for selection.")),
     annotations: Type.Optional(MapOf(Type.String(), "Annotations: non-identifying metadata.")),
-    finalizers: Type.Optional(Type.Array(Type.String(), { description: "Must be empty before the object is removed." })),
-    ownerReferences: Type.Optional(Type.Array(OwnerReference, { description: "Objects this one depends on." })),
+    finalizers: Type.Optional(Type.Array(Type.String(), { description: "Must be empty before the object is removed.", "x-kubernetes-list-type": "set" })),
+    ownerReferences: Type.Optional(
+      Type.Array(OwnerReference, { description: "Objects this one depends on.", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["uid"] }),
+    ),
     managedFields: Type.Optional(Type.Array(ManagedFieldsEntry, { description: "Field management records." })),
     selfLink: Type.Optional(Type.String({ description: "Deprecated; unused." })),
   },

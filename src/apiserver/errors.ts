@@ -185,3 +185,12 @@ export class InternalError extends ApiError {
 export function isApiError(e: unknown): e is ApiError {
   return e instanceof ApiError;
 }
+
+/** A server-side apply that would change fields other managers hold: 409, one FieldManagerConflict cause per field. */
+export class ApplyConflictError extends ApiError {
+  readonly code = 409;
+  readonly reason = "Conflict";
+  constructor(message: string, causes: readonly { message: string; field: string }[]) {
+    super(message, { causes: causes.map((c) => ({ reason: "FieldManagerConflict", message: c.message, field: c.field })) });
+  }
+}

@@ -8,7 +8,7 @@ import { apiVersionOf } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { AdmissionChain, BUILTIN_ADMISSION, type AdmissionOperation, type AdmissionPlugin, type PostWriteHook, type WriteAdmission } from "./admission.ts";
 import { allowAll, authorize, type Authorizer } from "./authorization/authorizer.ts";
-import { SYSTEM_CONTEXT, type RequestContext, type ResourceRequest, type Verb } from "./request-context.ts";
+import { SYSTEM_CONTEXT, SYSTEM_IDENTITY, type RequestContext, type ResourceRequest, type Verb } from "./request-context.ts";
 import { kindPrefix, objectKey } from "./storage-keys.ts";
 import { decodeContinue, encodeContinue } from "./continue-token.ts";
 import {
@@ -36,6 +36,7 @@ import {
 import { AlreadyExistsError, BadRequestError, ConflictError, GoneError, InvalidError, NotFoundError, refOf, ResourceVersionTooLargeError } from "./errors.ts";
 import { applyPatch, type PatchType } from "./patch.ts";
 import type { PatchSchema } from "./strategic-merge.ts";
+import { applyConfiguration, recordWrite, type ManagedWrite } from "./apply/field-manager.ts";
 import { matchFields, parseFieldSelector, parseLabelSelector, type FieldRequirement, type LabelSelector } from "./selectors.ts";
 import type { FieldValidation } from "./validation.ts";
 
@@ -70,6 +71,12 @@ export interface ObjectList {
   kind: string;
   metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
   items: KubeObject[];
+}
+
+export interface ApplyOptions extends WriteOptions {
+  /** Take the fields other managers hold instead of failing with a conflict. */
+  force?: boolean;
+  subresource?: "status";
 }
 
 export type DeletePropagation = "Background" | "Foreground" | "Orphan";
@@ -125,6 +132,15 @@ const MAX_FILL_BATCH = 10_000;
 
 export function nowTimestamp(date = new Date()): string {
   return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/**
+ * The manager a write is recorded under: its context's, else the server's own for the server acting on
+ * its own behalf, else "unknown" (a client that sent neither ?fieldManager nor a User-Agent).
+ */
+function managedWrite(context: RequestContext, subresource?: "status"): ManagedWrite {
+  const manager = context.fieldManager ?? (context.identity === SYSTEM_IDENTITY ? "slipway-apiserver" : "unknown");
+  return { manager, time: nowTimestamp(), ...(subresource ? { subresource } : {}) };
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -337,6 +353,11 @@ export class ObjectService {
   // ---- writes ----
 
   async create(def: KindDefinition, namespace: string | undefined, body: unknown, options: WriteOptions = {}): Promise<WriteResult> {
+    return this.createObject(def, namespace, body, options, false);
+  }
+
+  /** A create; `applied` when the body is an apply's result, its managedFields already recorded. */
+  private async createObject(def: KindDefinition, namespace: string | undefined, body: unknown, options: WriteOptions, applied: boolean): Promise<WriteResult> {
     const context = options.context ?? SYSTEM_CONTEXT;
     let request = this.describe(def, "create", namespace, undefined, context);
     if (this.authorizes) await authorize(this.authorizer, request);
@@ -349,6 +370,7 @@ export class ObjectService {
     if (invalidName.length > 0) throw new InvalidError(refOf(def, meta.name), invalidName);
     if (def.namespaced && !meta.namespace) throw new BadRequestError(`${def.plural} is namespaced: a namespace is required`);
     prepareForCreate(def, object);
+    if (!applied) recordWrite(def, undefined, object, managedWrite(context));
     request = { ...request, resource: { ...request.resource, namespace: meta.namespace, name: meta.name } };
     const admission: WriteAdmission = {
       operation: "CREATE",
@@ -390,14 +412,14 @@ export class ObjectService {
       throw new BadRequestError(`the name of the object (${object.metadata.name}) does not match the name on the URL (${name})`);
     }
     object.metadata.name = name;
-    return this.write(def, namespace, name, () => structuredClone(object), "update", undefined, options);
+    return this.write(def, namespace, name, () => structuredClone(object), "update", undefined, options, false);
   }
 
   /** PUT on /status: only the status of the object changes. */
   async updateStatus(def: KindDefinition, namespace: string | undefined, name: string, body: unknown, options: WriteOptions = {}): Promise<WriteResult> {
     this.requireStatus(def);
     const object = objectOfBody(def, body, namespace);
-    return this.write(def, namespace, name, () => structuredClone(object), "update", "status", options);
+    return this.write(def, namespace, name, () => structuredClone(object), "update", "status", options, false);
   }
 
   async patch(
@@ -420,7 +442,43 @@ export class ObjectService {
       "patch",
       options.subresource,
       options,
+      false,
     );
+  }
+
+  /**
+   * Server-side apply (PATCH with application/apply-patch+yaml): `body` is the manager's whole intent
+   * for the object, created when absent. Needs a field manager; fails with a conflict naming fields
+   * other managers hold, unless forced.
+   */
+  async apply(def: KindDefinition, namespace: string | undefined, name: string, body: unknown, options: ApplyOptions = {}): Promise<WriteResult> {
+    const context = options.context ?? SYSTEM_CONTEXT;
+    if (!context.fieldManager) {
+      throw new BadRequestError("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch", [
+        { reason: "FieldValueRequired", message: "Required value: is required for apply patch", field: "fieldManager" },
+      ]);
+    }
+    if (options.subresource === "status") this.requireStatus(def);
+    const config = objectOfBody(def, body, namespace);
+    if (config.metadata.name !== undefined && config.metadata.name !== name) {
+      throw new BadRequestError(`the name of the object (${config.metadata.name}) does not match the name on the URL (${name})`);
+    }
+    config.metadata.name = name;
+    const apply = { ...managedWrite(context, options.subresource), force: options.force ?? false };
+    const update = () =>
+      this.write(def, namespace, name, (current) => applyConfiguration(def, current, config, apply), "patch", options.subresource, options, true);
+    try {
+      return await update();
+    } catch (e) {
+      if (!(e instanceof NotFoundError) || options.subresource === "status") throw e;
+    }
+    try {
+      return await this.createObject(def, namespace, applyConfiguration(def, undefined, config, apply), options, true);
+    } catch (e) {
+      // Created meanwhile by someone else: apply to what they made.
+      if (e instanceof AlreadyExistsError) return update();
+      throw e;
+    }
   }
 
   private requireStatus(def: KindDefinition): void {
@@ -440,6 +498,7 @@ export class ObjectService {
     verb: "update" | "patch",
     subresource: "status" | undefined,
     options: WriteOptions,
+    applied: boolean,
   ): Promise<WriteResult> {
     const context = options.context ?? SYSTEM_CONTEXT;
     const request = this.describe(def, verb, namespace, name, context, subresource);
@@ -467,6 +526,8 @@ export class ObjectService {
         requested.metadata.name = name;
       }
       const merged = subresource === "status" ? prepareForStatusUpdate(requested, current) : prepareForUpdate(def, requested, current);
+      if (!applied) recordWrite(def, current, merged, managedWrite(context, subresource));
+      else if (requested.metadata.managedFields) merged.metadata.managedFields = requested.metadata.managedFields;
       const admission: WriteAdmission = {
         operation: "UPDATE",
         def,

@@ -75,6 +75,8 @@ const LIST_PARAMS = [
   QUERY("allowWatchBookmarks", "Ask for BOOKMARK events.", "boolean"),
 ];
 
+const PATCH_PARAMS = [...WRITE_PARAMS, QUERY("force", "Server-side apply: take the fields other managers hold instead of failing with a conflict.", "boolean")];
+
 function pathParam(name: string) {
   return { name, in: "path", required: true, description: `${name} of the object`, schema: { type: "string", uniqueItems: true } };
 }
@@ -98,8 +100,8 @@ function body(ref: string, types: string[]) {
   return { requestBody: { required: true, content: Object.fromEntries(types.map((t) => [t, { schema: { $ref: ref } }])) } };
 }
 
-// Every kind takes strategic merge patches: kubectl computes them from the schemas' patch strategies.
-const PATCH_TYPES = ["application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"];
+// Every kind takes strategic merge patches (kubectl computes them from the schemas' patch strategies) and server-side apply.
+const PATCH_TYPES = ["application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml"];
 
 function paths(def: KindDefinition): Json {
   const ref = `#/components/schemas/${schemaName(def)}`;
@@ -110,7 +112,7 @@ function paths(def: KindDefinition): Json {
     parameters: [...nsParams, pathParam("name")],
     get: operation(def, "get", "read", ref),
     put: operation(def, "put", "replace", ref, { parameters: WRITE_PARAMS, ...body(ref, ["application/json"]) }),
-    patch: operation(def, "patch", "patch", ref, { parameters: WRITE_PARAMS, ...body(ref, PATCH_TYPES) }),
+    patch: operation(def, "patch", "patch", ref, { parameters: PATCH_PARAMS, ...body(ref, PATCH_TYPES) }),
     delete: operation(def, "delete", "delete", ref, { parameters: [QUERY("propagationPolicy", "Background, Foreground or Orphan")] }),
   };
   const result: Json = {
@@ -127,7 +129,7 @@ function paths(def: KindDefinition): Json {
       parameters: [...nsParams, pathParam("name")],
       get: operation(def, "get", "readStatus", ref),
       put: operation(def, "put", "replaceStatus", ref, { parameters: WRITE_PARAMS, ...body(ref, ["application/json"]) }),
-      patch: operation(def, "patch", "patchStatus", ref, { parameters: WRITE_PARAMS, ...body(ref, PATCH_TYPES) }),
+      patch: operation(def, "patch", "patchStatus", ref, { parameters: PATCH_PARAMS, ...body(ref, PATCH_TYPES) }),
     };
   }
   return result;

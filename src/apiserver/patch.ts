@@ -1,5 +1,6 @@
 // PATCH bodies: JSON merge patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch, which
 // kubectl sends for every kind whose schema it has (see strategic-merge.ts).
+// Server-side apply bodies are recognised here and merged by the field manager (apply/).
 import fastJsonPatch from "fast-json-patch";
 import type { Operation } from "fast-json-patch";
 import { BadRequestError, UnsupportedMediaTypeError } from "./errors.ts";
@@ -19,6 +20,13 @@ export function patchTypeOf(contentType: string | undefined): PatchType {
     default:
       throw new UnsupportedMediaTypeError(mime || "none");
   }
+}
+
+/** Server-side apply's bodies (YAML, of which JSON is a part); the object service's apply takes them. */
+const APPLY_PATCH_TYPES = ["application/apply-patch+yaml", "application/apply-patch+json"];
+
+export function isApplyPatch(contentType: string | undefined): boolean {
+  return APPLY_PATCH_TYPES.includes((contentType ?? "").split(";")[0]!.trim().toLowerCase());
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

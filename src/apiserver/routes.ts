@@ -12,7 +12,7 @@ import type { ObjectService, DeleteOptions, DeletePropagation, ObjectEvent, Writ
 import { renderOpenApi } from "./openapi.ts";
 import { decodeProtobuf, PROTOBUF } from "./protobuf.ts";
 import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_RESPONSE, renderedOpenApiV2 } from "./openapi-v2.ts";
-import { patchTypeOf } from "./patch.ts";
+import { isApplyPatch, patchTypeOf } from "./patch.ts";
 import { fieldManagerError, fieldManagerOf, type Identity, type RequestContext } from "./request-context.ts";
 import { toTable, wantsTable, type IncludeObject } from "./table.ts";
 import type { FieldValidation } from "./validation.ts";
@@ -151,7 +151,7 @@ function parseBody(request: FastifyRequest): unknown {
   const mime = mimeOf(request);
   let parsed: unknown;
   try {
-    parsed = mime === "application/yaml" || mime === "application/x-yaml" ? (parseYaml(text) as unknown) : (JSON.parse(text) as unknown);
+    parsed = mime.endsWith("yaml") ? (parseYaml(text) as unknown) : (JSON.parse(text) as unknown);
   } catch (e) {
     throw new BadRequestError(`the request body is not valid ${mime.includes("yaml") ? "YAML" : "JSON"}: ${(e as Error).message}`);
   }
@@ -420,10 +420,15 @@ async function serveResource(
     }
     case "PATCH": {
       info.verb = "patch";
-      const type = patchTypeOf(request.headers["content-type"]);
+      const apply = isApplyPatch(request.headers["content-type"]);
+      const type = apply ? undefined : patchTypeOf(request.headers["content-type"]);
       const body = parseBody(request);
       if (body === undefined) throw new BadRequestError("the request body is empty");
-      const result = await objects.patch(def, namespace, name, type, body, { ...writeOptions(query, context), subresource: subresource === "status" ? "status" : undefined });
+      if (!apply && query.force !== undefined) throw new BadRequestError("force: Forbidden: may not be specified for non-apply patch");
+      // An apply names its manager explicitly: the User-Agent does not stand in for it.
+      const options = { ...writeOptions(query, apply ? { ...context, fieldManager: query.fieldManager || undefined } : context), subresource: subresource === "status" ? ("status" as const) : undefined };
+      const result = type ? await objects.patch(def, namespace, name, type, body, options) : await objects.apply(def, namespace, name, body, { ...options, force: queryBool("force", query.force) });
+      if (result.previous === undefined) reply.code(201);
       return sendWriteResult(reply, result);
     }
     case "DELETE": {

@@ -163,6 +163,23 @@ describe("the HTTP request path", () => {
     assert.equal(reply.statusCode, 400);
     assert.match(reply.json<{ message: string }>().message, /fieldManager: Too long/);
   });
+
+  it("serves server-side apply: YAML bodies, 201 on create, a field manager named explicitly, force only for apply", async () => {
+    const apply = (query: string, body: string, contentType = "application/apply-patch+yaml") =>
+      app.inject({ method: "PATCH", url: `${CLUSTERS}/applied${query}`, headers: { authorization: "Bearer alice-token", "content-type": contentType, "user-agent": "kubectl/v1.31.2" }, payload: body });
+    const manifest = (replicas: number) =>
+      `apiVersion: slipway.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: applied\nspec:\n  controlPlane:\n    connection: east\n    machineType: s1.medium\n    replicas: ${replicas}\n`;
+    const unnamed = await apply("", manifest(1));
+    assert.equal(unnamed.statusCode, 400, "the User-Agent does not stand in for an applier");
+    assert.match(unnamed.json<{ message: string }>().message, /fieldManager: Required value/);
+    const created = await apply("?fieldManager=ci", manifest(1));
+    assert.equal(created.statusCode, 201);
+    assert.equal(created.json<{ metadata: { managedFields: { manager: string; operation: string }[] } }>().metadata.managedFields[0]!.operation, "Apply");
+    assert.equal((await apply("?fieldManager=ci&force=true", manifest(3))).statusCode, 200);
+    const notApply = await apply("?force=true", JSON.stringify({ spec: { paused: true } }), "application/merge-patch+json");
+    assert.equal(notApply.statusCode, 400);
+    assert.match(notApply.json<{ message: string }>().message, /force: Forbidden: may not be specified for non-apply patch/);
+  });
 });
 
 function server(readiness: HealthCheck[], version?: object) {

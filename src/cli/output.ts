@@ -49,9 +49,18 @@ export function parseOutputFormat(text: string | undefined): OutputFormat | unde
   return text as OutputFormat;
 }
 
+/** An object without its managedFields: bookkeeping kubectl too leaves out unless asked. */
+function withoutManagedFields(object: KubeObject): KubeObject {
+  if (object.metadata?.managedFields === undefined) return object;
+  const { managedFields: _m, ...metadata } = object.metadata;
+  return { ...object, metadata };
+}
+
 /** One object, or several as a `List`, in YAML or JSON as kubectl prints them. */
 export function renderObjects(format: "yaml" | "json", objects: KubeObject | KubeObject[]): string {
-  const document = Array.isArray(objects) ? { apiVersion: "v1", kind: "List", metadata: { resourceVersion: "" }, items: objects } : objects;
+  const document = Array.isArray(objects)
+    ? { apiVersion: "v1", kind: "List", metadata: { resourceVersion: "" }, items: objects.map(withoutManagedFields) }
+    : withoutManagedFields(objects);
   return format === "json" ? `${JSON.stringify(document, null, 4)}\n` : stringify(document, { lineWidth: 0 });
 }
 

@@ -111,6 +111,7 @@ export const ClusterSpecSchema = Struct(
     ),
     controlPlane: Type.Optional(ControlPlaneSpec),
     registration: Type.Optional(RegistrationSpec),
+    // Pools are told apart by name: strategic merge patches and server-side apply merge them pool by pool.
     workers: Type.Optional(Type.Array(WorkerPoolSpec, { ...keyedBy("name"), default: [], maxItems: MAX_WORKER_POOLS, description: `Worker pools, in any connections (at most ${MAX_WORKER_POOLS}).` })),
     network: Type.Optional(NetworkSpec),
     paused: Type.Optional(Type.Boolean({ description: "If true, controllers leave the cluster and everything made for it (infrastructures, pools, machines) as it is; deletion still runs." })),

@@ -179,6 +179,8 @@ export const realmUserKind: KindDefinition<RealmUserObject> = {
   subresources: { status: false },
   kind: "RealmUser",
   plural: "realmusers",
+  // Its password hash is encrypted at rest, and the default view role does not read it.
+  sensitive: true,
   singular: "realmuser",
   shortNames: [],
   schema: RealmUserSchema,

@@ -28,10 +28,12 @@ export const SLIPWAY_USER_RESOURCES = [
   "clustertemplates",
   "addons",
   "hosts",
+  "realms",
+  "oidcclients",
 ] as const;
 
 /** Slipway's kinds that its controllers make and own: view and edit read them. */
-export const SLIPWAY_MANAGED_RESOURCES = ["infrastructures", "operations"] as const;
+export const SLIPWAY_MANAGED_RESOURCES = ["infrastructures", "operations", "platforms"] as const;
 
 const withStatus = (resources: readonly string[]): string[] => resources.flatMap((r) => [r, `${r}/status`]);
 
