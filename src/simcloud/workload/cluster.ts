@@ -7,6 +7,7 @@ import type { KindDefinition, Registry } from "../../api/registry.ts";
 import { ObjectService, type ObjectServiceOptions } from "../../apiserver/objects.ts";
 import type { Store } from "../../store/store.ts";
 import { WorkloadControllers, type WorkloadKinds } from "./controllers.ts";
+import type { EtcdRecord } from "./etcd.ts";
 import type { NodeObject } from "./kinds.ts";
 import type { InitPlan } from "./kubeadm-plan.ts";
 import { signClusterInfo } from "./kubeadm-plan.ts";
@@ -16,6 +17,8 @@ import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
 import { defaultClusterRoleBindings, defaultClusterRoles } from "../../apiserver/authorization/default-roles.ts";
 
 const NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
+/** The ConfigMap holding the emulator's record of etcd membership. */
+export const ETCD_RECORD = "etcd-membership";
 
 function kindsOf(registry: Registry): WorkloadKinds {
   const find = (apiVersion: string, kind: string): KindDefinition => {
@@ -90,6 +93,17 @@ export class WorkloadCluster {
     await this.put(this.kinds.configMap, M.configMap("kubeadm-config", "kube-system", { ClusterConfiguration: JSON.stringify(clusterConfiguration, null, 2) }));
     await this.put(this.kinds.daemonSet, M.kubeProxyDaemonSet(plan.kubernetesVersion));
     await this.put(this.kinds.deployment, M.corednsDeployment());
+  }
+
+  /**
+   * The emulator's record of the cluster's etcd — members, and membership and health over time — as
+   * ConfigMap kube-system/etcd-membership (keys members, history (JSON), and broken once it is).
+   */
+  async writeEtcdRecord(etcd: EtcdRecord): Promise<void> {
+    const data = { members: JSON.stringify(etcd.members.map((m) => m.name)), history: JSON.stringify(etcd.history), ...(etcd.broken ? { broken: etcd.broken } : {}) };
+    const existing = await this.objects.tryGet(this.kinds.configMap, "kube-system", ETCD_RECORD);
+    if (!existing) await this.put(this.kinds.configMap, M.configMap(ETCD_RECORD, "kube-system", data));
+    else await this.objects.patch(this.kinds.configMap, "kube-system", ETCD_RECORD, "merge", { data });
   }
 
   async hasNode(name: string): Promise<boolean> {

@@ -4,6 +4,7 @@
 // emulator resumes where it stopped.
 import type { KeyPairPem } from "../../bootstrap/pki.ts";
 import { KeyExistsError, KeyNotFoundError, RevisionMismatchError, type Store } from "../../store/store.ts";
+import type { EtcdRecord } from "./etcd.ts";
 import type { KubeadmPlan, NodeSoftware } from "./kubeadm-plan.ts";
 
 export interface ClusterRecord {
@@ -33,6 +34,8 @@ export interface ClusterRecord {
   createdAt: string;
   /** /24s of the pod range handed to nodes so far. */
   podCidrsAllocated: number;
+  /** The control plane's etcd: its members and how membership and health went (etcd.ts). */
+  etcd?: EtcdRecord;
 }
 
 /**

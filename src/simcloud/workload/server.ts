@@ -23,6 +23,7 @@ import { createCertificateAuthority, issueCertificate } from "../../bootstrap/pk
 import type { WorkloadEmulator } from "./emulator.ts";
 import { approvalSubresource } from "./certificates.ts";
 import { evictionSubresource } from "./eviction.ts";
+import { execSubresource } from "./etcdctl.ts";
 import type { ClusterRecord } from "./records.ts";
 
 const CLUSTER_PATH = /^\/clusters\/([^/]+)(\/.*)?$/;
@@ -163,6 +164,7 @@ export class WorkloadApiServer {
             (work) => this.options.emulator.exclusive(cluster.endpoint, work),
           ),
         ],
+        ["/pods/exec", execSubresource(this.options.emulator, cluster)],
       ]),
       version: versionOf(cluster.kubernetesVersion),
     };
