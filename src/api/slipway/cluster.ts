@@ -9,6 +9,7 @@ import { InvalidCidrError, cidrsOverlap, parseCidr, type Cidr } from "../cidr.ts
 import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
 import { DEFAULT_IMAGE, Taint, nodeLabelErrors, nodeLabels, taintErrors } from "./nodes.ts";
 import { RolloutStrategy, rolloutStrategyErrors } from "./rollout.ts";
+import { oldestVersion, upgradeErrors } from "./versions.ts";
 
 export const DEFAULT_KUBERNETES_VERSION = "v1.31.2";
 /** Kubernetes minor versions Slipway can install (1.28 to 1.32). */
@@ -107,7 +108,11 @@ const NetworkSpec = Type.Object(
 export const ClusterSpecSchema = Struct(
   {
     kubernetesVersion: Type.Optional(
-      Type.String({ default: DEFAULT_KUBERNETES_VERSION, description: "Kubernetes version, v1.<minor>.<patch> with minor 28 to 32." }),
+      Type.String({
+        default: DEFAULT_KUBERNETES_VERSION,
+        description:
+          "Kubernetes version, v1.<minor>.<patch> with minor 28 to 32. A change upgrades the cluster: the control plane one machine at a time, then the worker pools; no downgrade, one minor version at a time.",
+      }),
     ),
     controlPlane: Type.Optional(ControlPlaneSpec),
     registration: Type.Optional(RegistrationSpec),
@@ -348,12 +353,13 @@ function machineTypeErrors(spec: ClusterSpec): FieldError[] {
   return missing.map((field) => required(field, why));
 }
 
-/** Why control-plane machines cannot take a change yet: they are not rolled. */
-const CONTROL_PLANE_NOT_ROLLED = "control-plane machines are not rolled yet, so a change would never be applied";
+/** Why control-plane machines cannot take another change: they are rolled only for an upgrade. */
+const CONTROL_PLANE_NOT_ROLLED = "control-plane machines are rolled only for a Kubernetes upgrade, so a change would never be applied";
 
 /**
- * What an update may not change. Every other field is applied by the controllers: controlPlane.replicas
- * (machines joined or removed one at a time), workers (pools added, removed, scaled, and rolled for
+ * What an update may not change. Every other field is applied by the controllers: kubernetesVersion
+ * (an upgrade, within the version-skew rules of versions.ts: the control plane rolled one machine at a
+ * time, then the workers), controlPlane.replicas (machines joined or removed one at a time), workers (pools added, removed, scaled, and rolled for
  * machineType, image, labels and taints), paused. The fields below would be accepted and then ignored,
  * so they are refused, saying why.
  */
@@ -361,7 +367,7 @@ function immutableFieldErrors(cluster: ClusterObject, old: ClusterObject): Field
   const spec = cluster.spec;
   const was = old.spec;
   const errors = [
-    ...immutable("spec.kubernetesVersion", spec.kubernetesVersion, was.kubernetesVersion, `upgrades are not supported yet: ${CONTROL_PLANE_NOT_ROLLED}`),
+    ...upgradeErrors("spec.kubernetesVersion", spec.kubernetesVersion, oldestVersion([was.kubernetesVersion, old.status?.version])),
     ...immutable("spec.controlPlane.connection", spec.controlPlane.connection, was.controlPlane.connection, "the control plane cannot move to another connection"),
     ...immutable("spec.controlPlane.machineType", spec.controlPlane.machineType, was.controlPlane.machineType, CONTROL_PLANE_NOT_ROLLED),
     ...immutable("spec.controlPlane.image", spec.controlPlane.image, was.controlPlane.image, CONTROL_PLANE_NOT_ROLLED),

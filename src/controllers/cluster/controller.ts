@@ -86,6 +86,8 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
     summarize: summarizeCluster,
     afterStatusWrite: async (ctx, _scope, previous, written) => {
       for (const e of stepEvents(previous.status?.steps, written.status?.steps)) await ctx.event(written, e.type, e.reason, e.message);
+      const [was, is] = [previous.status?.version, written.status?.version];
+      if (was && is && was !== is) await ctx.event(written, "Normal", "ControlPlaneUpgraded", `every control-plane node runs ${is} (was ${was}); the worker pools follow`);
       const phase = written.status?.phase;
       if (phase !== previous.status?.phase) {
         const failed = phase === "Failed";
