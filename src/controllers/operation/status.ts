@@ -188,7 +188,9 @@ export function judge(op: OperationObject, target: TargetObject | undefined): Ve
   if (applied && status.phase === "Failed") {
     return { phase: "Failed", error: { code: status.reason ?? "Failed", message: status.message ?? `${what} failed` }, message: `${what} failed` };
   }
-  const progress = op.spec.type === "Create" ? progressOf(status.steps) : changeProgress(groups);
+  // Counts of a status that has not looked at the change yet say nothing of its progress.
+  const seen = (status.observedGeneration ?? 0) >= asked;
+  const progress = op.spec.type === "Create" ? progressOf(status.steps) : seen ? changeProgress(groups) : undefined;
   return { phase: "InProgress", ...(progress !== undefined ? { percentComplete: progress } : {}), message: currentActivity(op, target, groups) };
 }
 

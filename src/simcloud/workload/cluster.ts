@@ -135,26 +135,39 @@ export class WorkloadCluster {
   }
 
   /**
+   * The node of that name, if it is the machine's (`providerId`, when given): the node-lifecycle
+   * controller tells nodes by their provider ID, so a machine gone does not touch a node of the same name
+   * another machine registered since.
+   */
+  private async machineNode(name: string, providerId: string | undefined): Promise<NodeObject | undefined> {
+    const node = (await this.objects.tryGet(this.kinds.node, undefined, name)) as NodeObject | undefined;
+    if (!node || (providerId !== undefined && node.spec?.providerID && node.spec.providerID !== providerId)) return undefined;
+    return node;
+  }
+
+  /**
    * The node's kubelet stopped posting (its machine is down): every condition turns Unknown and the node
    * is tainted unreachable — and shut down, when the cloud says the machine is stopped rather than gone.
    */
-  async nodeUnreachable(name: string, at: string, shutdown: boolean): Promise<void> {
-    const node = (await this.objects.tryGet(this.kinds.node, undefined, name)) as NodeObject | undefined;
+  async nodeUnreachable(name: string, at: string, shutdown: boolean, providerId?: string): Promise<void> {
+    const node = await this.machineNode(name, providerId);
     if (!node) return;
     await this.objects.patch(this.kinds.node, undefined, name, "merge", { spec: { taints: M.taintsFor(node.spec?.taints ?? [], shutdown ? "shutdown" : "unknown", at) } });
     await this.objects.updateStatus(this.kinds.node, undefined, name, { status: { ...node.status, conditions: M.nodeConditions("unknown", at) } });
   }
 
   /** The node's kubelet posts again (its machine started): NotReady until the controllers find its network. */
-  async nodeBack(name: string, at: string): Promise<void> {
-    const node = (await this.objects.tryGet(this.kinds.node, undefined, name)) as NodeObject | undefined;
+  async nodeBack(name: string, at: string, providerId?: string): Promise<void> {
+    const node = await this.machineNode(name, providerId);
     if (!node) return;
     await this.objects.patch(this.kinds.node, undefined, name, "merge", { spec: { taints: M.taintsFor(node.spec?.taints ?? [], "network-not-ready", at) } });
     await this.objects.updateStatus(this.kinds.node, undefined, name, { status: { ...node.status, conditions: M.nodeConditions("network-not-ready", at) } });
   }
 
   /** Deletes the node and the pods bound to it, as the cloud node-lifecycle controller and the GC would. */
-  async removeNode(name: string): Promise<void> {
+  async removeNode(name: string, providerId?: string): Promise<void> {
+    // A node of the same name registered since by another machine is not this machine's to remove.
+    if (providerId !== undefined && !(await this.machineNode(name, providerId))) return;
     const pods = await this.objects.list(this.kinds.pod, undefined, { fieldSelector: `spec.nodeName=${name}` });
     for (const pod of pods.items) await this.ignoreMissing(this.objects.forget(this.kinds.pod, pod.metadata.namespace, pod.metadata.name!, pod.metadata.uid!));
     await this.ignoreMissing(this.objects.delete(this.kinds.node, undefined, name));

@@ -24,7 +24,7 @@ import type { Instance, LoadBalancer } from "../types.ts";
 import { clientSigner, requestorAdmission } from "./certificates.ts";
 import { WorkloadCluster } from "./cluster.ts";
 import { CRASH_BACKOFF_MS } from "./controllers.ts";
-import { KubeadmSteps } from "./kubeadm-steps.ts";
+import { KubeadmSteps, providerIdOf } from "./kubeadm-steps.ts";
 import { bootOutcome } from "./kubeadm-plan.ts";
 import { NETWORK_PLUGINS } from "./network-plugins.ts";
 import { hasQuorum, snapshot, type EtcdMember } from "./etcd.ts";
@@ -330,7 +330,7 @@ export class WorkloadEmulator {
     delete machine.due;
     if (machine.role !== "worker") machine.servingSince = this.now();
     await this.records.saveMachine(machine);
-    await this.cluster(cluster.id)?.nodeBack(machine.nodeName, new Date(this.now()).toISOString());
+    await this.cluster(cluster.id)?.nodeBack(machine.nodeName, new Date(this.now()).toISOString(), providerIdOf(machine));
     await this.restartNetworkPlugin(cluster);
     await this.syncCluster(cluster);
     await this.memberHealthChanged(machine, "reachable again");

@@ -39,7 +39,7 @@ function controlPlaneSkew(kubelet: string, running: string): { check: string; me
 }
 
 /** The id Kubernetes nodes carry for a sim cloud instance (`spec.providerID`). */
-function providerIdOf(machine: MachineRecord): string {
+export function providerIdOf(machine: MachineRecord): string {
   return `sim://${machine.region}/${machine.instanceId}`;
 }
 
@@ -423,7 +423,7 @@ export class KubeadmSteps {
   async silent(machine: MachineRecord): Promise<void> {
     const cluster = machine.clusterId ? this.records.cluster(machine.clusterId) : undefined;
     if (!cluster || machine.silentSince === undefined) return;
-    await this.emulator.cluster(cluster.id)!.nodeUnreachable(machine.nodeName, this.iso(), !machine.terminated);
+    await this.emulator.cluster(cluster.id)!.nodeUnreachable(machine.nodeName, this.iso(), !machine.terminated, providerIdOf(machine));
     if (machine.terminated) {
       // The cloud node-lifecycle controller finds the instance gone at its next look and deletes the node.
       machine.state = "lost";
@@ -440,7 +440,7 @@ export class KubeadmSteps {
     const cluster = machine.clusterId ? this.records.cluster(machine.clusterId) : undefined;
     await this.records.removeMachine(machine.instanceId);
     if (!cluster) return;
-    await this.emulator.cluster(cluster.id)!.removeNode(machine.nodeName);
+    await this.emulator.cluster(cluster.id)!.removeNode(machine.nodeName, providerIdOf(machine));
     if (this.records.machinesOf(cluster.id).some((m) => m.role !== "worker" && m.state === "joined")) await this.emulator.memberHealthChanged(machine, "gone");
     const controlPlaneLeft = this.records.machinesOf(cluster.id).some((m) => m.role !== "worker" && m.state === "joined");
     if (machine.role !== "worker" && !controlPlaneLeft) {
