@@ -20,6 +20,8 @@ import { Applier, KubeUnreachableError } from "../../kubeclient/index.ts";
 import { isTrue, setCondition } from "../../runtime/conditions.ts";
 import type { Phase } from "../../runtime/reconciler.ts";
 import { poolTemplate } from "../machinepool/template.ts";
+import { ETCD_MEMBER_REMOVED } from "../machine/etcd.ts";
+import { isRegisteredTarget } from "../machine/status.ts";
 import { ensureBootstrapToken, ensureClusterPki } from "../pki.ts";
 import { networkPluginCondition, pluginPodsReady, pluginTrouble, readPluginDaemonSet } from "./networkplugin.ts";
 import { clusterConnections } from "./preflight.ts";
@@ -137,6 +139,11 @@ export function isOutdated(machine: MachineObject, target: string): boolean {
   return version !== undefined && !sameVersion(version, target);
 }
 
+/** A control-plane machine being deleted whose etcd member is removed and which left the load balancer. */
+function leftControlPlane(machine: MachineObject): boolean {
+  return isTrue(machine.status?.conditions, ETCD_MEMBER_REMOVED) && !isRegisteredTarget(machine);
+}
+
 /** Control-plane machines neither being deleted nor failed. */
 function liveControlPlane(scope: ClusterScope): MachineObject[] {
   return scope.controlPlane.filter((m) => !m.metadata.deletionTimestamp && m.status?.phase !== "Failed");
@@ -156,7 +163,8 @@ export function controlPlaneUpgraded(scope: ClusterScope): boolean {
  * cluster — only when no machine of it runs: a machine made for a cluster already initialised joins it,
  * whatever its name. Missing machines join; surplus ones go (those of an older version first, else the
  * highest index), each removing its etcd member on its way out (machine/etcd.ts); an upgrade adds one
- * machine at the new version, then removes one at the old, until none is left. A failed machine is
+ * machine at the new version, then removes one at the old, until none is left. A machine on its way out
+ * holds the next step until it has left etcd and the load balancer, not until its instance is gone. A failed machine is
  * deleted, and replaced once it is gone.
  */
 export const ensureControlPlane: Phase<ClusterScope> = async (ctx, scope) => {
@@ -175,7 +183,9 @@ export const ensureControlPlane: Phase<ClusterScope> = async (ctx, scope) => {
   const desired = cluster.spec.controlPlane.replicas ?? 1;
   const live = liveControlPlane(scope).sort(byIndex);
   const outdated = live.filter((m) => isOutdated(m, target));
-  const inFlux = scope.controlPlane.filter((m) => m.metadata.deletionTimestamp || m.status?.phase !== "Running");
+  // A machine on its way out no longer holds the next step once it left etcd and the load balancer:
+  // its instance may take a minute to terminate, which etcd need not wait for.
+  const inFlux = scope.controlPlane.filter((m) => (m.metadata.deletionTimestamp ? !leftControlPlane(m) : m.status?.phase !== "Running"));
   const taken = new Set(scope.controlPlane.map(indexOf));
   let next = 0;
   while (taken.has(next)) next++;

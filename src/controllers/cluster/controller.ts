@@ -14,6 +14,8 @@ import type { ControllerManager } from "../../runtime/manager.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
 import { heldByPause } from "../contract.ts";
+import { ETCD_MEMBER_REMOVED } from "../machine/etcd.ts";
+import { isRegisteredTarget } from "../machine/status.ts";
 import { KubeconfigTargets } from "./kubeconfig.ts";
 import { clusterDeletePhases, clusterPhases } from "./phases.ts";
 import { RecentChecks } from "./recent-checks.ts";
@@ -31,7 +33,9 @@ export interface ClusterControllerOptions extends Partial<ClusterTiming> {
 function machineView(m: MachineObject): string {
   const ready = getCondition(m.status?.conditions, "Ready");
   const st = m.status;
-  return JSON.stringify([m.metadata.deletionTimestamp, st?.phase, st?.nodeReady, st?.bootstrapped, st?.instanceId, ready?.status, ready?.lastTransitionTime, st?.failureReason, st?.failureMessage]);
+  // A control-plane machine on its way out holds the control plane's next step until it left etcd and the load balancer.
+  const leaving = m.metadata.deletionTimestamp ? [getCondition(st?.conditions, ETCD_MEMBER_REMOVED)?.status, isRegisteredTarget(m)] : [];
+  return JSON.stringify([m.metadata.deletionTimestamp, st?.phase, st?.nodeReady, st?.bootstrapped, st?.instanceId, ready?.status, ready?.lastTransitionTime, st?.failureReason, st?.failureMessage, ...leaving]);
 }
 
 /** What the cluster reads of a pool (whether its status speaks of its current spec, too). */

@@ -63,6 +63,16 @@ describe("judging an operation by its target", () => {
     assert.equal(changeProgress(groupsOf(cluster(BUILT))), undefined, "nothing is changing");
   });
 
+  it("counts an upgrade by every machine Ready at the new version, never going back as machines surge", () => {
+    const upgrading = (controlPlane: TargetStatus["controlPlane"], workers: TargetStatus["workers"], observedGeneration = 2) =>
+      judge(operation("Upgrade", 2), cluster({ ...BUILT, phase: "Updating", observedGeneration, controlPlane, workers })).percentComplete;
+    assert.equal(upgrading({ desired: 1, ready: 1, updated: 1, replicas: 1 }, { desired: 3, ready: 3, updated: 3, replicas: 3 }, 1), undefined, "the cluster has not seen the change yet");
+    assert.equal(upgrading({ desired: 1, ready: 2, updated: 1, replicas: 2 }, { desired: 3, ready: 3, updated: 0, replicas: 3 }), 25, "the control plane counts once done");
+    assert.equal(upgrading({ desired: 1, ready: 1, updated: 1, replicas: 1 }, { desired: 3, ready: 3, updated: 0, replicas: 4 }), 25, "a surge worker booting takes nothing away");
+    assert.equal(upgrading({ desired: 1, ready: 1, updated: 1, replicas: 1 }, { desired: 3, ready: 4, updated: 1, replicas: 4 }), 50);
+    assert.equal(upgrading({ desired: 1, ready: 1, updated: 1, replicas: 1 }, { desired: 3, ready: 3, updated: 3, replicas: 4 }), 99, "an old machine still leaving");
+  });
+
   it("judges a MachinePool by its replicas", () => {
     const pool: TargetObject = { apiVersion: "slipway.dev/v1alpha1", kind: "MachinePool", metadata: { name: "demo", uid: "cluster-uid", generation: 2 }, spec: { replicas: 2 }, status: { phase: "Running", observedGeneration: 2, conditions: READY, replicas: 2, readyReplicas: 2, updatedReplicas: 1 } };
     assert.equal(judge(operation("Update", 2), pool).phase, "InProgress", "one machine of an older template");

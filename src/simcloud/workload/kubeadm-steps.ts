@@ -377,9 +377,10 @@ export class KubeadmSteps {
     return undefined;
   }
 
-  /** The oldest version the cluster's control-plane machines run (what its API servers are at least). */
+  /** The oldest version the cluster's running control-plane machines run (what its API servers are at least). */
   controlPlaneVersion(cluster: ClusterRecord): string {
-    const versions = this.records.machinesOf(cluster.id).filter((m) => m.role !== "worker" && m.state === "joined" && m.software).map((m) => m.software!.kubeletVersion);
+    const serving = this.records.machinesOf(cluster.id).filter((m) => m.role !== "worker" && m.state === "joined" && m.silentSince === undefined && m.software);
+    const versions = serving.map((m) => m.software!.kubeletVersion);
     return versions.sort(compareVersions)[0] ?? cluster.kubernetesVersion;
   }
 
