@@ -224,13 +224,23 @@ describe("upgrading a cluster", () => {
     await assertQuorumKept(3);
   });
 
-  it("scales the control plane 3 → 1 → 3, removing and adding etcd members one at a time", async () => {
+  it("scales the control plane 3 → 1 → 3, removing and adding etcd members one at a time, and a pause holds it between steps", async () => {
     const watcher = new ApiWatcher(workload);
     ok("patch", "cluster", "up", "--type", "merge", "-p", JSON.stringify({ spec: { controlPlane: { replicas: 1 } } }));
-    await waitOperation("up-update-4");
+    // Paused half-way, the scale-down stops between steps: what is there stays as it is until it resumes.
+    await eventually(async () => (await etcdRecord()).members.length === 2, { timeoutMs: 30_000, intervalMs: 20, what: "one member removed" });
+    ok("patch", "cluster", "up", "--type", "merge", "-p", JSON.stringify({ spec: { paused: true } }));
+    const held = () => machines("up").filter((m) => m.spec.role === "control-plane" && !m.metadata.deletionTimestamp).map((m) => m.metadata.name).sort();
+    const atPause = held();
+    await new Promise((r) => setTimeout(r, 1500)); // a negative check: nothing may move while paused
+    assert.deepEqual(held(), atPause, "no control-plane machine removed while paused");
+    ok("patch", "cluster", "up", "--type", "merge", "-p", JSON.stringify({ spec: { paused: false } }));
+    // Each write of the spec has its operation; the last one (generation 6) sees the scale-down through.
+    await waitOperation("up-update-6");
     assert.deepEqual((await assertQuorumKept(1)).members.length, 1);
     ok("patch", "cluster", "up", "--type", "merge", "-p", JSON.stringify({ spec: { controlPlane: { replicas: 3 } } }));
-    await waitOperation("up-update-5");
+
+    await waitOperation("up-update-7");
     await watcher.stop();
     assert.deepEqual(watcher.failures, [], "the cluster's API answered every poll");
     const record = await assertQuorumKept(3);

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import type { OperationObject } from "../../api/kinds.ts";
 import { applyVerdict, changeProgress, groupsOf, isTerminal, judge, judgeFailed, phaseEvent, progressOf, type TargetObject, type TargetSpec, type TargetStatus } from "./status.ts";
 
-function operation(type: "Create" | "Update" | "Delete", generation?: number): OperationObject {
+function operation(type: "Create" | "Update" | "Upgrade" | "Delete", generation?: number): OperationObject {
   return {
     apiVersion: "slipway.dev/v1alpha1",
     kind: "Operation",
