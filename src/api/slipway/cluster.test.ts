@@ -268,7 +268,7 @@ describe("Cluster updates", () => {
     ["spec.network.serviceDomain", (c) => (c.spec.network!.serviceDomain = "example.internal"), /field is immutable/],
     ["spec.workers[].connection", (c) => (c.spec.workers![0]!.connection = "sim-west"), /field is immutable: a pool cannot move to another connection; add a pool there and remove this one/],
     ["spec.leaseName", (c) => (c.spec.leaseName = "other-lease"), /field is immutable: a cluster's machines run on the lease it was made with/],
-    ["spec.templateName", (c) => (c.spec.templateName = "other-template"), /field is immutable: a cluster is made from its template once/],
+    ["spec.templateName", (c) => (c.spec.templateName = "other-template"), /field is immutable: a cluster is made from a template or not/],
   ];
   for (const [field, mutate, message] of frozen) {
     it(`refuse a change of ${field}, saying why`, () => {

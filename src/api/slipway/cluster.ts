@@ -123,7 +123,7 @@ export const ClusterSpecSchema = Struct(
       Type.String({
         minLength: 1,
         description:
-          "ClusterTemplate (cluster-scoped) the cluster is made from: what the cluster leaves out — kubernetesVersion, network settings, machine types — is filled from it when the cluster is created (a value equal to Slipway's own default counts as left out). Cannot be changed.",
+          "ClusterTemplate (cluster-scoped) the cluster is made from: what the cluster leaves out — kubernetesVersion, network settings, machine types — is filled from it when the cluster is created (a value equal to Slipway's own default counts as left out). May change only to one of the template's upgradeTargets, which upgrades the cluster to that template's version.",
       }),
     ),
     leaseName: Type.Optional(
@@ -372,7 +372,11 @@ function immutableFieldErrors(cluster: ClusterObject, old: ClusterObject): Field
     ...immutable("spec.controlPlane.machineType", spec.controlPlane.machineType, was.controlPlane.machineType, CONTROL_PLANE_NOT_ROLLED),
     ...immutable("spec.controlPlane.image", spec.controlPlane.image, was.controlPlane.image, CONTROL_PLANE_NOT_ROLLED),
     ...immutable("spec.leaseName", spec.leaseName, was.leaseName, "a cluster's machines run on the lease it was made with"),
-    ...immutable("spec.templateName", spec.templateName, was.templateName, "a cluster is made from its template once; upgrades move it to another version"),
+    // Another template is an upgrade (its admission checks it is one of the template's upgradeTargets); a
+    // cluster made without one takes none later, and keeps the one it has.
+    ...((spec.templateName === undefined) !== (was.templateName === undefined)
+      ? immutable("spec.templateName", spec.templateName, was.templateName, "a cluster is made from a template or not; it may move to one of its template's upgradeTargets")
+      : []),
   ];
   for (const key of ["cni", ...NETWORK_RANGES, "serviceDomain"] as const) {
     errors.push(...immutable(`spec.network.${key}`, spec.network?.[key], was.network?.[key], "a cluster's network is fixed when it is made"));
