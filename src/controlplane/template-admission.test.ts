@@ -66,6 +66,30 @@ describe("clusters made from a template", () => {
     await store.close();
   });
 
+  it("move to one of their template's upgrade targets, taking its version under the skew rules, and to no other", async () => {
+    const { store, objects, template, cluster } = await service();
+    const types = { controlPlane: "s1.medium", workers: "s1.small" };
+    await template("v130", { kubernetesVersion: "v1.30.4", machineTypes: types, upgradeTargets: ["v131", "v132"] });
+    await template("v131", { kubernetesVersion: "v1.31.2", machineTypes: types });
+    await template("v132", { kubernetesVersion: "v1.32.1", machineTypes: types });
+    await template("elsewhere", { kubernetesVersion: "v1.31.2", machineTypes: types });
+    const made = (await cluster("moving", { templateName: "v130" })).object as ClusterObject;
+    const move = (to: string) => objects.update(general(clusterKind as never), "default", "moving", { ...made, spec: { ...made.spec, templateName: to } });
+    await assert.rejects(move("elsewhere"), (e: unknown) => {
+      assert.ok(e instanceof InvalidError);
+      assert.deepEqual(e.fieldErrors.map((f) => [f.field, f.message]), [["spec.templateName", 'Invalid value: "elsewhere": not an upgrade target of ClusterTemplate v130 (its upgradeTargets: v131, v132)']]);
+      return true;
+    });
+    await assert.rejects(move("v132"), (e: unknown) => {
+      assert.ok(e instanceof InvalidError);
+      assert.match(e.fieldErrors.map((f) => `${f.field}: ${f.message}`).join(), /spec.kubernetesVersion: .*version skew rule "one minor version at a time"/);
+      return true;
+    });
+    const moved = (await move("v131")).object as ClusterObject;
+    assert.deepEqual([moved.spec.templateName, moved.spec.kubernetesVersion], ["v131", "v1.31.2"]);
+    await store.close();
+  });
+
   it("refuse a template that does not exist, and a machine type neither the cluster nor its template gives, naming the field", async () => {
     const { store, template, cluster } = await service();
     await assert.rejects(cluster("lost", { templateName: "nope" }), (e: unknown) => {

@@ -2,10 +2,11 @@
 // the cluster leaves out is filled from it before the cluster's own validation runs — kubernetesVersion and
 // network settings when the cluster is created, default machine types whenever a group names none. The
 // schema's defaults are applied before any plugin, so a value equal to Slipway's own default counts as left
-// out. A deprecated template is allowed, with a warning to the client.
+// out. A deprecated template is allowed, with a warning to the client. Moving a cluster to one of its
+// template's upgradeTargets upgrades it to that template's version.
 import { Value } from "@sinclair/typebox/value";
 import type { ClusterObject } from "../api/kinds.ts";
-import { notFound } from "../api/field-errors.ts";
+import { invalid, notFound } from "../api/field-errors.ts";
 import type { KindDefinition } from "../api/registry.ts";
 import { ClusterSpecSchema, DEFAULT_KUBERNETES_VERSION, clusterKind, isRegistered } from "../api/slipway/cluster.ts";
 import { clusterTemplateKind, type ClusterTemplateObject } from "../api/slipway/clustertemplate.ts";
@@ -70,6 +71,27 @@ async function templateOf(request: WriteAdmission, cluster: ClusterObject): Prom
   return template;
 }
 
+/**
+ * A move to another template is an upgrade: only to one of the current template's upgradeTargets, and
+ * the cluster takes the new template's Kubernetes version unless the update names another one itself
+ * (the version-skew rules then judge that version, in the cluster's own validation).
+ */
+async function moveTemplate(request: WriteAdmission, cluster: ClusterObject, old: ClusterObject): Promise<void> {
+  const from = old.spec.templateName;
+  const to = cluster.spec.templateName!;
+  if (!from || from === to) return;
+  const def = request.objects.registry.byKind(`${clusterTemplateKind.group}/${clusterTemplateKind.version}`, clusterTemplateKind.kind)!;
+  const current = (await request.objects.tryGet(def, undefined, from)) as ClusterTemplateObject | undefined;
+  const targets = current?.spec.upgradeTargets ?? [];
+  if (current && !targets.includes(to)) {
+    throw new InvalidError(refOf(request.def, cluster.metadata.name), [
+      invalid("spec.templateName", to, `not an upgrade target of ClusterTemplate ${from} (its upgradeTargets: ${targets.length > 0 ? targets.join(", ") : "none"})`),
+    ]);
+  }
+  const next = await templateOf(request, cluster);
+  if (cluster.spec.kubernetesVersion === old.spec.kubernetesVersion && next.spec.kubernetesVersion) cluster.spec.kubernetesVersion = next.spec.kubernetesVersion;
+}
+
 export const clusterTemplateAdmission: AdmissionPlugin = {
   name: "ClusterTemplate",
   async mutate(request) {
@@ -84,6 +106,7 @@ export const clusterTemplateAdmission: AdmissionPlugin = {
     const needsTemplate = creating || cluster.spec.controlPlane.machineType === undefined || (cluster.spec.workers ?? []).some((w) => w.machineType === undefined);
     const template = needsTemplate ? await templateOf(request, cluster) : undefined;
     fillFromTemplate(cluster, template, old);
+    if (old) await moveTemplate(request, cluster, old);
     if (creating && template?.spec.deprecated) {
       const targets = template.spec.upgradeTargets?.length ? `; consider ${template.spec.upgradeTargets.join(", ")}` : "";
       request.warnings.push(`ClusterTemplate ${template.metadata.name} is deprecated${targets}`);

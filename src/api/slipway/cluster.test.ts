@@ -243,6 +243,7 @@ describe("Cluster updates", () => {
     ["spec.workers[].strategy.maxSurge", (c) => (c.spec.workers![0]!.strategy = { maxSurge: 3 })],
     ["spec.workers[].strategy.maxUnavailable", (c) => (c.spec.workers![0]!.strategy = { maxUnavailable: 1 })],
     ["spec.paused", (c) => (c.spec.paused = true)],
+    ["spec.kubernetesVersion", (c) => (c.spec.kubernetesVersion = "v1.32.0")],
   ];
   for (const [field, mutate] of applied) {
     it(`allow a change of ${field}, which the controllers apply`, () => {
@@ -257,10 +258,9 @@ describe("Cluster updates", () => {
 
   /** Fields no controller could apply: a change would be accepted and ignored, so it is refused, saying why. */
   const frozen: [string, (c: ClusterObject) => void, RegExp][] = [
-    ["spec.kubernetesVersion", (c) => (c.spec.kubernetesVersion = "v1.32.0"), /field is immutable: upgrades are not supported yet: control-plane machines are not rolled yet/],
     ["spec.controlPlane.connection", (c) => (c.spec.controlPlane.connection = "sim-west"), /field is immutable: the control plane cannot move to another connection/],
-    ["spec.controlPlane.machineType", (c) => (c.spec.controlPlane.machineType = "m.xlarge"), /field is immutable: control-plane machines are not rolled yet, so a change would never be applied/],
-    ["spec.controlPlane.image", (c) => (c.spec.controlPlane.image = "ubuntu-24.04"), /field is immutable: control-plane machines are not rolled yet/],
+    ["spec.controlPlane.machineType", (c) => (c.spec.controlPlane.machineType = "m.xlarge"), /field is immutable: control-plane machines are rolled only for a Kubernetes upgrade, so a change would never be applied/],
+    ["spec.controlPlane.image", (c) => (c.spec.controlPlane.image = "ubuntu-24.04"), /field is immutable: control-plane machines are rolled only for a Kubernetes upgrade/],
     ["spec.network.cni", (c) => (c.spec.network!.cni = "flannel"), /field is immutable: a cluster's network is fixed when it is made/],
     ["spec.network.podCIDR", (c) => (c.spec.network!.podCIDR = "10.245.0.0/16"), /field is immutable/],
     ["spec.network.serviceCIDR", (c) => (c.spec.network!.serviceCIDR = "10.112.0.0/12"), /field is immutable/],
@@ -268,7 +268,7 @@ describe("Cluster updates", () => {
     ["spec.network.serviceDomain", (c) => (c.spec.network!.serviceDomain = "example.internal"), /field is immutable/],
     ["spec.workers[].connection", (c) => (c.spec.workers![0]!.connection = "sim-west"), /field is immutable: a pool cannot move to another connection; add a pool there and remove this one/],
     ["spec.leaseName", (c) => (c.spec.leaseName = "other-lease"), /field is immutable: a cluster's machines run on the lease it was made with/],
-    ["spec.templateName", (c) => (c.spec.templateName = "other-template"), /field is immutable: a cluster is made from its template once/],
+    ["spec.templateName", (c) => (c.spec.templateName = "other-template"), /field is immutable: a cluster is made from a template or not/],
     ["spec.realmName", (c) => (c.spec.realmName = "other-realm"), /field is immutable: a cluster's API server trusts the realm it was made with/],
   ];
   for (const [field, mutate, message] of frozen) {
@@ -290,6 +290,25 @@ describe("Cluster updates", () => {
     const decided = [...applied.map(([f]) => f), ...frozen.map(([f]) => f)].sort();
     // A registration is a registered cluster's, whose updates are below.
     assert.deepEqual(leaves(ClusterSpecSchema, "spec").filter((f) => !f.startsWith("spec.registration.")).sort(), decided);
+  });
+
+  it("allow an upgrade within the version-skew rules, and refuse a downgrade or a skipped minor version naming the rule", () => {
+    const at = (version: string, observed?: string) => {
+      const running = structuredClone(old);
+      running.spec.kubernetesVersion = version;
+      if (observed) running.status = { version: observed };
+      return (mutate: (c: ClusterObject) => void) => {
+        const next = structuredClone(running);
+        mutate(next);
+        return admit(clusterKind, next, running).errors;
+      };
+    };
+    assert.deepEqual(at("v1.30.4")((c) => (c.spec.kubernetesVersion = "v1.31.2")), [], "one minor up");
+    assert.deepEqual(at("v1.30.4")((c) => (c.spec.kubernetesVersion = "v1.30.9")), [], "a patch release");
+    assert.match(only(at("v1.29.3")((c) => (c.spec.kubernetesVersion = "v1.31.2")), "spec.kubernetesVersion").message, /version skew rule "one minor version at a time": the cluster runs v1\.29\.3, so the next upgrade is to v1\.30\.x/);
+    assert.match(only(at("v1.31.2")((c) => (c.spec.kubernetesVersion = "v1.30.4")), "spec.kubernetesVersion").message, /version skew rule "no downgrade": the cluster runs v1\.31\.2/);
+    // Half-way through an upgrade to v1.31 the control plane still runs v1.30: v1.32 is two minors ahead of it.
+    assert.match(only(at("v1.31.2", "v1.30.4")((c) => (c.spec.kubernetesVersion = "v1.32.0")), "spec.kubernetesVersion").message, /one minor version at a time": the cluster runs v1\.30\.4/);
   });
 
   it("refuse a rollout strategy that could never replace a machine", () => {

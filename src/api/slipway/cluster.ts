@@ -9,6 +9,7 @@ import { InvalidCidrError, cidrsOverlap, parseCidr, type Cidr } from "../cidr.ts
 import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
 import { DEFAULT_IMAGE, Taint, nodeLabelErrors, nodeLabels, taintErrors } from "./nodes.ts";
 import { RolloutStrategy, rolloutStrategyErrors } from "./rollout.ts";
+import { oldestVersion, upgradeErrors } from "./versions.ts";
 
 export const DEFAULT_KUBERNETES_VERSION = "v1.31.2";
 /** Kubernetes minor versions Slipway can install (1.28 to 1.32). */
@@ -107,7 +108,11 @@ const NetworkSpec = Type.Object(
 export const ClusterSpecSchema = Struct(
   {
     kubernetesVersion: Type.Optional(
-      Type.String({ default: DEFAULT_KUBERNETES_VERSION, description: "Kubernetes version, v1.<minor>.<patch> with minor 28 to 32." }),
+      Type.String({
+        default: DEFAULT_KUBERNETES_VERSION,
+        description:
+          "Kubernetes version, v1.<minor>.<patch> with minor 28 to 32. A change upgrades the cluster: the control plane one machine at a time, then the worker pools; no downgrade, one minor version at a time.",
+      }),
     ),
     controlPlane: Type.Optional(ControlPlaneSpec),
     registration: Type.Optional(RegistrationSpec),
@@ -119,7 +124,7 @@ export const ClusterSpecSchema = Struct(
       Type.String({
         minLength: 1,
         description:
-          "ClusterTemplate (cluster-scoped) the cluster is made from: what the cluster leaves out — kubernetesVersion, network settings, machine types — is filled from it when the cluster is created (a value equal to Slipway's own default counts as left out). Cannot be changed.",
+          "ClusterTemplate (cluster-scoped) the cluster is made from: what the cluster leaves out — kubernetesVersion, network settings, machine types — is filled from it when the cluster is created (a value equal to Slipway's own default counts as left out). May change only to one of the template's upgradeTargets, which upgrades the cluster to that template's version.",
       }),
     ),
     leaseName: Type.Optional(
@@ -382,12 +387,13 @@ function machineTypeErrors(spec: ClusterSpec): FieldError[] {
   return missing.map((field) => required(field, why));
 }
 
-/** Why control-plane machines cannot take a change yet: they are not rolled. */
-const CONTROL_PLANE_NOT_ROLLED = "control-plane machines are not rolled yet, so a change would never be applied";
+/** Why control-plane machines cannot take another change: they are rolled only for an upgrade. */
+const CONTROL_PLANE_NOT_ROLLED = "control-plane machines are rolled only for a Kubernetes upgrade, so a change would never be applied";
 
 /**
- * What an update may not change. Every other field is applied by the controllers: controlPlane.replicas
- * (machines joined or removed one at a time), workers (pools added, removed, scaled, and rolled for
+ * What an update may not change. Every other field is applied by the controllers: kubernetesVersion
+ * (an upgrade, within the version-skew rules of versions.ts: the control plane rolled one machine at a
+ * time, then the workers), controlPlane.replicas (machines joined or removed one at a time), workers (pools added, removed, scaled, and rolled for
  * machineType, image, labels and taints), paused. The fields below would be accepted and then ignored,
  * so they are refused, saying why.
  */
@@ -395,12 +401,16 @@ function immutableFieldErrors(cluster: ClusterObject, old: ClusterObject): Field
   const spec = cluster.spec;
   const was = old.spec;
   const errors = [
-    ...immutable("spec.kubernetesVersion", spec.kubernetesVersion, was.kubernetesVersion, `upgrades are not supported yet: ${CONTROL_PLANE_NOT_ROLLED}`),
+    ...upgradeErrors("spec.kubernetesVersion", spec.kubernetesVersion, oldestVersion([was.kubernetesVersion, old.status?.version])),
     ...immutable("spec.controlPlane.connection", spec.controlPlane.connection, was.controlPlane.connection, "the control plane cannot move to another connection"),
     ...immutable("spec.controlPlane.machineType", spec.controlPlane.machineType, was.controlPlane.machineType, CONTROL_PLANE_NOT_ROLLED),
     ...immutable("spec.controlPlane.image", spec.controlPlane.image, was.controlPlane.image, CONTROL_PLANE_NOT_ROLLED),
     ...immutable("spec.leaseName", spec.leaseName, was.leaseName, "a cluster's machines run on the lease it was made with"),
-    ...immutable("spec.templateName", spec.templateName, was.templateName, "a cluster is made from its template once; upgrades move it to another version"),
+    // Another template is an upgrade (its admission checks it is one of the template's upgradeTargets); a
+    // cluster made without one takes none later, and keeps the one it has.
+    ...((spec.templateName === undefined) !== (was.templateName === undefined)
+      ? immutable("spec.templateName", spec.templateName, was.templateName, "a cluster is made from a template or not; it may move to one of its template's upgradeTargets")
+      : []),
     ...immutable("spec.realmName", spec.realmName, was.realmName, "a cluster's API server trusts the realm it was made with"),
   ];
   for (const key of ["cni", ...NETWORK_RANGES, "serviceDomain"] as const) {

@@ -30,6 +30,9 @@ export const MachineSpecSchema = Struct(
     machineType: Type.String({ minLength: 1, description: "Machine type." }),
     image: Type.Optional(Type.String({ default: DEFAULT_IMAGE, description: "Operating-system image." })),
     pool: Type.Optional(Type.String({ description: "MachinePool the machine belongs to (workers)." })),
+    version: Type.Optional(
+      Type.String({ description: "Kubernetes version the machine installs (its kubelet, and on a control-plane machine its control-plane components); default: its cluster's." }),
+    ),
     providerID: Type.Optional(
       Type.String({ description: "Provider's ID of the instance, as on the Node (sim://region/instance). Set once." }),
     ),
@@ -113,7 +116,7 @@ export const machineKind: KindDefinition<MachineObject> = {
   validate(machine, old) {
     if (!old) return [];
     const errors: FieldError[] = [];
-    for (const key of ["clusterName", "role", "connection", "machineType", "image", "pool"] as const) {
+    for (const key of ["clusterName", "role", "connection", "machineType", "image", "pool", "version"] as const) {
       errors.push(...immutable(`spec.${key}`, machine.spec[key], old.spec[key]));
     }
     // The provider ID is learnt once the instance exists, and then stays.

@@ -37,8 +37,11 @@ describe("MachinePool", () => {
 
   it("can be scaled, re-typed, re-imaged and re-labelled (its machines roll), but not moved to another cluster or connection", () => {
     const old = admit(machinePoolKind, pool()).object;
-    const changed = { replicas: 5, machineType: "m.large", image: "ubuntu-24.04", labels: { tier: "web" }, taints: [{ key: "gpu", effect: "NoSchedule" as const }], strategy: { maxSurge: 2, maxUnavailable: 1 } };
+    const changed = { replicas: 5, machineType: "m.large", image: "ubuntu-24.04", labels: { tier: "web" }, taints: [{ key: "gpu", effect: "NoSchedule" as const }], strategy: { maxSurge: 2, maxUnavailable: 1 }, version: "v1.31.2" };
     assert.deepEqual(admit(machinePoolKind, { ...old, spec: { ...old.spec, ...changed } }, old).errors, []);
+    const upgraded = admit(machinePoolKind, { ...old, spec: { ...old.spec, version: "v1.31.2" } }, old).object;
+    const downgraded = admit(machinePoolKind, { ...upgraded, spec: { ...upgraded.spec, version: "v1.30.4" } }, upgraded);
+    assert.match(downgraded.errors.map((e) => `${e.field}: ${e.message}`).join(), /spec.version: .*version skew rule "no downgrade"/);
     // Every field of the spec is either applied above or refused below.
     assert.deepEqual(Object.keys(MachinePoolSpecSchema.properties).sort(), ["clusterName", "connection", ...Object.keys(changed)].sort());
     const moved = admit(machinePoolKind, { ...old, spec: { ...old.spec, clusterName: "other", connection: "sim-west" } }, old);

@@ -4,6 +4,7 @@ import { Condition, StringEnum, Struct, objectSchema, type ObjectOf } from "../m
 import type { KindDefinition } from "../registry.ts";
 import { ageColumn, fieldColumn, readyOfDesired } from "../columns.ts";
 import { immutable } from "../field-errors.ts";
+import { upgradeErrors } from "./versions.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
 import { DEFAULT_IMAGE, Taint, nodeLabelErrors, nodeLabels, taintErrors } from "./nodes.ts";
 import { MAX_WORKER_REPLICAS } from "./cluster.ts";
@@ -40,8 +41,11 @@ export const MachinePoolSpecSchema = Struct(
     labels: Type.Optional(nodeLabels("Labels the nodes are registered with.")),
     taints: Type.Optional(Type.Array(Taint, { description: "Taints the nodes are registered with." })),
     strategy: Type.Optional(RolloutStrategy),
+    version: Type.Optional(
+      Type.String({ description: "Kubernetes version of the machines' kubelets (default: the cluster's). A change rolls the machines; no downgrade, one minor version at a time." }),
+    ),
   },
-  { description: "The machines wanted. A change of machineType, image, labels or taints rolls the machines (see strategy)." },
+  { description: "The machines wanted. A change of machineType, image, labels, taints or version rolls the machines (see strategy)." },
 );
 export type MachinePoolSpec = Static<typeof MachinePoolSpecSchema>;
 
@@ -110,6 +114,7 @@ export const machinePoolKind: KindDefinition<MachinePoolObject> = {
       errors.push(
         ...immutable("spec.clusterName", pool.spec.clusterName, old.spec.clusterName, "a pool cannot move to another cluster"),
         ...immutable("spec.connection", pool.spec.connection, old.spec.connection, "a pool cannot move to another connection; make a new pool there and remove this one"),
+        ...upgradeErrors("spec.version", pool.spec.version, old.spec.version),
       );
     }
     return errors;

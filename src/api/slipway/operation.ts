@@ -6,14 +6,14 @@ import { ageColumn, fieldColumn } from "../columns.ts";
 import { immutable } from "../field-errors.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase } from "./group.ts";
 
-export const OPERATION_TYPES = ["Create", "Update", "Delete"] as const;
+export const OPERATION_TYPES = ["Create", "Update", "Upgrade", "Delete"] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 export const OPERATION_PHASES = ["InProgress", "Succeeded", "Failed", "Canceled"] as const;
 export type OperationPhase = (typeof OPERATION_PHASES)[number];
 
 export const OperationSpecSchema = Struct(
   {
-    type: StringEnum(OPERATION_TYPES, { description: "Create, Update or Delete." }),
+    type: StringEnum(OPERATION_TYPES, { description: "Create, Update, Upgrade (a change of the Kubernetes version) or Delete." }),
     target: Struct(
       {
         apiVersion: Type.String({ description: "API version of the target." }),

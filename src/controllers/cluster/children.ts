@@ -6,11 +6,12 @@ import { isDeepStrictEqual } from "node:util";
 import type { ClusterObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import { cidrsOverlap, formatCidr, parseCidr } from "../../api/cidr.ts";
 import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
-import { CONDITION_NETWORK_PLUGIN_INSTALLED, machineTypeOf } from "../../api/slipway/cluster.ts";
+import { CONDITION_NETWORK_PLUGIN_INSTALLED, DEFAULT_KUBERNETES_VERSION, desiredWorkers, machineTypeOf } from "../../api/slipway/cluster.ts";
+import { oldestVersion, sameVersion } from "../../api/slipway/versions.ts";
 import { LABEL_CONNECTION } from "../../api/slipway/connection.ts";
 import { SLIPWAY_API_VERSION } from "../../api/slipway/group.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
-import { ANNOTATION_BOOTSTRAP, LABEL_ROLE, machineKind, ROLE_CONTROL_PLANE, ROLE_WORKER } from "../../api/slipway/machine.ts";
+import { ANNOTATION_BOOTSTRAP, isMachineReady, LABEL_ROLE, machineKind, ROLE_CONTROL_PLANE, ROLE_WORKER } from "../../api/slipway/machine.ts";
 import { LABEL_POOL, machinePoolKind } from "../../api/slipway/machinepool.ts";
 import { names } from "../../api/slipway/names.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
@@ -19,6 +20,8 @@ import { Applier, KubeUnreachableError } from "../../kubeclient/index.ts";
 import { isTrue, setCondition } from "../../runtime/conditions.ts";
 import type { Phase } from "../../runtime/reconciler.ts";
 import { poolTemplate } from "../machinepool/template.ts";
+import { ETCD_MEMBER_REMOVED } from "../machine/etcd.ts";
+import { isRegisteredTarget } from "../machine/status.ts";
 import { ensureBootstrapToken, ensureClusterPki } from "../pki.ts";
 import { networkPluginCondition, pluginPodsReady, pluginTrouble, readPluginDaemonSet } from "./networkplugin.ts";
 import { clusterConnections } from "./preflight.ts";
@@ -99,16 +102,16 @@ export const ensureInfrastructures: Phase<ClusterScope> = async (ctx, scope) => 
 
 // ---- control plane ----
 
-function controlPlaneMachine(cluster: ClusterObject, index: number): MachineObject {
+function controlPlaneMachine(cluster: ClusterObject, index: number, init: boolean, version: string): MachineObject {
   const cp = cluster.spec.controlPlane;
   return {
     apiVersion: SLIPWAY_API_VERSION,
     kind: "Machine",
     metadata: {
       ...childMeta(cluster, names.controlPlaneMachine(cluster.metadata.name!, index), { [LABEL_ROLE]: ROLE_CONTROL_PLANE }),
-      ...(index === 0 ? { annotations: { [ANNOTATION_BOOTSTRAP]: "init" } } : {}),
+      ...(init ? { annotations: { [ANNOTATION_BOOTSTRAP]: "init" } } : {}),
     },
-    spec: { clusterName: cluster.metadata.name!, role: ROLE_CONTROL_PLANE, connection: cp.connection, machineType: cp.machineType, image: cp.image },
+    spec: { clusterName: cluster.metadata.name!, role: ROLE_CONTROL_PLANE, connection: cp.connection, machineType: cp.machineType, image: cp.image, version },
   } as MachineObject;
 }
 
@@ -116,9 +119,53 @@ function indexOf(machine: MachineObject): number {
   return Number(machine.metadata.name!.split("-").pop());
 }
 
+function byIndex(a: MachineObject, b: MachineObject): number {
+  return indexOf(a) - indexOf(b);
+}
+
+/** The Kubernetes version the cluster asks for. */
+export function targetVersion(cluster: ClusterObject): string {
+  return cluster.spec.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION;
+}
+
+/** The version a machine was made to run (or, made before machines recorded one, the one its node reports). */
+export function versionOfMachine(machine: MachineObject): string | undefined {
+  return machine.spec.version ?? machine.status?.kubeletVersion;
+}
+
+/** The machine runs (or is made to run) another version than `target`. */
+export function isOutdated(machine: MachineObject, target: string): boolean {
+  const version = versionOfMachine(machine);
+  return version !== undefined && !sameVersion(version, target);
+}
+
+/** A control-plane machine being deleted whose etcd member is removed and which left the load balancer. */
+function leftControlPlane(machine: MachineObject): boolean {
+  return isTrue(machine.status?.conditions, ETCD_MEMBER_REMOVED) && !isRegisteredTarget(machine);
+}
+
+/** Control-plane machines neither being deleted nor failed. */
+function liveControlPlane(scope: ClusterScope): MachineObject[] {
+  return scope.controlPlane.filter((m) => !m.metadata.deletionTimestamp && m.status?.phase !== "Failed");
+}
+
+/** Every wanted control-plane machine runs the cluster's version, Ready, and no other is left. */
+export function controlPlaneUpgraded(scope: ClusterScope): boolean {
+  const target = targetVersion(scope.object);
+  const desired = scope.object.spec.controlPlane.replicas ?? 1;
+  const settled = scope.controlPlane.every((m) => !m.metadata.deletionTimestamp && m.status?.phase === "Running");
+  return settled && scope.controlPlane.length === desired && scope.controlPlane.every((m) => !isOutdated(m, target));
+}
+
 /**
- * The first control-plane machine initialises the cluster; the others join one at a time, each once
- * every earlier one runs (etcd grows one member at a time). A failed machine is replaced.
+ * The control plane, one machine at a time, each step only once every machine runs (etcd changes by one
+ * member at a time, and never while a member is down or leaving). The first machine initialises the
+ * cluster — only when no machine of it runs: a machine made for a cluster already initialised joins it,
+ * whatever its name. Missing machines join; surplus ones go (those of an older version first, else the
+ * highest index), each removing its etcd member on its way out (machine/etcd.ts); an upgrade adds one
+ * machine at the new version, then removes one at the old, until none is left. A machine on its way out
+ * holds the next step until it has left etcd and the load balancer, not until its instance is gone. A failed machine is
+ * deleted, and replaced once it is gone.
  */
 export const ensureControlPlane: Phase<ClusterScope> = async (ctx, scope) => {
   const cluster = scope.object;
@@ -132,22 +179,53 @@ export const ensureControlPlane: Phase<ClusterScope> = async (ctx, scope) => {
     await ctx.event(cluster, "Warning", "ReplacingMachine", `${failed.metadata.name} failed (${failed.status?.failureReason}: ${failed.status?.failureMessage}); replacing it`);
     await deleteIfPresent(() => machines.delete(failed.metadata.namespace, failed.metadata.name!));
   }
+  const target = targetVersion(cluster);
   const desired = cluster.spec.controlPlane.replicas ?? 1;
-  const present = new Set(scope.controlPlane.map(indexOf));
-  const allRunning = scope.controlPlane.every((m) => m.status?.phase === "Running" && !m.metadata.deletionTimestamp);
-  for (let index = 0; index < desired; index++) {
-    if (present.has(index)) continue;
-    // The init machine may always be (re)made; a joining one only when all others run.
-    if (index > 0 && !(allRunning && present.has(0))) break;
-    await createIfAbsent(() => machines.create(controlPlaneMachine(cluster, index)));
-    await ctx.event(cluster, "Normal", index === 0 ? "InitializingControlPlane" : "JoiningControlPlane", `created control-plane machine ${names.controlPlaneMachine(cluster.metadata.name!, index)}`);
-    break;
+  const live = liveControlPlane(scope).sort(byIndex);
+  const outdated = live.filter((m) => isOutdated(m, target));
+  // A machine on its way out no longer holds the next step once it left etcd and the load balancer:
+  // its instance may take a minute to terminate, which etcd need not wait for.
+  const inFlux = scope.controlPlane.filter((m) => (m.metadata.deletionTimestamp ? !leftControlPlane(m) : m.status?.phase !== "Running"));
+  const taken = new Set(scope.controlPlane.map(indexOf));
+  let next = 0;
+  while (taken.has(next)) next++;
+  const name = names.controlPlaneMachine(cluster.metadata.name!, next);
+  const create = async (init: boolean, reason: string, message: string) => {
+    await createIfAbsent(() => machines.create(controlPlaneMachine(cluster, next, init, target)));
+    await ctx.event(cluster, "Normal", reason, message);
+  };
+  if (inFlux.length > 0) {
+    scope.waitingOn = controlPlaneProgress(scope, target, inFlux);
+    return;
   }
-  // Scale down: the highest index first, one at a time, once all run.
-  const extra = scope.controlPlane.filter((m) => indexOf(m) >= desired && !m.metadata.deletionTimestamp).sort((a, b) => indexOf(b) - indexOf(a));
-  const highest = extra[0];
-  if (highest && allRunning) await deleteIfPresent(() => machines.delete(highest.metadata.namespace, highest.metadata.name!));
+  if (live.length === 0) {
+    await create(true, "InitializingControlPlane", `created control-plane machine ${name}`);
+    return;
+  }
+  const upgrading = outdated.length > 0 ? `upgrading to ${target}: ` : "";
+  if (live.length < desired) {
+    await create(false, "JoiningControlPlane", `${upgrading}created control-plane machine ${name}`);
+  } else if (live.length > desired) {
+    // An old machine first; else the highest index.
+    const victim = outdated[0] ?? live[live.length - 1]!;
+    const why = outdated.length > 0 ? `upgrading to ${target}: removing ${victim.metadata.name} (${versionOfMachine(victim)})` : `scaling down to ${desired}: removing ${victim.metadata.name}`;
+    await ctx.event(cluster, "Normal", outdated.length > 0 ? "UpgradingControlPlane" : "ScalingDownControlPlane", `${why}; it is drained, leaves etcd and the load balancer, then goes`);
+    await deleteIfPresent(() => machines.delete(victim.metadata.namespace, victim.metadata.name!, { preconditions: { uid: victim.metadata.uid! } }));
+  } else if (outdated.length > 0) {
+    await create(false, "UpgradingControlPlane", `${upgrading}created control-plane machine ${name} at ${target} to replace ${outdated[0]!.metadata.name} (${versionOfMachine(outdated[0]!)})`);
+  }
+  if (live.length !== desired || outdated.length > 0) scope.waitingOn = controlPlaneProgress(scope, target, inFlux);
 };
+
+/** What the control plane is doing, for the cluster's message: e.g. "upgrade to v1.31.2: 1 of 3 control-plane machines at v1.31.2; waiting for cp-3". */
+function controlPlaneProgress(scope: ClusterScope, target: string, inFlux: readonly MachineObject[]): string {
+  const desired = scope.object.spec.controlPlane.replicas ?? 1;
+  const live = liveControlPlane(scope);
+  const current = live.filter((m) => !isOutdated(m, target) && m.status?.phase === "Running").length;
+  const waiting = inFlux.map((m) => `${m.metadata.name} ${m.metadata.deletionTimestamp ? "leaving" : "joining"}`).join(", ");
+  const what = live.some((m) => isOutdated(m, target)) ? `the control plane's upgrade to ${target}: ${current} of ${desired} machines upgraded` : `the control plane: ${current} of ${desired} machines Running`;
+  return waiting ? `${what}; ${waiting}` : what;
+}
 
 /**
  * The network plugin, applied through the cluster's own API once its first node exists (again if its
@@ -188,9 +266,10 @@ export const ensureNetworkPlugin: Phase<ClusterScope> = async (ctx, scope) => {
 
 // ---- workers ----
 
-/** The MachinePool spec a worker pool of the cluster asks for. */
-export function poolSpec(cluster: ClusterObject, pool: NonNullable<ClusterObject["spec"]["workers"]>[number]): MachinePoolObject["spec"] {
+/** The MachinePool spec a worker pool of the cluster asks for (at `version`, when given). */
+export function poolSpec(cluster: ClusterObject, pool: NonNullable<ClusterObject["spec"]["workers"]>[number], version?: string): MachinePoolObject["spec"] {
   return {
+    ...(version ? { version } : {}),
     clusterName: cluster.metadata.name!,
     connection: pool.connection,
     machineType: machineTypeOf(pool),
@@ -203,7 +282,7 @@ export function poolSpec(cluster: ClusterObject, pool: NonNullable<ClusterObject
 }
 
 /** The pool's fields the cluster decides; a field the cluster no longer sets is removed from the pool. */
-const MANAGED_POOL_FIELDS = ["machineType", "image", "replicas", "labels", "taints", "strategy"] as const;
+const MANAGED_POOL_FIELDS = ["machineType", "image", "replicas", "labels", "taints", "strategy", "version"] as const;
 
 /** JSON-patch operations that make the pool's managed fields exactly the wanted ones (maps replaced, not merged). */
 export function poolSpecPatch(existing: MachinePoolObject["spec"], wanted: MachinePoolObject["spec"]): { op: "add" | "remove"; path: string; value?: unknown }[] {
@@ -218,6 +297,17 @@ export function poolSpecPatch(existing: MachinePoolObject["spec"], wanted: Machi
   return ops;
 }
 
+/**
+ * The version a pool's machines run: the cluster's once the whole control plane runs it (kubelets are
+ * never newer than the API servers), until then the one the pool has — or, for a new pool, the oldest
+ * the control plane runs.
+ */
+export function workerVersion(scope: ClusterScope, pool: MachinePoolObject | undefined): string {
+  const target = targetVersion(scope.object);
+  if (controlPlaneUpgraded(scope)) return target;
+  return pool?.spec.version ?? oldestVersion(liveControlPlane(scope).map(versionOfMachine)) ?? target;
+}
+
 /** One MachinePool per worker pool, made at once: its machines wait for what they need themselves. */
 export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
   const cluster = scope.object;
@@ -225,8 +315,8 @@ export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
   const wanted = cluster.spec.workers ?? [];
   for (const worker of wanted) {
     const name = names.machinePool(cluster.metadata.name!, worker.name);
-    const spec = poolSpec(cluster, worker);
     const existing = scope.pools.find((p) => p.metadata.name === name);
+    const spec = poolSpec(cluster, worker, workerVersion(scope, existing));
     if (!existing) {
       await createIfAbsent(() =>
         pools.create({ apiVersion: SLIPWAY_API_VERSION, kind: "MachinePool", metadata: childMeta(cluster, name, { [LABEL_POOL]: worker.name, [LABEL_ROLE]: ROLE_WORKER }), spec } as MachinePoolObject),
@@ -238,6 +328,9 @@ export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
     if (ops.length === 0) continue;
     await pools.patch(existing.metadata.namespace, name, "json", ops);
     scope.changedChildren.add(name);
+    if (existing.spec.version !== undefined && existing.spec.version !== spec.version) {
+      await ctx.event(cluster, "Normal", "UpgradingWorkerPool", `pool ${worker.name}: ${existing.spec.version} → ${spec.version}; the control plane runs ${spec.version}`);
+    }
     if (existing.spec.replicas !== spec.replicas) {
       await ctx.event(cluster, "Normal", "ScalingWorkerPool", `pool ${worker.name}: ${existing.spec.replicas} → ${spec.replicas} machines`);
     }
@@ -247,6 +340,12 @@ export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
       const changed = (["machineType", "image", "labels", "taints"] as const).filter((f) => !isDeepStrictEqual(before[f], after[f]));
       await ctx.event(cluster, "Normal", "RollingWorkerPool", `pool ${worker.name}: ${changed.join(", ")} changed; rolling its machines to template ${after.hash}`);
     }
+  }
+  const target = targetVersion(cluster);
+  const workers = scope.machines.filter((m) => m.spec.role === ROLE_WORKER && !m.metadata.deletionTimestamp);
+  if (workers.some((m) => isOutdated(m, target))) {
+    const upgraded = workers.filter((m) => !isOutdated(m, target) && isMachineReady(m)).length;
+    scope.waitingOn ??= `the worker pools' upgrade to ${target}: ${upgraded} of ${desiredWorkers(cluster.spec)} machines upgraded`;
   }
   for (const pool of scope.pools) {
     if (wanted.some((w) => names.machinePool(cluster.metadata.name!, w.name) === pool.metadata.name) || pool.metadata.deletionTimestamp) continue;

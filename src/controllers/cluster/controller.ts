@@ -14,6 +14,8 @@ import type { ControllerManager } from "../../runtime/manager.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
 import { heldByPause } from "../contract.ts";
+import { ETCD_MEMBER_REMOVED } from "../machine/etcd.ts";
+import { isRegisteredTarget } from "../machine/status.ts";
 import { KubeconfigTargets } from "./kubeconfig.ts";
 import { clusterDeletePhases, clusterPhases } from "./phases.ts";
 import { RecentChecks } from "./recent-checks.ts";
@@ -31,7 +33,9 @@ export interface ClusterControllerOptions extends Partial<ClusterTiming> {
 function machineView(m: MachineObject): string {
   const ready = getCondition(m.status?.conditions, "Ready");
   const st = m.status;
-  return JSON.stringify([m.metadata.deletionTimestamp, st?.phase, st?.nodeReady, st?.bootstrapped, st?.instanceId, ready?.status, ready?.lastTransitionTime, st?.failureReason, st?.failureMessage]);
+  // A control-plane machine on its way out holds the control plane's next step until it left etcd and the load balancer.
+  const leaving = m.metadata.deletionTimestamp ? [getCondition(st?.conditions, ETCD_MEMBER_REMOVED)?.status, isRegisteredTarget(m)] : [];
+  return JSON.stringify([m.metadata.deletionTimestamp, st?.phase, st?.nodeReady, st?.bootstrapped, st?.instanceId, ready?.status, ready?.lastTransitionTime, st?.failureReason, st?.failureMessage, ...leaving]);
 }
 
 /** What the cluster reads of a pool (whether its status speaks of its current spec, too). */
@@ -86,6 +90,8 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
     summarize: summarizeCluster,
     afterStatusWrite: async (ctx, _scope, previous, written) => {
       for (const e of stepEvents(previous.status?.steps, written.status?.steps)) await ctx.event(written, e.type, e.reason, e.message);
+      const [was, is] = [previous.status?.version, written.status?.version];
+      if (was && is && was !== is) await ctx.event(written, "Normal", "ControlPlaneUpgraded", `every control-plane node runs ${is} (was ${was}); the worker pools follow`);
       const phase = written.status?.phase;
       if (phase !== previous.status?.phase) {
         const failed = phase === "Failed";

@@ -10,14 +10,16 @@ import { AlreadyExistsError, ForbiddenError } from "../../apiserver/errors.ts";
 import type { ObjectService } from "../../apiserver/objects.ts";
 import { LABEL_CLUSTER, names } from "../contract.ts";
 
-type OperationType = "Create" | "Update" | "Delete";
+type OperationType = "Create" | "Update" | "Upgrade" | "Delete";
 
-/** The operation a write starts, if any: creates, spec changes (a raised generation) and deletes. */
+/** The operation a write starts, if any: creates, spec changes (a raised generation; an Upgrade when the version changed) and deletes. */
 function operationType(event: WriteEvent): OperationType | undefined {
   if (event.operation === "CREATE") return "Create";
   if (event.operation === "DELETE") return "Delete";
   const before = event.previous?.metadata.generation ?? 0;
-  return (event.object.metadata.generation ?? 0) > before ? "Update" : undefined;
+  if ((event.object.metadata.generation ?? 0) <= before) return undefined;
+  const version = (o: KubeObject | undefined) => (o as { spec?: { kubernetesVersion?: string } } | undefined)?.spec?.kubernetesVersion;
+  return version(event.object) !== version(event.previous) ? "Upgrade" : "Update";
 }
 
 export function operationPath(namespace: string, name: string): string {

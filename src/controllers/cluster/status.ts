@@ -9,7 +9,7 @@ import { getCondition, isTrue, setCondition, type ConditionInput } from "../../r
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import { INTERNAL_ERROR, InternalReconcileError, describeError } from "../../runtime/failures.ts";
 import { names } from "../../api/slipway/names.ts";
-import { poolSpec } from "./children.ts";
+import { isOutdated, poolSpec, targetVersion } from "./children.ts";
 import type { ClusterScope } from "./scope.ts";
 import { isCurrent, poolTemplate, type PoolTemplate } from "../machinepool/template.ts";
 
@@ -46,7 +46,7 @@ function replacing(scope: ClusterScope): string | undefined {
 /** The current template of each worker pool the cluster declares, by MachinePool name. */
 function workerTemplates(cluster: ClusterObject): Map<string, PoolTemplate> {
   const templates = new Map<string, PoolTemplate>();
-  for (const worker of cluster.spec.workers ?? []) templates.set(names.machinePool(cluster.metadata.name!, worker.name), poolTemplate(poolSpec(cluster, worker)));
+  for (const worker of cluster.spec.workers ?? []) templates.set(names.machinePool(cluster.metadata.name!, worker.name), poolTemplate(poolSpec(cluster, worker, targetVersion(cluster))));
   return templates;
 }
 
@@ -94,8 +94,10 @@ export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, err
   const workersReady = workerMachines.filter(isMachineReady).length;
   const templates = workerTemplates(cluster);
   const workersUpdated = workerMachines.filter((m) => workerUpToDate(m, templates)).length;
-  // The control plane is not rolled (its template cannot change): a Ready machine is up to date.
-  st.controlPlane = { desired: cpDesired, ready: cpReady, updated: cpReady, replicas: scope.controlPlane.length };
+  // A control-plane machine is up to date when it is Ready at the cluster's version.
+  const target = targetVersion(cluster);
+  const cpUpdated = scope.controlPlane.filter((m) => isMachineReady(m) && !isOutdated(m, target)).length;
+  st.controlPlane = { desired: cpDesired, ready: cpReady, updated: cpUpdated, replicas: scope.controlPlane.length };
   st.workers = { desired: workersDesired, ready: workersReady, updated: workersUpdated, replicas: workerMachines.length };
   st.nodes = nodesOf(scope.machines);
   st.version = observedVersion(scope.controlPlane) ?? (scope.controlPlane.some((m) => m.status?.bootstrapped) ? cluster.spec.kubernetesVersion : st.version);
@@ -112,8 +114,14 @@ export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, err
   const initialized = scope.controlPlane.some((m) => m.status?.bootstrapped);
   set(initialized ? { type: CONDITION_CONTROL_PLANE_INITIALIZED, status: "True", reason: "Initialized", message: "kubeadm init completed" } : { type: CONDITION_CONTROL_PLANE_INITIALIZED, status: "False", reason: "WaitingForInit", message: "the first control-plane machine has not initialised the cluster yet" });
   const cpExtra = scope.controlPlane.length - cpDesired;
-  const cpDone = cpReady >= cpDesired && cpExtra <= 0;
-  set({ type: "ControlPlaneReady", status: cpDone ? "True" : "False", reason: cpDone ? "Ready" : "Scaling", message: `${cpReady}/${cpDesired} control-plane nodes Ready${cpExtra > 0 ? `, ${cpExtra} to remove` : ""}` });
+  const cpOld = scope.controlPlane.filter((m) => !m.metadata.deletionTimestamp && isOutdated(m, target)).length;
+  const cpDone = cpReady >= cpDesired && cpExtra <= 0 && cpUpdated >= cpDesired;
+  set({
+    type: "ControlPlaneReady",
+    status: cpDone ? "True" : "False",
+    reason: cpDone ? "Ready" : cpOld > 0 ? "Upgrading" : "Scaling",
+    message: `${cpReady}/${cpDesired} control-plane nodes Ready${cpOld > 0 ? `, ${cpUpdated} at ${target}, ${cpOld} to upgrade` : ""}${cpExtra > 0 ? `, ${cpExtra} to remove` : ""}`,
+  });
   const workersDone = workersUpdated >= workersDesired && workerMachines.length === workersDesired;
   const rolling = workersUpdated < Math.min(workersReady, workersDesired);
   set({

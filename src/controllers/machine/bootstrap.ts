@@ -52,6 +52,11 @@ export function nodeRegistration(machine: MachineObject, pool: MachinePoolObject
   };
 }
 
+/** The Kubernetes version a machine installs: its own, else its cluster's. */
+export function machineVersion(machine: MachineObject, cluster: ClusterObject): string {
+  return machine.spec.version ?? cluster.spec.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION;
+}
+
 /** The user data of the machine: init for the machine annotated for it, join for every other one. */
 export function renderBootstrapData(input: BootstrapInput): string {
   const { machine, cluster, pki, token } = input;
@@ -62,7 +67,7 @@ export function renderBootstrapData(input: BootstrapInput): string {
     return initUserData(
       {
         clusterName: cluster.metadata.name!,
-        kubernetesVersion: cluster.spec.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION,
+        kubernetesVersion: machineVersion(machine, cluster),
         controlPlaneEndpoint,
         ...(input.endpoint.internalHost ? { certSANs: [input.endpoint.internalHost] } : {}),
         podSubnet: network.podCIDR,
@@ -77,7 +82,7 @@ export function renderBootstrapData(input: BootstrapInput): string {
     );
   }
   const controlPlane = isControlPlane(machine);
-  const kubernetesVersion = cluster.spec.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION;
+  const kubernetesVersion = machineVersion(machine, cluster);
   // Joining control-plane machines carry the shared PKI; workers never do.
   return joinUserData(
     { kubernetesVersion, controlPlaneEndpoint: `${input.endpoint.internalHost ?? input.endpoint.host}:${input.endpoint.port}`, bootstrapToken: token, caCertHashes: [caCertHash(pki.ca.certPem)], node, ...(controlPlane ? { controlPlane: {} } : {}) },

@@ -2,7 +2,8 @@
 // infrastructure, the control-plane endpoint, the cluster's secrets), write its bootstrap data, create
 // its instance (once: idempotency token), follow the instance until it runs, put control-plane machines
 // behind the load balancer, and follow the node until it is Ready — then keep checking on both.
-// Delete: cordon and drain the node, leave the load balancer, terminate the instance, delete the node.
+// Delete: cordon and drain the node, remove a control-plane node's etcd member, leave the load balancer,
+// terminate the instance, delete the node.
 import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObject, MachinePoolObject, SecretObject } from "../../api/kinds.ts";
 import { secretKind } from "../../api/core.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
@@ -25,6 +26,7 @@ import type { WorkloadClients } from "../workload.ts";
 import { renderBootstrapData } from "./bootstrap.ts";
 import { clusterIssuer } from "../realm/issuer.ts";
 import { hostEndpointsOf, leaveHostEndpoint, serveHostEndpoint } from "./endpoint.ts";
+import { ETCD_MEMBER_REMOVED, isEtcdRetryable, removeMember } from "./etcd.ts";
 import { ensureJoinToken } from "./jointoken.ts";
 import { cordonNode, deleteNode, drainNode, isUnavailable, nodeIsReady, nodeNotReadyMessage, readNode, type WorkloadNode } from "./node.ts";
 import {
@@ -562,6 +564,37 @@ export const drain: Phase<MachineScope> = async (ctx, scope) => {
   }
 };
 
+/**
+ * A drained control-plane node's etcd member is removed (etcd.ts), unless the cluster goes as a whole. An
+ * etcd that refuses (no quorum now) or an API that does not answer is tried again until the drain
+ * timeout (from the deletion), after which the machine goes anyway, with a warning.
+ */
+export const removeEtcdMember: Phase<MachineScope> = async (ctx, scope) => {
+  const machine = scope.object;
+  const nodeName = machine.status?.nodeName;
+  if (!isControlPlane(machine) || !nodeName || has(machine, ETCD_MEMBER_REMOVED)) return;
+  const done = (reason: string, message: string) => condition(ctx, scope, { type: ETCD_MEMBER_REMOVED, status: "True", reason, message });
+  if (clusterGoing(scope)) return done("ClusterDeleted", `cluster ${machine.spec.clusterName} is being deleted`);
+  const kube = await scope.deps.workloads.forCluster(machine.metadata.namespace!, machine.spec.clusterName);
+  if (!kube) return done("NoKubeconfig", "the cluster's kubeconfig does not exist");
+  const deletedAt = Date.parse(machine.metadata.deletionTimestamp ?? "") || ctx.clock.now();
+  try {
+    const removed = await removeMember(kube, nodeName);
+    if (removed.outcome === "absent") return done("NotAMember", `node ${nodeName} is no etcd member`);
+    done("Removed", `member ${removed.id} removed; ${removed.left} member(s) left`);
+    await ctx.event(machine, "Normal", "EtcdMemberRemoved", `removed etcd member ${removed.id} of node ${nodeName}; ${removed.left} member(s) left`);
+  } catch (error) {
+    if (!isUnavailable(error) && !isEtcdRetryable(error)) throw error;
+    const message = (error as Error).message;
+    if (ctx.clock.now() - deletedAt > scope.timings.drainTimeoutMs) {
+      done("RemovalTimedOut", `the member could not be removed within ${formatDuration(scope.timings.drainTimeoutMs)}: ${message}`);
+      await ctx.event(machine, "Warning", "EtcdMemberNotRemoved", `the etcd member of node ${nodeName} could not be removed (${message}); the machine is deleted anyway`);
+      return;
+    }
+    return wait(ctx, scope, { type: ETCD_MEMBER_REMOVED, status: "False", reason: "RemovingMember", message: `removing the etcd member of node ${nodeName}: ${message}` });
+  }
+};
+
 /** Control-plane machines leave the load balancer before their instance goes. */
 export const deregisterLoadBalancerTarget: Phase<MachineScope> = async (ctx, scope) => {
   const machine = scope.object;
@@ -572,6 +605,7 @@ export const deregisterLoadBalancerTarget: Phase<MachineScope> = async (ctx, sco
   if (!isControlPlane(machine) || !id || !isRegisteredTarget(machine)) return;
   if (lb) await (await capabilityOf(scope, "clusterInfrastructure")).deregisterTargets(lb.id, [id]);
   condition(ctx, scope, { type: LOAD_BALANCER_TARGET, status: "False", reason: "Deregistered", message: `instance ${id} left the control-plane load balancer` });
+  await ctx.event(machine, "Normal", "LeftLoadBalancer", `instance ${id} left the control-plane load balancer`);
 };
 
 /** The machine's instance: the one recorded, else one made by a create whose answer was lost. */
@@ -620,4 +654,4 @@ export const deleteNodeObject: Phase<MachineScope> = async (ctx, scope) => {
   }
 };
 
-export const machineDeletePhases: readonly Phase<MachineScope>[] = [drain, deregisterLoadBalancerTarget, terminateInstance, deleteNodeObject];
+export const machineDeletePhases: readonly Phase<MachineScope>[] = [drain, removeEtcdMember, deregisterLoadBalancerTarget, terminateInstance, deleteNodeObject];

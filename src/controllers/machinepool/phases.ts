@@ -93,6 +93,7 @@ export function poolMachine(pool: MachinePoolObject, index: number, template: Po
       machineType: template.machineType,
       image: template.image,
       pool: name,
+      ...(pool.spec.version ? { version: pool.spec.version } : {}),
     },
   };
 }
@@ -139,8 +140,8 @@ export const refreshMachines: Phase<MachinePoolScope> = async (_ctx, scope) => {
   if (plan.create > 0 || plan.delete.length > 0) scope.machines = await scope.listMachines();
 };
 
-function describeTemplate(template: PoolTemplate): string {
-  return `machine type ${template.machineType}, image ${template.image}`;
+function describeTemplate(template: PoolTemplate, version: string | undefined): string {
+  return `machine type ${template.machineType}, image ${template.image}${version ? `, Kubernetes ${version}` : ""}`;
 }
 
 /**
@@ -161,7 +162,7 @@ export const rollOut: Phase<MachinePoolScope> = async (ctx, scope) => {
     const outdated = healthy.filter((m) => machineTemplateHash(m, template) !== template.hash);
     const surplus = healthy.filter((m) => !outdated.includes(m));
     if (outdated.length > 0) {
-      await ctx.event(pool, "Normal", "RollingMachines", `rolling to template ${template.hash} (${describeTemplate(template)}): ${plan.updatedAvailable} of ${desiredReplicas(pool)} machines updated; deleting ${outdated.map((m) => m.metadata.name).join(", ")}`);
+      await ctx.event(pool, "Normal", "RollingMachines", `rolling to template ${template.hash} (${describeTemplate(template, pool.spec.version)}): ${plan.updatedAvailable} of ${desiredReplicas(pool)} machines updated; deleting ${outdated.map((m) => m.metadata.name).join(", ")}`);
     }
     if (surplus.length > 0) await ctx.event(pool, "Normal", "ScalingDown", `scaling down to ${desiredReplicas(pool)}: deleting ${surplus.map((m) => m.metadata.name).join(", ")}`);
   }
@@ -186,7 +187,7 @@ export const rollOut: Phase<MachinePoolScope> = async (ctx, scope) => {
       "Normal",
       rolling ? "RollingMachines" : "ScalingUp",
       rolling
-        ? `rolling to template ${template.hash} (${describeTemplate(template)}): creating ${created.map((m) => m.metadata.name).join(", ")}`
+        ? `rolling to template ${template.hash} (${describeTemplate(template, pool.spec.version)}): creating ${created.map((m) => m.metadata.name).join(", ")}`
         : `scaling up to ${desiredReplicas(pool)}: created ${created.map((m) => m.metadata.name).join(", ")}`,
     );
   }

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import type { OperationObject } from "../../api/kinds.ts";
 import { applyVerdict, changeProgress, groupsOf, isTerminal, judge, judgeFailed, phaseEvent, progressOf, type TargetObject, type TargetSpec, type TargetStatus } from "./status.ts";
 
-function operation(type: "Create" | "Update" | "Delete", generation?: number): OperationObject {
+function operation(type: "Create" | "Update" | "Upgrade" | "Delete", generation?: number): OperationObject {
   return {
     apiVersion: "slipway.dev/v1alpha1",
     kind: "Operation",
@@ -61,6 +61,16 @@ describe("judging an operation by its target", () => {
     const done = judge(operation("Update", 2), cluster(BUILT));
     assert.equal(done.phase, "Succeeded");
     assert.equal(changeProgress(groupsOf(cluster(BUILT))), undefined, "nothing is changing");
+  });
+
+  it("counts an upgrade by every machine Ready at the new version, never going back as machines surge", () => {
+    const upgrading = (controlPlane: TargetStatus["controlPlane"], workers: TargetStatus["workers"], observedGeneration = 2) =>
+      judge(operation("Upgrade", 2), cluster({ ...BUILT, phase: "Updating", observedGeneration, controlPlane, workers })).percentComplete;
+    assert.equal(upgrading({ desired: 1, ready: 1, updated: 1, replicas: 1 }, { desired: 3, ready: 3, updated: 3, replicas: 3 }, 1), undefined, "the cluster has not seen the change yet");
+    assert.equal(upgrading({ desired: 1, ready: 2, updated: 1, replicas: 2 }, { desired: 3, ready: 3, updated: 0, replicas: 3 }), 25, "the control plane counts once done");
+    assert.equal(upgrading({ desired: 1, ready: 1, updated: 1, replicas: 1 }, { desired: 3, ready: 3, updated: 0, replicas: 4 }), 25, "a surge worker booting takes nothing away");
+    assert.equal(upgrading({ desired: 1, ready: 1, updated: 1, replicas: 1 }, { desired: 3, ready: 4, updated: 1, replicas: 4 }), 50);
+    assert.equal(upgrading({ desired: 1, ready: 1, updated: 1, replicas: 1 }, { desired: 3, ready: 3, updated: 3, replicas: 4 }), 99, "an old machine still leaving");
   });
 
   it("judges a MachinePool by its replicas", () => {

@@ -13,7 +13,8 @@
 //
 // Progress: a Create counts the finished steps of the target's journal; an Update counts machines — of
 // the groups its change touches, those in place over those in place plus those still to make or remove
-// — so it starts where the change starts, not at the share of the cluster already built.
+// — so it starts where the change starts, not at the share of the cluster already built; an Upgrade
+// touches every machine: those Ready at the new version over all wanted.
 //
 // An operation that ended keeps its phase, error and end time: a client that stopped polling was told
 // the truth about that attempt. A Failed operation whose target later applies the same generation and is
@@ -132,6 +133,17 @@ export function changeProgress(groups: readonly Group[]): number | undefined {
   return Math.min(99, Math.floor((inPlace * 100) / total));
 }
 
+/**
+ * Of an upgrade, which touches every machine: the machines Ready at the new version over all wanted
+ * machines (machines still leaving hold it below 100, not back: a surge machine adds nothing to do).
+ */
+export function upgradeProgress(groups: readonly Group[]): number | undefined {
+  const desired = groups.reduce((sum, g) => sum + g.desired, 0);
+  if (desired === 0) return undefined;
+  const inPlace = groups.reduce((sum, g) => sum + g.inPlace, 0);
+  return Math.min(99, Math.floor((inPlace * 100) / desired));
+}
+
 /** What is still missing, e.g. "worker machines: 1 of 3 in place, 2 to go". */
 function missing(groups: readonly Group[]): string | undefined {
   const open = groups.filter((g) => g.remaining > 0);
@@ -188,7 +200,9 @@ export function judge(op: OperationObject, target: TargetObject | undefined): Ve
   if (applied && status.phase === "Failed") {
     return { phase: "Failed", error: { code: status.reason ?? "Failed", message: status.message ?? `${what} failed` }, message: `${what} failed` };
   }
-  const progress = op.spec.type === "Create" ? progressOf(status.steps) : changeProgress(groups);
+  // Counts of a status that has not looked at the change yet say nothing of its progress.
+  const seen = (status.observedGeneration ?? 0) >= asked;
+  const progress = op.spec.type === "Create" ? progressOf(status.steps) : !seen ? undefined : op.spec.type === "Upgrade" ? upgradeProgress(groups) : changeProgress(groups);
   return { phase: "InProgress", ...(progress !== undefined ? { percentComplete: progress } : {}), message: currentActivity(op, target, groups) };
 }
 

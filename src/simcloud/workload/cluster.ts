@@ -8,6 +8,7 @@ import type { KindDefinition, Registry } from "../../api/registry.ts";
 import { ObjectService, type ObjectServiceOptions } from "../../apiserver/objects.ts";
 import type { Store } from "../../store/store.ts";
 import { WorkloadControllers, type WorkloadKinds } from "./controllers.ts";
+import type { EtcdRecord } from "./etcd.ts";
 import type { NodeObject } from "./kinds.ts";
 import type { InitPlan } from "./kubeadm-plan.ts";
 import { signClusterInfo } from "./kubeadm-plan.ts";
@@ -17,6 +18,8 @@ import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
 import { defaultClusterRoleBindings, defaultClusterRoles } from "../../apiserver/authorization/default-roles.ts";
 
 const NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
+/** The ConfigMap holding the emulator's record of etcd membership. */
+export const ETCD_RECORD = "etcd-membership";
 
 function kindsOf(registry: Registry): WorkloadKinds {
   const find = (apiVersion: string, kind: string): KindDefinition => {
@@ -95,6 +98,17 @@ export class WorkloadCluster {
     await this.put(this.kinds.deployment, M.corednsDeployment());
   }
 
+  /**
+   * The emulator's record of the cluster's etcd — members, and membership and health over time — as
+   * ConfigMap kube-system/etcd-membership (keys members, history (JSON), and broken once it is).
+   */
+  async writeEtcdRecord(etcd: EtcdRecord): Promise<void> {
+    const data = { members: JSON.stringify(etcd.members.map((m) => m.name)), history: JSON.stringify(etcd.history), ...(etcd.broken ? { broken: etcd.broken } : {}) };
+    const existing = await this.objects.tryGet(this.kinds.configMap, "kube-system", ETCD_RECORD);
+    if (!existing) await this.put(this.kinds.configMap, M.configMap(ETCD_RECORD, "kube-system", data));
+    else await this.objects.patch(this.kinds.configMap, "kube-system", ETCD_RECORD, "merge", { data });
+  }
+
   async hasNode(name: string): Promise<boolean> {
     return (await this.objects.tryGet(this.kinds.node, undefined, name)) !== undefined;
   }
@@ -124,26 +138,39 @@ export class WorkloadCluster {
   }
 
   /**
+   * The node of that name, if it is the machine's (`providerId`, when given): the node-lifecycle
+   * controller tells nodes by their provider ID, so a machine gone does not touch a node of the same name
+   * another machine registered since.
+   */
+  private async machineNode(name: string, providerId: string | undefined): Promise<NodeObject | undefined> {
+    const node = (await this.objects.tryGet(this.kinds.node, undefined, name)) as NodeObject | undefined;
+    if (!node || (providerId !== undefined && node.spec?.providerID && node.spec.providerID !== providerId)) return undefined;
+    return node;
+  }
+
+  /**
    * The node's kubelet stopped posting (its machine is down): every condition turns Unknown and the node
    * is tainted unreachable — and shut down, when the cloud says the machine is stopped rather than gone.
    */
-  async nodeUnreachable(name: string, at: string, shutdown: boolean): Promise<void> {
-    const node = (await this.objects.tryGet(this.kinds.node, undefined, name)) as NodeObject | undefined;
+  async nodeUnreachable(name: string, at: string, shutdown: boolean, providerId?: string): Promise<void> {
+    const node = await this.machineNode(name, providerId);
     if (!node) return;
     await this.objects.patch(this.kinds.node, undefined, name, "merge", { spec: { taints: M.taintsFor(node.spec?.taints ?? [], shutdown ? "shutdown" : "unknown", at) } });
     await this.objects.updateStatus(this.kinds.node, undefined, name, { status: { ...node.status, conditions: M.nodeConditions("unknown", at) } });
   }
 
   /** The node's kubelet posts again (its machine started): NotReady until the controllers find its network. */
-  async nodeBack(name: string, at: string): Promise<void> {
-    const node = (await this.objects.tryGet(this.kinds.node, undefined, name)) as NodeObject | undefined;
+  async nodeBack(name: string, at: string, providerId?: string): Promise<void> {
+    const node = await this.machineNode(name, providerId);
     if (!node) return;
     await this.objects.patch(this.kinds.node, undefined, name, "merge", { spec: { taints: M.taintsFor(node.spec?.taints ?? [], "network-not-ready", at) } });
     await this.objects.updateStatus(this.kinds.node, undefined, name, { status: { ...node.status, conditions: M.nodeConditions("network-not-ready", at) } });
   }
 
   /** Deletes the node and the pods bound to it, as the cloud node-lifecycle controller and the GC would. */
-  async removeNode(name: string): Promise<void> {
+  async removeNode(name: string, providerId?: string): Promise<void> {
+    // A node of the same name registered since by another machine is not this machine's to remove.
+    if (providerId !== undefined && !(await this.machineNode(name, providerId))) return;
     const pods = await this.objects.list(this.kinds.pod, undefined, { fieldSelector: `spec.nodeName=${name}` });
     for (const pod of pods.items) await this.ignoreMissing(this.objects.forget(this.kinds.pod, pod.metadata.namespace, pod.metadata.name!, pod.metadata.uid!));
     await this.ignoreMissing(this.objects.delete(this.kinds.node, undefined, name));

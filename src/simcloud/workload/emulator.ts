@@ -24,9 +24,10 @@ import type { Instance, LoadBalancer } from "../types.ts";
 import { clientSigner, requestorAdmission } from "./certificates.ts";
 import { WorkloadCluster } from "./cluster.ts";
 import { CRASH_BACKOFF_MS } from "./controllers.ts";
-import { KubeadmSteps } from "./kubeadm-steps.ts";
+import { KubeadmSteps, providerIdOf } from "./kubeadm-steps.ts";
 import { bootOutcome } from "./kubeadm-plan.ts";
 import { NETWORK_PLUGINS } from "./network-plugins.ts";
+import { hasQuorum, snapshot, type EtcdMember } from "./etcd.ts";
 import { EmulatorRecords, hostOf, portOf, type ClusterRecord, type MachineAction, type MachineRecord } from "./records.ts";
 
 /** Where the objects of every cluster live in the store: /clusters/<id>/… */
@@ -315,6 +316,7 @@ export class WorkloadEmulator {
     } else {
       await this.records.saveMachine(machine);
     }
+    if (!wasSilent) await this.memberHealthChanged(machine, "unreachable");
     await this.servingChanged(machine);
   }
 
@@ -328,9 +330,10 @@ export class WorkloadEmulator {
     delete machine.due;
     if (machine.role !== "worker") machine.servingSince = this.now();
     await this.records.saveMachine(machine);
-    await this.cluster(cluster.id)?.nodeBack(machine.nodeName, new Date(this.now()).toISOString());
+    await this.cluster(cluster.id)?.nodeBack(machine.nodeName, new Date(this.now()).toISOString(), providerIdOf(machine));
     await this.restartNetworkPlugin(cluster);
     await this.syncCluster(cluster);
+    await this.memberHealthChanged(machine, "reachable again");
     await this.servingChanged(machine);
   }
 
@@ -383,10 +386,42 @@ export class WorkloadEmulator {
     return machines.length > 0 ? { machines } : { error: `dial tcp ${endpoint}: connect: connection refused` };
   }
 
-  /** Whether a client outside the cloud reaches the cluster's API at its endpoint now. */
+  /** Whether a client outside the cloud reaches the cluster's API at its endpoint now (its etcd must have quorum). */
   answers(cluster: ClusterRecord): boolean {
     const reach = this.reach(cluster.endpoint, undefined, cluster.account);
-    return "machines" in reach && reach.machines.some((m) => m.clusterId === cluster.id);
+    return "machines" in reach && reach.machines.some((m) => m.clusterId === cluster.id) && this.etcdHasQuorum(cluster);
+  }
+
+  /** An etcd member is up while its machine is joined and running. */
+  readonly memberHealthy = (member: EtcdMember): boolean => {
+    const machine = this.records.machine(member.instanceId);
+    return machine !== undefined && machine.state === "joined" && machine.silentSince === undefined;
+  };
+
+  etcdHasQuorum(cluster: ClusterRecord): boolean {
+    return !cluster.etcd || hasQuorum(cluster.etcd.members, this.memberHealthy);
+  }
+
+  /**
+   * Records a change of the cluster's etcd membership or of its members' health, and writes the record
+   * where a client of the cluster can read it (ConfigMap kube-system/etcd-membership).
+   */
+  async etcdChanged(cluster: ClusterRecord, event: string): Promise<void> {
+    const etcd = (cluster.etcd ??= { members: [], history: [] });
+    const wasBroken = etcd.broken;
+    snapshot(etcd, event, this.memberHealthy, new Date(this.now()).toISOString());
+    if (etcd.broken && !wasBroken) this.logger.warn({ cluster: cluster.id, reason: etcd.broken }, "workload control plane broken");
+    await this.records.saveCluster(cluster);
+    await this.cluster(cluster.id)?.writeEtcdRecord(etcd);
+  }
+
+  /** A control-plane machine's health changed (down, back, gone): its member's, if it is one, too. */
+  async memberHealthChanged(machine: MachineRecord, what: string): Promise<void> {
+    const cluster = machine.clusterId ? this.records.cluster(machine.clusterId) : undefined;
+    const member = cluster?.etcd?.members.find((m) => m.instanceId === machine.instanceId);
+    if (!cluster || !member) return;
+    if (what === "gone") cluster.etcd!.broken ??= `the machine of etcd member ${member.name} went without the member being removed first`;
+    await this.etcdChanged(cluster, `member ${member.name} ${what}`);
   }
 
   /** Machines trying an endpoint on `host` try again now (something that decides where it leads changed). */

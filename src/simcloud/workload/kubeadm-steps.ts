@@ -9,6 +9,7 @@ import { isIP } from "node:net";
 import { formatIPv4, parseCidr } from "../../api/cidr.ts";
 import { caCertHash } from "../../bootstrap/pki.ts";
 import { NODE_GONE_AFTER_MS, type WorkloadEmulator } from "./emulator.ts";
+import { addMember } from "./etcd.ts";
 import { KubeadmFailure, PKI_DIR, clusterInfoUrl, kubeletVersionProblems, pkiFileErrors, publicKeyDigest, type InitPlan, type JoinPlan, type KubeadmPlan } from "./kubeadm-plan.ts";
 import { nodePodCidr, type NodeFacts } from "./manifests.ts";
 import { hostOf, type ClusterRecord, type MachineRecord } from "./records.ts";
@@ -18,8 +19,27 @@ export const DISCOVERY_TIMEOUT_MS = 5 * 60_000;
 /** How long kubeadm init retries API calls through the control-plane endpoint by default (timeouts.kubernetesAPICall). */
 export const API_CALL_TIMEOUT_MS = 60_000;
 
+function minorOf(version: string): number {
+  return Number(version.replace(/^v/, "").split(".")[1]);
+}
+
+function compareVersions(a: string, b: string): number {
+  const [x, y] = [a, b].map((v) => v.replace(/^v/, "").split(".").map(Number));
+  for (let i = 0; i < 3; i++) if ((x![i] ?? 0) !== (y![i] ?? 0)) return (x![i] ?? 0) - (y![i] ?? 0);
+  return 0;
+}
+
+/** kubeadm refuses to join a control plane more than one minor version ahead of the one running, or behind it. */
+function controlPlaneSkew(kubelet: string, running: string): { check: string; message: string }[] {
+  const ahead = minorOf(kubelet) - minorOf(running);
+  if (ahead > 1 || ahead < 0) {
+    return [{ check: "ControlPlaneVersion", message: `this version of kubeadm (${kubelet}) cannot join a control plane running ${running}: a new control-plane instance must be at its version or one minor version ahead` }];
+  }
+  return [];
+}
+
 /** The id Kubernetes nodes carry for a sim cloud instance (`spec.providerID`). */
-function providerIdOf(machine: MachineRecord): string {
+export function providerIdOf(machine: MachineRecord): string {
   return `sim://${machine.region}/${machine.instanceId}`;
 }
 
@@ -257,6 +277,10 @@ export class KubeadmSteps {
     delete machine.waitingSince;
     delete machine.lastError;
     await this.records.saveMachine(machine);
+    if (machine.role !== "worker") {
+      const member = addMember((cluster.etcd ??= { members: [], history: [] }), { name: plan.node.name, instanceId: machine.instanceId, address: machine.privateIp });
+      await this.emulator.etcdChanged(cluster, `member ${member.name} added`);
+    }
     await this.emulator.syncCluster(cluster);
   }
 
@@ -333,7 +357,10 @@ export class KubeadmSteps {
     if (!plan.unsafeSkipCAVerification && !plan.caCertHashes.includes(pin)) {
       return identityFailure(`cluster CA found in cluster-info ConfigMap is invalid: none of the public keys "${pin}" are pinned`);
     }
-    const kubelet = kubeletVersionProblems(plan.software.kubeletVersion, plan.software.kubeletVersion, cluster.kubernetesVersion);
+    // A worker's kubelet may not be newer than the oldest API server; a new control-plane machine brings
+    // its own, one minor version ahead at most (a rolling upgrade of the control plane).
+    const oldest = this.controlPlaneVersion(cluster);
+    const kubelet = plan.controlPlane ? controlPlaneSkew(plan.software.kubeletVersion, oldest) : kubeletVersionProblems(plan.software.kubeletVersion, plan.software.kubeletVersion, oldest);
     if (kubelet.length > 0) return new KubeadmFailure("preflight", kubelet.map((p) => `[ERROR ${p.check}]: ${p.message}`));
     if (plan.controlPlane) {
       const problems = [...pkiFileErrors(plan.pki), ...this.foreignKeys(cluster, plan.pki)];
@@ -349,6 +376,13 @@ export class KubeadmSteps {
       return new KubeadmFailure("kubelet-start", [`a Node with name "${plan.node.name}" already exists in the cluster. You must delete the existing Node or change the name of this new joining Node`]);
     }
     return undefined;
+  }
+
+  /** The oldest version the cluster's running control-plane machines run (what its API servers are at least). */
+  controlPlaneVersion(cluster: ClusterRecord): string {
+    const serving = this.records.machinesOf(cluster.id).filter((m) => m.role !== "worker" && m.state === "joined" && m.silentSince === undefined && m.software);
+    const versions = serving.map((m) => m.software!.kubeletVersion);
+    return versions.sort(compareVersions)[0] ?? cluster.kubernetesVersion;
   }
 
   /** The shared keys a control-plane machine carries that are not the cluster's. */
@@ -391,7 +425,7 @@ export class KubeadmSteps {
   async silent(machine: MachineRecord): Promise<void> {
     const cluster = machine.clusterId ? this.records.cluster(machine.clusterId) : undefined;
     if (!cluster || machine.silentSince === undefined) return;
-    await this.emulator.cluster(cluster.id)!.nodeUnreachable(machine.nodeName, this.iso(), !machine.terminated);
+    await this.emulator.cluster(cluster.id)!.nodeUnreachable(machine.nodeName, this.iso(), !machine.terminated, providerIdOf(machine));
     if (machine.terminated) {
       // The cloud node-lifecycle controller finds the instance gone at its next look and deletes the node.
       machine.state = "lost";
@@ -408,7 +442,8 @@ export class KubeadmSteps {
     const cluster = machine.clusterId ? this.records.cluster(machine.clusterId) : undefined;
     await this.records.removeMachine(machine.instanceId);
     if (!cluster) return;
-    await this.emulator.cluster(cluster.id)!.removeNode(machine.nodeName);
+    await this.emulator.cluster(cluster.id)!.removeNode(machine.nodeName, providerIdOf(machine));
+    if (this.records.machinesOf(cluster.id).some((m) => m.role !== "worker" && m.state === "joined")) await this.emulator.memberHealthChanged(machine, "gone");
     const controlPlaneLeft = this.records.machinesOf(cluster.id).some((m) => m.role !== "worker" && m.state === "joined");
     if (machine.role !== "worker" && !controlPlaneLeft) {
       await this.emulator.eraseCluster(cluster);

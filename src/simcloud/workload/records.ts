@@ -4,6 +4,7 @@
 // emulator resumes where it stopped.
 import type { KeyPairPem } from "../../bootstrap/pki.ts";
 import { KeyExistsError, KeyNotFoundError, RevisionMismatchError, type Store } from "../../store/store.ts";
+import type { EtcdRecord } from "./etcd.ts";
 import type { KubeadmPlan, NodeSoftware, OidcSettings } from "./kubeadm-plan.ts";
 
 export interface ClusterRecord {
@@ -35,6 +36,8 @@ export interface ClusterRecord {
   podCidrsAllocated: number;
   /** The OpenID Connect issuer whose ID tokens the API server accepts (kubeadm's apiServer oidc-* flags). */
   oidc?: OidcSettings;
+  /** The control plane's etcd: its members and how membership and health went (etcd.ts). */
+  etcd?: EtcdRecord;
 }
 
 /**

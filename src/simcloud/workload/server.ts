@@ -26,6 +26,7 @@ import { createCertificateAuthority, issueCertificate } from "../../bootstrap/pk
 import type { WorkloadEmulator } from "./emulator.ts";
 import { approvalSubresource } from "./certificates.ts";
 import { evictionSubresource } from "./eviction.ts";
+import { execSubresource } from "./etcdctl.ts";
 import type { ClusterRecord } from "./records.ts";
 import { answerServiceProxy } from "./service-proxy.ts";
 
@@ -181,6 +182,7 @@ export class WorkloadApiServer {
             (work) => this.options.emulator.exclusive(cluster.endpoint, work),
           ),
         ],
+        ["/pods/exec", execSubresource(this.options.emulator, cluster)],
       ]),
       version: versionOf(cluster.kubernetesVersion),
       // kubectl auth whoami and can-i, answered from the cluster's own RBAC.
