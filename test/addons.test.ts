@@ -2,7 +2,7 @@
 // bundles reach Ready (AddonsReady on the cluster, their Deployments available in the workload cluster
 // as kubectl sees them); the dashboard's Deployment deleted by hand comes back with a drift Event; an
 // addon depending on a missing one waits naming it; a bad addon fails alone; the dashboard is served
-// through the control plane at /services/… for the admin token only; removing an addon prunes its
+// through the control plane at /services/… for callers RBAC lets see the cluster; removing an addon prunes its
 // objects and its entry in the cluster's status.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -173,6 +173,18 @@ describe("addons and the services they expose", () => {
     assert.doesNotMatch(anonymous.body, /Dashboard/);
     assert.equal((await get(dashboard.url, ca, "not-a-token")).code, 401);
     assert.equal((await get(`https://127.0.0.1:${plane.port}/services/default/demo/grafana/`, ca, token)).code, 404);
+    // RBAC decides: a service account that may view namespace default sees the page; one of another team does not.
+    ok("create", "namespace", "team-b");
+    for (const namespace of ["default", "team-b"]) {
+      ok("create", "serviceaccount", "viewer", "-n", namespace);
+      ok("create", "rolebinding", "viewer", "-n", namespace, "--clusterrole", "view", `--serviceaccount=${namespace}:viewer`);
+    }
+    const allowed = await get(dashboard.url, ca, ok("create", "token", "viewer", "-n", "default").trim());
+    assert.equal(allowed.code, 200);
+    assert.match(allowed.body, /Team Dashboard/);
+    const refused = await get(dashboard.url, ca, ok("create", "token", "viewer", "-n", "team-b").trim());
+    assert.equal(refused.code, 403);
+    assert.doesNotMatch(refused.body, /Dashboard/);
   });
 
   it("puts back the dashboard's Deployment deleted by hand, with an Event saying it drifted", async () => {

@@ -133,6 +133,8 @@ describe("clients of the Kubernetes API", () => {
       events: [string, string][];
       clusters: string[];
       missing: { status: number; reason: string };
+      dryRunStored: boolean;
+      foregroundGone: boolean;
     };
     assert.deepEqual(
       seen.pages.map((p) => p.names),
@@ -154,6 +156,8 @@ describe("clients of the Kubernetes API", () => {
     ]);
     assert.deepEqual(seen.clusters, ["shop"]);
     assert.deepEqual(seen.missing, { status: 404, reason: "NotFound" });
+    assert.equal(seen.dryRunStored, false, "a dry-run create stores nothing");
+    assert.equal(seen.foregroundGone, true, "a foreground delete completes once no dependent holds it");
   });
 
   it("serves @kubernetes/client-node: an informer sees every change, CRUD, merge patch, paging, deletecollection, errors", async () => {

@@ -52,7 +52,7 @@ describe("slipway plan", { timeout: 120_000 }, () => {
     const cloud = run(["get", "connections,clusters", "-A"]);
     assert.doesNotMatch(cloud.stdout, /sim-east|quickstart/, cloud.stdout);
     const sim = /embedded sim cloud on (http:\/\/[\d.:]+)/.exec(server.output())![1]!;
-    const resources = spawnSync(process.execPath, [SLIPWAY_BIN, "sim-cloud", "resources", "--endpoint", sim, "-o", "json"], { encoding: "utf8" });
+    const resources = spawnSync(process.execPath, [SLIPWAY_BIN, "sim-cloud", "resources", "--endpoint", sim, "--data-dir", server.dataDir, "-o", "json"], { encoding: "utf8" });
     assert.deepEqual(JSON.parse(resources.stdout), []);
   });
 

@@ -46,8 +46,8 @@ describe("the storage-key layout", () => {
   });
 
   it("encrypts the kinds marked sensitive and the control plane's own records", () => {
-    assert.deepEqual(encryptedPrefixes(registry), ["/registry/core/secrets/", "/slipway/"]);
+    assert.deepEqual(encryptedPrefixes(registry), ["/registry/core/secrets/", "/registry/slipway.dev/realmusers/", "/slipway/"]);
     const withVault = new Registry([...registry.all(), vaults]);
-    assert.deepEqual(encryptedPrefixes(withVault), ["/registry/core/secrets/", "/registry/test.slipway.dev/vaults/", "/slipway/"]);
+    assert.deepEqual(encryptedPrefixes(withVault), ["/registry/core/secrets/", "/registry/slipway.dev/realmusers/", "/registry/test.slipway.dev/vaults/", "/slipway/"]);
   });
 });

@@ -7,6 +7,7 @@ import type { SimProviderOptions } from "../providers/sim/index.ts";
 import type { FaultConfig } from "../simcloud/faults.ts";
 import type { ProfileName } from "../simcloud/profiles.ts";
 import { startSimCloudServer } from "../simcloud/server.ts";
+import { embeddedSimTokens } from "../simcloud/tokens.ts";
 
 export interface SimCloudOptions {
   /** Use the sim cloud at this URL instead of embedding one. */
@@ -37,6 +38,8 @@ export async function openSimCloud(options: SimCloudOptions, dataDir: string, lo
   if (options.endpoint) {
     return { provider: { endpoint: options.endpoint, token: options.token }, close: async () => undefined };
   }
+  const tokens = embeddedSimTokens(dataDir);
+  const token = options.token ?? tokens.token;
   const server = await startSimCloudServer({
     port: options.port ?? 0,
     workloadPort: options.workloadPort ?? 0,
@@ -44,13 +47,13 @@ export async function openSimCloud(options: SimCloudOptions, dataDir: string, lo
     profile: options.profile ?? "demo",
     ...(options.seed !== undefined ? { seed: options.seed } : {}),
     ...(options.timeScale !== undefined ? { timeScale: options.timeScale } : {}),
-    ...(options.adminToken ? { adminToken: options.adminToken } : {}),
-    ...(options.token ? { defaultToken: options.token } : {}),
+    adminToken: options.adminToken ?? tokens.adminToken,
+    defaultToken: token,
     ...(options.faults ? { faults: options.faults } : {}),
     logger: log.child({ component: "simcloud" }),
   });
   return {
-    provider: { cloud: server.cloud, endpoint: server.url, token: options.token },
+    provider: { cloud: server.cloud, endpoint: server.url, token },
     url: server.url,
     workloadUrl: server.workloadUrl,
     close: () => server.close(),

@@ -69,11 +69,14 @@ export interface ControllerOptions<T extends KubeObject> {
   changed?: (previous: T, object: T) => boolean;
 }
 
-/** The object changed beyond its status: a new generation (spec), or other metadata (labels, finalizers, deletion). */
+/**
+ * The object changed beyond its status: a new generation (spec), or other metadata (labels, finalizers,
+ * deletion). The record of who wrote what (managedFields) moves with every write, a status write too.
+ */
 export function notStatusOnly(previous: KubeObject, object: KubeObject): boolean {
   if (previous.metadata.generation !== object.metadata.generation) return true;
-  const { resourceVersion: _a, ...before } = previous.metadata;
-  const { resourceVersion: _b, ...after } = object.metadata;
+  const { resourceVersion: _a, managedFields: _c, ...before } = previous.metadata;
+  const { resourceVersion: _b, managedFields: _d, ...after } = object.metadata;
   return JSON.stringify(before) !== JSON.stringify(after);
 }
 

@@ -8,6 +8,7 @@ import { loadFaultConfig } from "./faults.ts";
 import { isProfileName, type ProfileName } from "./profiles.ts";
 import { DEFAULT_ADMIN_TOKEN, DEFAULT_PORT, startSimCloudServer } from "./server.ts";
 import type { ResourceView } from "./resource-kinds.ts";
+import { embeddedToken } from "./tokens.ts";
 import { BUILTIN_REGISTRY } from "./services.ts";
 
 export { startSimCloudServer } from "./server.ts";
@@ -142,16 +143,18 @@ export function registerSimCloudCommands(program: Command, io: CliOutput = proce
     .command("resources")
     .description("list every resource of the account, in all regions, with its tags")
     .option("--endpoint <url>", "sim cloud URL", DEFAULT_ENDPOINT)
-    .option("--token <token>", "bearer token of the account", process.env.SLIPWAY_SIM_TOKEN ?? DEFAULT_TOKEN)
+    .option("--token <token>", "bearer token of the account (default: $SLIPWAY_SIM_TOKEN, the token of --data-dir's embedded cloud, or the sim's default)")
+    .option("--data-dir <dir>", "the data directory of the `slipway up` whose embedded sim cloud this is (its token is read from there)")
     .option("-o, --output <format>", "table or json", "table")
-    .action(async (options: { endpoint: string; token: string; output: string }) => {
+    .action(async (options: { endpoint: string; token?: string; dataDir?: string; output: string }) => {
       if (options.output !== "table" && options.output !== "json") {
         io.err(`error: unknown output format "${options.output}" (table, json)\n`);
         process.exitCode = 1;
         return;
       }
       try {
-        const client = new SimCloudClient({ endpoint: options.endpoint, token: options.token });
+        const token = options.token ?? process.env.SLIPWAY_SIM_TOKEN ?? (options.dataDir ? embeddedToken(options.dataDir) : DEFAULT_TOKEN);
+        const client = new SimCloudClient({ endpoint: options.endpoint, token });
         const resources = await withRetries(() => client.listResources());
         io.out(renderResources(resources, options.output));
       } catch (error) {

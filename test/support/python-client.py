@@ -6,6 +6,7 @@ Prints one JSON object with what the client saw; the test asserts on it.
 import json
 import sys
 import threading
+import time
 
 from kubernetes import client, config, watch
 
@@ -61,6 +62,24 @@ seen["left"] = sorted(c.metadata.name for c in core.list_namespaced_config_map(n
 core.delete_namespaced_config_map("py-0", namespace)
 thread.join(timeout=20)
 seen["events"] = events
+
+# A dry run writes nothing; a foreground delete holds the object until its dependents are gone.
+core.create_namespaced_config_map(namespace, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="py-dry")), dry_run="All")
+try:
+    core.read_namespaced_config_map("py-dry", namespace)
+    seen["dryRunStored"] = True
+except client.exceptions.ApiException as e:
+    seen["dryRunStored"] = e.status != 404
+core.create_namespaced_config_map(namespace, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="py-parent")))
+core.delete_namespaced_config_map("py-parent", namespace, body=client.V1DeleteOptions(propagation_policy="Foreground"))
+seen["foregroundGone"] = False
+for _ in range(200):
+    try:
+        core.read_namespaced_config_map("py-parent", namespace)
+        time.sleep(0.05)
+    except client.exceptions.ApiException as e:
+        seen["foregroundGone"] = e.status == 404
+        break
 
 # Slipway's own kinds through the generic client.
 clusters = custom.list_namespaced_custom_object("slipway.dev", "v1alpha1", namespace, "clusters")
