@@ -75,4 +75,15 @@ describe("addon health", () => {
     assert.equal(notReady(job({})), "Job x/j: 0/1 completed");
     assert.equal(notReady(job({ conditions: [{ type: "Failed", status: "True", message: "BackoffLimitExceeded" }] })), "Job x/j failed: BackoffLimitExceeded");
   });
+
+  it("reads a Job's status as the Job controller writes it, running and complete", () => {
+    const job = (status: Record<string, unknown>) => ({ apiVersion: "batch/v1", kind: "Job", metadata: { name: "j", namespace: "x" }, spec: { completions: 3, parallelism: 2 }, status });
+    const base = { startTime: "2025-03-01T10:00:00Z", ready: 0, terminating: 0, uncountedTerminatedPods: {} };
+    assert.equal(notReady(job({ ...base, active: 2, succeeded: 1 })), "Job x/j: 1/3 completed");
+    const reached = { status: "True", reason: "CompletionsReached", message: "Reached expected number of succeeded pods" };
+    // SuccessCriteriaMet comes first; the Job is done only once Complete.
+    assert.equal(notReady(job({ ...base, succeeded: 3, conditions: [{ type: "SuccessCriteriaMet", ...reached }] })), "Job x/j: 3/3 completed");
+    const complete = [{ type: "SuccessCriteriaMet", ...reached }, { type: "Complete", ...reached }];
+    assert.equal(notReady(job({ ...base, succeeded: 3, completionTime: "2025-03-01T10:00:05Z", conditions: complete })), undefined);
+  });
 });

@@ -1,7 +1,7 @@
 // One emulated workload cluster's objects, written as kubeadm, the kubelets and the controller manager
 // would write them: the objects of `kubeadm init`, a node and its static pods when a machine joins, the
-// node unreachable when its machine stops, and removed when it is gone. Pods of DaemonSets and
-// Deployments, and whether a node is Ready, are the controllers' (controllers.ts).
+// node unreachable when its machine stops, and removed when it is gone. Pods of DaemonSets, Deployments
+// and Jobs, and whether a node is Ready, are the controllers' (controllers.ts).
 import type { ServedRbac } from "../../apiserver/authorization/served.ts";
 import type { KubeObject } from "../../api/meta.ts";
 import type { KindDefinition, Registry } from "../../api/registry.ts";
@@ -35,6 +35,7 @@ function kindsOf(registry: Registry): WorkloadKinds {
     secret: find("v1", "Secret"),
     daemonSet: find("apps/v1", "DaemonSet"),
     deployment: find("apps/v1", "Deployment"),
+    job: find("batch/v1", "Job"),
     podDisruptionBudget: find("policy/v1", "PodDisruptionBudget"),
     clusterRole: find("rbac.authorization.k8s.io/v1", "ClusterRole"),
     clusterRoleBinding: find("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),

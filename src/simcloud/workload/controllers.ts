@@ -1,15 +1,18 @@
 // What the controller manager and the kubelets of an emulated workload cluster do with its workloads:
 // the DaemonSet controller runs one pod per node the pod template fits, the Deployment controller keeps
-// `replicas` pods of the current template placed on nodes that accept them, the disruption controller
+// `replicas` pods of the current template placed on nodes that accept them, the Job controller runs a
+// Job's pods `parallelism` at a time until `completions` succeeded, the disruption controller
 // counts what each PodDisruptionBudget allows, and each node is Ready only while its kubelet reports and
 // the network plugin runs on it. Statuses are written as the real controllers write them, and only when
-// they change. Pods start at once (the network plugin's pod starts after a delay the emulator times).
+// they change. Pods start at once (the network plugin's pod starts after a delay the emulator times), and
+// the Job controller's pods, once started, run to completion at once.
 import { createHash } from "node:crypto";
 import type { KubeObject } from "../../api/meta.ts";
 import type { KindDefinition } from "../../api/registry.ts";
 import { AlreadyExistsError, NotFoundError } from "../../apiserver/errors.ts";
 import type { ObjectService } from "../../apiserver/objects.ts";
 import type { DaemonSetObject, DeploymentObject } from "./kinds-apps.ts";
+import type { JobObject } from "./kinds-batch.ts";
 import { selectorMatches, type PodSpecView } from "./kinds-podspec.ts";
 import type { PodDisruptionBudgetObject } from "./kinds-policy.ts";
 import type { NodeObject, PodObject } from "./kinds.ts";
@@ -25,6 +28,7 @@ export interface WorkloadKinds {
   secret: KindDefinition;
   daemonSet: KindDefinition;
   deployment: KindDefinition;
+  job: KindDefinition;
   podDisruptionBudget: KindDefinition;
   clusterRole: KindDefinition;
   clusterRoleBinding: KindDefinition;
@@ -53,6 +57,10 @@ function specOf(pod: { spec?: unknown }): PodSpecView {
 
 function isRunning(pod: PodObject): boolean {
   return pod.status?.phase === "Running" && (pod.status.containerStatuses ?? []).every((c) => c.ready) && !pod.metadata.deletionTimestamp;
+}
+
+function finished(pod: PodObject): boolean {
+  return pod.status?.phase === "Succeeded" || pod.status?.phase === "Failed";
 }
 
 function ownedBy(pod: KubeObject, owner: KubeObject): boolean {
@@ -111,6 +119,8 @@ export class WorkloadControllers {
     for (const ds of daemonSets) pluginPending.push(...(await this.syncDaemonSet(ds, state, at)));
     const deployments = (await this.objects.list(this.kinds.deployment, undefined)).items as DeploymentObject[];
     for (const deployment of deployments) await this.syncDeployment(deployment, state, at);
+    const jobs = (await this.objects.list(this.kinds.job, undefined)).items as JobObject[];
+    for (const job of jobs) await this.syncJob(job, state, at);
     await this.syncBudgets(state.pods, at);
     return { pluginPending };
   }
@@ -297,7 +307,7 @@ export class WorkloadControllers {
     for (let n = 0; mine.length < replicas; n++) {
       const name = `${deployment.metadata.name}-${hash}-${M.nameSuffix(`${deployment.metadata.uid}/${hash}/${n}`)}`;
       if (state.pods.some((p) => p.metadata.namespace === namespace && p.metadata.name === name)) continue;
-      const plan = M.deploymentPod(owner, name, { ...(spec.template.metadata?.labels ?? {}), [TEMPLATE_HASH]: hash }, template);
+      const plan = M.templatePod(owner, name, { ...(spec.template.metadata?.labels ?? {}), [TEMPLATE_HASH]: hash }, template);
       const created = await this.createPod(plan.object, M.unschedulablePodStatus(this.unschedulableMessage(template, state.nodes), at));
       if (!created) continue;
       state.pods.push(created);
@@ -309,6 +319,81 @@ export class WorkloadControllers {
     }
     mine = state.pods.filter((p) => ownedBy(p, deployment));
     await this.writeDeploymentStatus(deployment, mine, hash, replicas, at);
+  }
+
+  // ---- Jobs ----
+
+  /**
+   * Keeps up to `parallelism` pods of the Job's template active until `completions` succeeded (without
+   * completions, until one succeeded and none is active). A pod runs to completion as soon as it starts
+   * on a node; one no node accepts stays Pending and active. A suspended Job's active pods are deleted
+   * and no new ones made. A finished Job is left as it is.
+   */
+  private async syncJob(job: JobObject, state: State, at: string): Promise<void> {
+    const spec = job.spec!;
+    const done = (job.status?.conditions ?? []).some((c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True");
+    if (done) return;
+    const namespace = job.metadata.namespace!;
+    const template = specOf(spec.template);
+    const parallelism = spec.parallelism ?? 1;
+    const owner = { apiVersion: "batch/v1", kind: "Job", name: job.metadata.name!, uid: job.metadata.uid!, namespace };
+    const mine = () => state.pods.filter((p) => ownedBy(p, job));
+    const active = () => mine().filter((p) => !finished(p) && !p.metadata.deletionTimestamp);
+    // Counted once, as the real controller counts a pod before it lets it go: a succeeded pod removed since still counts.
+    let succeeded = Math.max(job.status?.succeeded ?? 0, mine().filter((p) => p.status?.phase === "Succeeded").length);
+    if (spec.suspend) {
+      for (const pod of active()) {
+        await this.ignoreMissing(this.objects.forget(this.kinds.pod, namespace, pod.metadata.name!, pod.metadata.uid!));
+        state.pods = state.pods.filter((p) => p !== pod);
+      }
+    }
+    const wanted = () => (spec.completions === undefined ? (succeeded > 0 ? 0 : parallelism) : Math.min(parallelism, spec.completions - succeeded));
+    for (let n = 0, progress = true; progress && !spec.suspend; ) {
+      progress = false;
+      while (active().length < wanted()) {
+        const name = `${job.metadata.name}-${M.nameSuffix(`${job.metadata.uid}/${n++}`)}`;
+        if (state.pods.some((p) => p.metadata.namespace === namespace && p.metadata.name === name)) continue;
+        const plan = M.templatePod(owner, name, { ...(spec.template.metadata?.labels ?? {}) }, template);
+        const created = await this.createPod(plan.object, M.unschedulablePodStatus(this.unschedulableMessage(template, state.nodes), at));
+        if (created) state.pods.push(created);
+      }
+      for (const pod of active()) {
+        await this.place(pod, template, state, at);
+        const placed = state.pods.find((p) => p.metadata.uid === pod.metadata.uid);
+        if (placed?.status?.phase !== "Running") continue;
+        await this.setPodStatus(placed, M.succeededPodStatus(placed.status, at), state);
+        succeeded++;
+        progress = true;
+      }
+    }
+    await this.writeJobStatus(job, active(), succeeded, at);
+  }
+
+  private async writeJobStatus(job: JobObject, active: PodObject[], succeeded: number, at: string): Promise<void> {
+    const previous = job.status ?? {};
+    const complete = job.spec?.completions === undefined ? succeeded > 0 && active.length === 0 : succeeded >= job.spec.completions;
+    const suspended = job.spec?.suspend === true && !complete;
+    const condition = (type: string, reason: string, message: string) => {
+      const before = previous.conditions?.find((c) => c.type === type && c.status === "True");
+      return before ?? { type, status: "True" as const, reason, message, lastProbeTime: at, lastTransitionTime: at };
+    };
+    const conditions = [
+      ...(suspended ? [condition("Suspended", "JobSuspended", "Job suspended")] : []),
+      ...(complete ? ["SuccessCriteriaMet", "Complete"].map((type) => condition(type, "CompletionsReached", "Reached expected number of succeeded pods")) : []),
+    ];
+    const startTime = suspended ? undefined : (previous.startTime ?? at);
+    const status = {
+      ...(conditions.length > 0 ? { conditions } : {}),
+      ...(startTime ? { startTime } : {}),
+      ...(complete ? { completionTime: previous.completionTime ?? at } : {}),
+      ...(active.length > 0 ? { active: active.length } : {}),
+      ...(succeeded > 0 ? { succeeded } : {}),
+      ...(previous.failed ? { failed: previous.failed } : {}),
+      terminating: 0,
+      uncountedTerminatedPods: {},
+      ready: active.filter(isRunning).length,
+    };
+    if (!same(job.status, status)) await this.ignoreMissing(this.objects.updateStatus(this.kinds.job, job.metadata.namespace, job.metadata.name!, { ...job, status }));
   }
 
   /** Binds a pending pod to the node with the fewest pods of its owner among those it fits, and starts it there. */

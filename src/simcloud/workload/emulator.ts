@@ -481,7 +481,7 @@ export class WorkloadEmulator {
   async clientWrote(clusterId: string, verb: string, def: KindDefinition, object: KubeObject): Promise<void> {
     const cluster = this.records.cluster(clusterId);
     if (!cluster) return;
-    const workloadKind = (def.group === "apps" && (def.kind === "DaemonSet" || def.kind === "Deployment")) || (def.group === "policy" && def.kind === "PodDisruptionBudget");
+    const workloadKind = (def.group === "apps" && (def.kind === "DaemonSet" || def.kind === "Deployment")) || (def.group === "batch" && def.kind === "Job") || (def.group === "policy" && def.kind === "PodDisruptionBudget");
     const core = def.group === "" && (def.kind === "Node" || (def.kind === "Pod" && verb === "delete"));
     if (workloadKind || core) {
       await this.onCluster(cluster.endpoint, () => this.syncCluster(cluster));

@@ -38,7 +38,8 @@ function labelsText(labels: Record<string, string> | undefined): string {
   return entries.length > 0 ? entries.map(([k, v]) => `${k}=${v}`).join(",") : "<none>";
 }
 
-const wideColumns: PrinterColumn[] = [
+/** The `-o wide` columns of a workload with a pod template: containers, images, selector. */
+export const templateColumns: PrinterColumn[] = [
   {
     name: "CONTAINERS",
     type: "string",
@@ -150,7 +151,7 @@ export const daemonSetKind: KindDefinition<DaemonSetObject> = {
       value: (o) => labelsText(templateOf(o).template?.spec?.nodeSelector),
     },
     ageColumn,
-    ...wideColumns,
+    ...templateColumns,
   ],
 };
 
@@ -218,6 +219,6 @@ export const deploymentKind: KindDefinition<DeploymentObject> = {
     fieldColumn("UP-TO-DATE", ".status.updatedReplicas", "Pods running the current template.", { type: "integer" }),
     fieldColumn("AVAILABLE", ".status.availableReplicas", "Pods available.", { type: "integer" }),
     ageColumn,
-    ...wideColumns,
+    ...templateColumns,
   ],
 };

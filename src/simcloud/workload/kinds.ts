@@ -8,6 +8,7 @@ import { configMapKind, eventKind, namespaceKind, secretKind } from "../../api/c
 import { FreeForm, MapOf, StringEnum, Struct, objectSchema, type KubeObject, type ObjectOf } from "../../api/meta.ts";
 import { Registry, type KindDefinition } from "../../api/registry.ts";
 import { daemonSetKind, deploymentKind } from "./kinds-apps.ts";
+import { jobKind } from "./kinds-batch.ts";
 import { PodSpec, podSpecErrors, type PodSpecView } from "./kinds-podspec.ts";
 import { podDisruptionBudgetKind } from "./kinds-policy.ts";
 import { serviceKind } from "./kinds-service.ts";
@@ -206,8 +207,9 @@ function podSpec(pod: KubeObject): Partial<PodSpecView> {
 
 function podStatusText(pod: PodObject): string {
   if (pod.metadata.deletionTimestamp) return "Terminating";
-  const waiting = pod.status?.containerStatuses?.map((c) => (c.state as { waiting?: { reason?: string } } | undefined)?.waiting?.reason).find(Boolean);
-  return pod.status?.reason ?? waiting ?? pod.status?.phase ?? "Pending";
+  const states = (pod.status?.containerStatuses ?? []).map((c) => c.state as { waiting?: { reason?: string }; terminated?: { reason?: string } } | undefined);
+  const reason = states.map((s) => s?.waiting?.reason).find(Boolean) ?? states.map((s) => s?.terminated?.reason).find(Boolean);
+  return pod.status?.reason ?? reason ?? pod.status?.phase ?? "Pending";
 }
 
 export const podKind: KindDefinition<PodObject> = {
@@ -272,6 +274,7 @@ export const workloadKinds: readonly KindDefinition[] = [
   ...rbacKinds,
   general(daemonSetKind),
   general(deploymentKind),
+  general(jobKind),
   general(podDisruptionBudgetKind),
   general(serviceKind),
   general(certificateSigningRequestKind),

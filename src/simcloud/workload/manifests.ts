@@ -207,6 +207,20 @@ export function runningPodStatus(containers: { name: string; image: string }[], 
   };
 }
 
+/** Status of a pod whose containers all exited 0 (the pod of a Job, done). */
+export function succeededPodStatus(running: PodStatus, at: string): PodStatus {
+  const completed = (type: string) => ({ type, status: "False" as const, reason: "PodCompleted", lastTransitionTime: at });
+  return {
+    ...running,
+    phase: "Succeeded",
+    conditions: [completed("PodReadyToStartContainers"), { type: "Initialized", status: "True", reason: "PodCompleted", lastTransitionTime: at }, completed("Ready"), completed("ContainersReady"), { type: "PodScheduled", status: "True", lastTransitionTime: at }],
+    containerStatuses: (running.containerStatuses ?? []).map((c) => {
+      const startedAt = (c.state as { running?: { startedAt?: string } } | undefined)?.running?.startedAt ?? at;
+      return { ...c, ready: false, started: false, state: { terminated: { exitCode: 0, reason: "Completed", startedAt, finishedAt: at, containerID: c.containerID } } };
+    }),
+  };
+}
+
 /** Status of a pod the scheduler cannot place yet. */
 export function unschedulablePodStatus(message: string, at: string): PodStatus {
   return { phase: "Pending", qosClass: "Burstable", conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable", message, lastTransitionTime: at }] };
@@ -281,9 +295,9 @@ export function daemonPod(daemonSet: OwnerRef & { namespace: string }, labels: R
   return { object: pod(`${owner.name}-${nameSuffix(`${owner.name}/${nodeName}`)}`, namespace, labels, spec, owner), containers };
 }
 
-/** A pod of a Deployment, not placed yet. */
-export function deploymentPod(deployment: OwnerRef & { namespace: string }, name: string, labels: Record<string, string>, template: PodSpecView): PodPlan {
-  const { namespace, ...owner } = deployment;
+/** A pod of a workload's template (a Deployment's, a Job's), not placed yet. */
+export function templatePod(workload: OwnerRef & { namespace: string }, name: string, labels: Record<string, string>, template: PodSpecView): PodPlan {
+  const { namespace, ...owner } = workload;
   const containers = template.containers.map((c) => ({ name: c.name, image: c.image ?? "" }));
   return { object: pod(name, namespace, labels, structuredClone(template) as unknown as Record<string, unknown>, owner), containers };
 }

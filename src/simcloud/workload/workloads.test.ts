@@ -142,6 +142,28 @@ describe("workloads of an emulated cluster", () => {
     assert.deepEqual([...new Set(pods.map((p) => p[6]))].sort(), ["sigma-w-0", "sigma-w-1"], "spread over the workers, none on the tainted control plane");
   });
 
+  it("runs a Job applied with kubectl to completion, prints it as kubectl does and collects its pods when it is deleted", async () => {
+    const manifest: KubeObject = {
+      apiVersion: "batch/v1",
+      kind: "Job",
+      metadata: { name: "migrate", namespace: "default" },
+      spec: { completions: 2, template: { spec: { restartPolicy: "OnFailure", containers: [{ name: "migrate", image: "busybox:1.36", command: ["true"] }] } } },
+    };
+    const created = await apply(c.kubeconfig, [manifest]);
+    assert.equal(created.code, 0, created.stderr);
+    const [row] = await waitFor(async () => {
+      const list = await rows(c.kubeconfig, ["get", "jobs", "-n", "default"]);
+      return list[0]?.[1] === "Complete" ? list : undefined;
+    }, "the Job Complete");
+    assert.deepEqual(row?.slice(0, 3), ["migrate", "Complete", "2/2"]);
+    const pods = await rows(c.kubeconfig, ["get", "pods", "-n", "default", "-l", "job-name=migrate"]);
+    assert.deepEqual(pods.map((p) => p[2]), ["Completed", "Completed"]);
+    const again = await apply(c.kubeconfig, [manifest]);
+    assert.match(again.stdout, /job\.batch\/migrate unchanged/, again.stderr);
+    assert.equal((await kubectl(c.kubeconfig, ["delete", "job", "migrate", "-n", "default"])).code, 0);
+    await waitFor(async () => (await rows(c.kubeconfig, ["get", "pods", "-n", "default", "-l", "job-name=migrate"])).length === 0, "the Job's pods collected");
+  });
+
   it("turns a stopped machine's node NotReady after the node-monitor grace period, shut down, and Ready once it starts again", async () => {
     const worker = c.machines.get("sigma-w-1")!;
     await cloud.stopInstance(REGION, worker.id);
