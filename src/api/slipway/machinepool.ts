@@ -61,6 +61,7 @@ export const MachinePoolStatusSchema = Struct(
     unavailableReplicas: count("Machines wanted that are not yet available."),
     conditions: Type.Optional(Type.Array(Condition, { description: "Current conditions, e.g. Ready." })),
     observedGeneration: Type.Optional(Type.Integer({ description: "The spec generation this status describes." })),
+    selector: Type.Optional(Type.String({ description: "Label selector of the pool's machines, as /scale reports it." })),
     reason: Type.Optional(Type.String({ description: "Why the pool is failing, e.g. CreateMachineFailed." })),
     message: Type.Optional(Type.String({ description: "Human-readable details of the reason." })),
   },

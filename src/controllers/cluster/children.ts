@@ -308,6 +308,15 @@ export function workerVersion(scope: ClusterScope, pool: MachinePoolObject | und
   return pool?.spec.version ?? oldestVersion(liveControlPlane(scope).map(versionOfMachine)) ?? target;
 }
 
+/**
+ * The cluster made the pool for one of its worker pools: it carries the worker pool's name under
+ * LABEL_POOL and is named after it. A pool created on its own and adopted by the cluster is not.
+ */
+export function isDeclaredPool(cluster: ClusterObject, pool: MachinePoolObject): boolean {
+  const worker = pool.metadata.labels?.[LABEL_POOL];
+  return worker !== undefined && pool.metadata.name === names.machinePool(cluster.metadata.name!, worker);
+}
+
 /** One MachinePool per worker pool, made at once: its machines wait for what they need themselves. */
 export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
   const cluster = scope.object;
@@ -347,7 +356,10 @@ export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
     const upgraded = workers.filter((m) => !isOutdated(m, target) && isMachineReady(m)).length;
     scope.waitingOn ??= `the worker pools' upgrade to ${target}: ${upgraded} of ${desiredWorkers(cluster.spec)} machines upgraded`;
   }
+  // Only pools the cluster made go with their declaration: a pool created on its own and adopted is the
+  // user's, whatever spec.workers says.
   for (const pool of scope.pools) {
+    if (!isDeclaredPool(cluster, pool)) continue;
     if (wanted.some((w) => names.machinePool(cluster.metadata.name!, w.name) === pool.metadata.name) || pool.metadata.deletionTimestamp) continue;
     await ctx.event(cluster, "Normal", "DeletingWorkerPool", `pool ${pool.metadata.name} is no longer declared`);
     await deleteIfPresent(() => pools.delete(pool.metadata.namespace, pool.metadata.name!));

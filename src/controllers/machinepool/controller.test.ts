@@ -307,3 +307,39 @@ describe("machine pool controller, in a paused cluster", () => {
     assert.deepEqual(await machinesOf("held"), ["held-w-0", "held-w-1"]);
   });
 });
+
+describe("machine pool controller, adopting pools created on their own", () => {
+  let env: ControllerTestEnv;
+  const h = helpers(() => env);
+
+  before(async () => {
+    env = await controllerTestEnv();
+    registerMachinePoolController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20 });
+    await env.start();
+  });
+
+  after(() => env.close());
+
+  it("reports a pool naming a missing cluster, makes nothing, and is adopted once the cluster exists", async () => {
+    await h.pools().create(pool(2));
+    const waiting = await h.waitPool((p) => p.status?.reason === "WaitingForCluster");
+    assert.equal(waiting.status?.phase, "Pending");
+    assert.match(waiting.status?.message ?? "", /spec\.clusterName: Cluster "demo" does not exist/);
+    assert.equal(waiting.status?.conditions?.find((c) => c.type === "Ready")?.status, "False");
+    assert.deepEqual(await h.machinesOfPool(), []);
+    assert.equal(waiting.metadata.ownerReferences, undefined);
+
+    const cluster = await env.client.of<ClusterObject>(clusterKind).create({
+      apiVersion: "slipway.dev/v1alpha1",
+      kind: "Cluster",
+      metadata: { name: CLUSTER, namespace: NAMESPACE },
+      spec: { controlPlane: { connection: CONNECTION, machineType: "s1.medium" } },
+    });
+    const adopted = await h.waitPool((p) => p.status?.replicas === 2);
+    assert.deepEqual(adopted.metadata.ownerReferences, [controllerRef(cluster)]);
+    assert.equal(adopted.metadata.labels?.["slipway.dev/cluster"], CLUSTER);
+    assert.equal(adopted.status?.selector, `slipway.dev/cluster=${CLUSTER},slipway.dev/pool=${POOL}`);
+    assert.equal(adopted.status?.conditions?.find((c) => c.type === "ClusterOwned")?.status, "True");
+    assert.ok((await poolEvents(env)).some((e) => e.reason === "AdoptedByCluster"));
+  });
+});

@@ -74,7 +74,7 @@ export function registerMachinePoolController(
       };
     },
     summarize: (ctx, scope, error) =>
-      summarizePool(scope.object, { machines: scope.machines, deleted: scope.deleted }, nowTimestamp(new Date(ctx.clock.now())), error),
+      summarizePool(scope.object, { machines: scope.machines, deleted: scope.deleted }, nowTimestamp(new Date(ctx.clock.now())), error, scope.waitingForCluster),
   });
 
   const controller = manager.add<MachinePoolObject>({

@@ -14,7 +14,7 @@ import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, Scope } from "../../runtime/reconciler.ts";
 import { controllerOf, controllerRef } from "../contract.ts";
 import { LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
-import { LABEL_POOL, LABEL_TEMPLATE_HASH } from "../../api/slipway/machinepool.ts";
+import { LABEL_POOL, LABEL_TEMPLATE_HASH, machinePoolKind } from "../../api/slipway/machinepool.ts";
 import { names } from "../../api/slipway/names.ts";
 import { isFailedForGood } from "../machine/status.ts";
 import { planRollout, type RolloutPlan } from "../rollout/plan.ts";
@@ -36,6 +36,8 @@ export interface MachinePoolScope extends Scope<MachinePoolObject> {
   listMachines: () => Promise<MachineObject[]>;
   /** Names of machines this reconcile deleted. */
   deleted: Set<string>;
+  /** Set when the pool waits for its cluster: why (naming spec.clusterName), for its status. */
+  waitingForCluster?: string;
 }
 
 /** The index in a pool machine's name, or undefined when the name is not `<pool>-<index>`. */
@@ -195,7 +197,42 @@ export const rollOut: Phase<MachinePoolScope> = async (ctx, scope) => {
   if (failed) throw failed.reason;
 };
 
-export const machinePoolPhases: readonly Phase<MachinePoolScope>[] = [refreshMachines, rollOut];
+/**
+ * A pool is its cluster's: one made on its own (naming the cluster in spec.clusterName, without an
+ * owner) is adopted — the Cluster becomes its controlling owner and it gets the cluster's label, so the
+ * cluster counts it and deletes it with itself. Until then it stays Pending and makes nothing; a pool
+ * naming a cluster that does not exist says so in its status.
+ */
+export const adoptByCluster: Phase<MachinePoolScope> = async (ctx, scope) => {
+  const pool = scope.object;
+  const cluster = scope.cluster;
+  const owner = controllerOf(pool);
+  if (!cluster) {
+    scope.waitingForCluster = `spec.clusterName: Cluster "${pool.spec.clusterName}" does not exist in namespace "${pool.metadata.namespace}"; the pool makes no machines until it does`;
+    return { halt: true };
+  }
+  if (owner?.kind === cluster.kind && owner.uid === cluster.metadata.uid) return;
+  if (owner) {
+    scope.waitingForCluster = `the pool is controlled by ${owner.kind} ${owner.name}, not by Cluster ${pool.spec.clusterName} (spec.clusterName)`;
+    return { halt: true };
+  }
+  if (cluster.metadata.deletionTimestamp) {
+    scope.waitingForCluster = `spec.clusterName: Cluster "${pool.spec.clusterName}" is being deleted`;
+    return { halt: true };
+  }
+  const written = await ctx.client.of<MachinePoolObject>(machinePoolKind).patch(pool.metadata.namespace, pool.metadata.name!, "merge", {
+    metadata: {
+      resourceVersion: pool.metadata.resourceVersion,
+      labels: { [LABEL_CLUSTER]: cluster.metadata.name! },
+      ownerReferences: [...(pool.metadata.ownerReferences ?? []), controllerRef(cluster)],
+    },
+  });
+  scope.object.metadata = written.metadata;
+  await ctx.event(pool, "Normal", "AdoptedByCluster", `Cluster ${cluster.metadata.name} adopted the pool: it is now owned by the cluster and deleted with it`);
+  return { halt: true };
+};
+
+export const machinePoolPhases: readonly Phase<MachinePoolScope>[] = [adoptByCluster, refreshMachines, rollOut];
 
 /** Deletes every machine of the pool and waits until they are gone. */
 export const deleteAllMachines: Phase<MachinePoolScope> = async (ctx, scope) => {

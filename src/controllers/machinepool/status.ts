@@ -4,7 +4,8 @@
 // be read and tested in one place.
 import type { MachineObject, MachinePoolObject, MachinePoolStatus } from "../../api/kinds.ts";
 import { isMachineReady } from "../../api/slipway/machine.ts";
-import type { MachinePoolPhase } from "../../api/slipway/machinepool.ts";
+import { LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
+import { LABEL_POOL, type MachinePoolPhase } from "../../api/slipway/machinepool.ts";
 import { READY, setCondition, summarize } from "../../runtime/conditions.ts";
 import { InternalReconcileError } from "../../runtime/failures.ts";
 import { createFailure, isFailedForGood } from "../machine/status.ts";
@@ -14,8 +15,15 @@ import { isCurrent, poolTemplate, type PoolTemplate } from "./template.ts";
 export const MACHINES_HEALTHY = "MachinesHealthy";
 /** True when exactly the wanted number of machines exists and each has a Ready node. */
 export const REPLICAS_READY = "ReplicasReady";
+/** True once the pool's cluster (spec.clusterName) exists and owns it; False, with why, until then. */
+export const CLUSTER_OWNED = "ClusterOwned";
 /** True when every machine is made from the pool's current template; False while they are rolled. */
 export const MACHINES_UP_TO_DATE = "MachinesUpToDate";
+
+/** The label selector of the pool's machines, as the /scale subresource reports it (status.selector). */
+export function poolSelector(pool: MachinePoolObject): string {
+  return `${LABEL_CLUSTER}=${pool.spec.clusterName},${LABEL_POOL}=${pool.metadata.name}`;
+}
 
 export function desiredReplicas(pool: MachinePoolObject): number {
   return pool.spec.replicas ?? 1;
@@ -112,7 +120,7 @@ export function poolFailure(machines: readonly MachineObject[], template?: PoolT
  * Writes counts, conditions, reason/message and phase into the pool's status; a step that failed with an
  * unexpected error (`error`) fails the pool with reason InternalError.
  */
-export function summarizePool(pool: MachinePoolObject, state: PoolMachines, now: string, error?: unknown): void {
+export function summarizePool(pool: MachinePoolObject, state: PoolMachines, now: string, error?: unknown, waitingForCluster?: string): void {
   const previous = pool.status?.phase;
   const status: MachinePoolStatus = (pool.status ??= {});
   const template = poolTemplate(pool.spec);
@@ -148,6 +156,15 @@ export function summarizePool(pool: MachinePoolObject, state: PoolMachines, now:
     const reason = phase === "ScalingDown" || phase === "ScalingUp" || phase === "Deleting" ? phase : "WaitingForMachines";
     setCondition(status, { type: REPLICAS_READY, status: "False", reason, message: replicasMessage }, now);
   }
-  setCondition(status, summarize(status.conditions, [MACHINES_HEALTHY, REPLICAS_READY, MACHINES_UP_TO_DATE], READY), now);
-  status.phase = error instanceof InternalReconcileError && !pool.metadata.deletionTimestamp ? "Failed" : phase;
+  if (waitingForCluster) {
+    setCondition(status, { type: CLUSTER_OWNED, status: "False", reason: "WaitingForCluster", message: waitingForCluster }, now);
+    status.reason = "WaitingForCluster";
+    status.message = waitingForCluster;
+  } else {
+    setCondition(status, { type: CLUSTER_OWNED, status: "True", reason: "Owned", message: `owned by Cluster ${pool.spec.clusterName}` }, now);
+  }
+  setCondition(status, summarize(status.conditions, [CLUSTER_OWNED, MACHINES_HEALTHY, REPLICAS_READY, MACHINES_UP_TO_DATE], READY), now);
+  status.selector = poolSelector(pool);
+  if (waitingForCluster && !pool.metadata.deletionTimestamp) status.phase = "Pending";
+  else status.phase = error instanceof InternalReconcileError && !pool.metadata.deletionTimestamp ? "Failed" : phase;
 }
