@@ -27,6 +27,13 @@ export type MachinePoolPhase = (typeof MACHINE_POOL_PHASES)[number];
 export const LABEL_POOL = "slipway.dev/pool";
 /** On a pool's machines: the hash of the pool template (controllers/rollout/hash.ts) the machine was made from. */
 export const LABEL_TEMPLATE_HASH = "slipway.dev/template-hash";
+/**
+ * On a pool a Cluster declares: its replicas are set from outside (an autoscaler, `kubectl scale`), not
+ * from the Cluster's spec.workers (Cluster API's marker of an externally scaled pool; any value).
+ */
+export const ANNOTATION_REPLICAS_MANAGED_BY = "cluster.x-k8s.io/replicas-managed-by";
+/** On a pool a Cluster declares: the replicas the cluster last set, to tell a direct edit from a change of the Cluster's spec. */
+export const ANNOTATION_DECLARED_REPLICAS = "slipway.dev/declared-replicas";
 export const FINALIZER_MACHINE_POOL = "slipway.dev/machinepool";
 
 export const MachinePoolSpecSchema = Struct(

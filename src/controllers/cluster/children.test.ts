@@ -1,7 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { MachinePoolObject } from "../../api/kinds.ts";
-import { poolSpecPatch } from "./children.ts";
+import { declaredReplicasPatch, isDeclaredPool, poolSpecPatch } from "./children.ts";
+import type { ClusterObject } from "../../api/kinds.ts";
 
 const spec = (extra: Partial<MachinePoolObject["spec"]> = {}): MachinePoolObject["spec"] => ({
   clusterName: "demo",
@@ -28,5 +29,23 @@ describe("keeping a cluster's pools as its spec declares them", () => {
       { op: "add", path: "/spec/machineType", value: "s1.medium" },
       { op: "add", path: "/spec/replicas", value: 3 },
     ]);
+  });
+});
+
+describe("pools of a cluster", () => {
+  const cluster = { metadata: { name: "demo", namespace: "default" } } as ClusterObject;
+  const pool = (name: string, labels?: Record<string, string>) => ({ metadata: { name, namespace: "default", labels }, spec: {} }) as MachinePoolObject;
+
+  it("tells the pools the cluster declares from those created on their own", () => {
+    assert.equal(isDeclaredPool(cluster, pool("demo-workers", { "slipway.dev/pool": "workers" })), true);
+    assert.equal(isDeclaredPool(cluster, pool("batch", { "slipway.dev/cluster": "demo" })), false);
+    // The label alone does not make a pool the cluster's: its name must be the one the cluster gives.
+    assert.equal(isDeclaredPool(cluster, pool("batch", { "slipway.dev/pool": "workers" })), false);
+  });
+
+  it("records the replicas the cluster sets, creating the annotations when there are none", () => {
+    assert.deepEqual(declaredReplicasPatch({}, 3), [{ op: "add", path: "/metadata/annotations", value: { "slipway.dev/declared-replicas": "3" } }]);
+    assert.deepEqual(declaredReplicasPatch({ note: "x" }, 3), [{ op: "add", path: "/metadata/annotations/slipway.dev~1declared-replicas", value: "3" }]);
+    assert.deepEqual(declaredReplicasPatch({ "slipway.dev/declared-replicas": "3" }, 3), []);
   });
 });

@@ -12,7 +12,7 @@ import { LABEL_CONNECTION } from "../../api/slipway/connection.ts";
 import { SLIPWAY_API_VERSION } from "../../api/slipway/group.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { ANNOTATION_BOOTSTRAP, isMachineReady, LABEL_ROLE, machineKind, ROLE_CONTROL_PLANE, ROLE_WORKER } from "../../api/slipway/machine.ts";
-import { LABEL_POOL, machinePoolKind } from "../../api/slipway/machinepool.ts";
+import { ANNOTATION_DECLARED_REPLICAS, ANNOTATION_REPLICAS_MANAGED_BY, LABEL_POOL, machinePoolKind } from "../../api/slipway/machinepool.ts";
 import { names } from "../../api/slipway/names.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
 import { renderCniManifest } from "../../bootstrap/cni.ts";
@@ -297,6 +297,14 @@ export function poolSpecPatch(existing: MachinePoolObject["spec"], wanted: Machi
   return ops;
 }
 
+/** JSON-patch operations recording on a declared pool the replicas the cluster sets (ANNOTATION_DECLARED_REPLICAS). */
+export function declaredReplicasPatch(annotations: Record<string, string>, replicas: number): { op: "add"; path: string; value: unknown }[] {
+  const value = String(replicas);
+  if (annotations[ANNOTATION_DECLARED_REPLICAS] === value) return [];
+  if (Object.keys(annotations).length === 0) return [{ op: "add", path: "/metadata/annotations", value: { [ANNOTATION_DECLARED_REPLICAS]: value } }];
+  return [{ op: "add", path: `/metadata/annotations/${ANNOTATION_DECLARED_REPLICAS.replace(/~/g, "~0").replace(/\//g, "~1")}`, value }];
+}
+
 /**
  * The version a pool's machines run: the cluster's once the whole control plane runs it (kubelets are
  * never newer than the API servers), until then the one the pool has — or, for a new pool, the oldest
@@ -327,16 +335,27 @@ export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
     const existing = scope.pools.find((p) => p.metadata.name === name);
     const spec = poolSpec(cluster, worker, workerVersion(scope, existing));
     if (!existing) {
-      await createIfAbsent(() =>
-        pools.create({ apiVersion: SLIPWAY_API_VERSION, kind: "MachinePool", metadata: childMeta(cluster, name, { [LABEL_POOL]: worker.name, [LABEL_ROLE]: ROLE_WORKER }), spec } as MachinePoolObject),
-      );
+      const metadata = { ...childMeta(cluster, name, { [LABEL_POOL]: worker.name, [LABEL_ROLE]: ROLE_WORKER }), annotations: { [ANNOTATION_DECLARED_REPLICAS]: String(spec.replicas) } };
+      await createIfAbsent(() => pools.create({ apiVersion: SLIPWAY_API_VERSION, kind: "MachinePool", metadata, spec } as MachinePoolObject));
       await ctx.event(cluster, "Normal", "CreatingWorkerPool", `pool ${worker.name}: ${spec.replicas} × ${spec.machineType} in connection ${spec.connection}`);
       continue;
     }
-    const ops = poolSpecPatch(existing.spec, spec);
+    const annotations = existing.metadata.annotations ?? {};
+    const externallyScaled = annotations[ANNOTATION_REPLICAS_MANAGED_BY] !== undefined;
+    if (externallyScaled) spec.replicas = existing.spec.replicas;
+    const ops = [...poolSpecPatch(existing.spec, spec), ...(externallyScaled ? [] : declaredReplicasPatch(annotations, spec.replicas!))];
     if (ops.length === 0) continue;
     await pools.patch(existing.metadata.namespace, name, "json", ops);
     scope.changedChildren.add(name);
+    // The cluster's spec did not change the pool's replicas: someone edited the pool itself.
+    if (existing.spec.replicas !== spec.replicas && annotations[ANNOTATION_DECLARED_REPLICAS] === String(spec.replicas)) {
+      await ctx.event(
+        existing,
+        "Warning",
+        "ReplicasReverted",
+        `spec.replicas ${existing.spec.replicas} reverted to ${spec.replicas}: the pool is declared in Cluster ${cluster.metadata.name} (spec.workers ${worker.name}), which sets its replicas; scale it there, or annotate the pool ${ANNOTATION_REPLICAS_MANAGED_BY} to scale it from outside`,
+      );
+    }
     if (existing.spec.version !== undefined && existing.spec.version !== spec.version) {
       await ctx.event(cluster, "Normal", "UpgradingWorkerPool", `pool ${worker.name}: ${existing.spec.version} → ${spec.version}; the control plane runs ${spec.version}`);
     }

@@ -28,6 +28,14 @@ async function poolEvents(env: ControllerTestEnv): Promise<EventObject[]> {
   return events.items.filter((e) => e.involvedObject.kind === "MachinePool" && e.involvedObject.name === POOL);
 }
 
+/** A test environment running only the pool controller. */
+async function poolControllerEnv(): Promise<ControllerTestEnv> {
+  const env = await controllerTestEnv();
+  registerMachinePoolController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20 });
+  await env.start();
+  return env;
+}
+
 function helpers(env: () => ControllerTestEnv) {
   const pools = () => env().client.of<MachinePoolObject>(machinePoolKind);
   const machines = () => env().client.of<MachineObject>(machineKind);
@@ -283,9 +291,7 @@ describe("machine pool controller, in a paused cluster", () => {
   }
 
   before(async () => {
-    env = await controllerTestEnv();
-    registerMachinePoolController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20 });
-    await env.start();
+    env = await poolControllerEnv();
   });
 
   after(() => env.close());
@@ -313,9 +319,7 @@ describe("machine pool controller, adopting pools created on their own", () => {
   const h = helpers(() => env);
 
   before(async () => {
-    env = await controllerTestEnv();
-    registerMachinePoolController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20 });
-    await env.start();
+    env = await poolControllerEnv();
   });
 
   after(() => env.close());
