@@ -57,6 +57,16 @@ export interface KindStrategy<T extends KubeObject = KubeObject> {
   retainedWhileDeleting?(object: T): boolean;
 }
 
+/**
+ * A `/scale` subresource, as a CustomResourceDefinition declares one: where the object keeps the wanted
+ * and the current replicas and the label selector of what it counts (JSON paths such as ".spec.replicas").
+ */
+export interface ScaleSubresource {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  labelSelectorPath?: string;
+}
+
 export interface KindDefinition<T extends KubeObject = KubeObject> {
   /** "" for the core group. */
   group: string;
@@ -71,7 +81,7 @@ export interface KindDefinition<T extends KubeObject = KubeObject> {
   schema: TSchema;
   description: string;
   printerColumns: PrinterColumn[];
-  subresources: { status: boolean };
+  subresources: { status: boolean; scale?: ScaleSubresource };
   /** Values are encrypted at rest and never logged. */
   sensitive?: boolean;
   /** Fills defaults the schema cannot express. Runs on create and update, before validation. */

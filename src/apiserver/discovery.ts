@@ -1,4 +1,5 @@
 // Discovery documents: what kubectl reads to map kinds, short names and verbs to URLs.
+import { SCALE_GROUP, SCALE_SUBRESOURCE, SCALE_VERSION } from "./scale.ts";
 import type { KindDefinition, Registry } from "../api/registry.ts";
 
 export const SERVER_VERSION = {
@@ -49,6 +50,9 @@ function resources(defs: KindDefinition[], extra: Record<string, ExtraSubresourc
     },
     ...(d.subresources.status
       ? [{ name: `${d.plural}/status`, singularName: "", namespaced: d.namespaced, kind: d.kind, verbs: ["get", "patch", "update"] }]
+      : []),
+    ...(d.subresources.scale
+      ? [{ name: `${d.plural}/${SCALE_SUBRESOURCE}`, singularName: "", namespaced: d.namespaced, group: SCALE_GROUP, version: SCALE_VERSION, kind: "Scale", verbs: ["get", "patch", "update"] }]
       : []),
     ...Object.entries(extra)
       .filter(([name]) => name.startsWith(`${d.plural}/`))

@@ -45,7 +45,13 @@ export interface RequestOptions {
   context?: RequestContext;
 }
 
-export type ReadOptions = RequestOptions;
+export interface ReadOptions extends RequestOptions {
+  /** The subresource read (e.g. scale): the request is authorized as a read of it. */
+  subresource?: WriteSubresource;
+}
+
+/** The subresources a write can go through: status (only status changes) and scale (spec through a Scale). */
+export type WriteSubresource = "status" | "scale";
 
 export interface WriteOptions extends RequestOptions {
   fieldValidation?: FieldValidation;
@@ -138,7 +144,7 @@ export function nowTimestamp(date = new Date()): string {
  * The manager a write is recorded under: its context's, else the server's own for the server acting on
  * its own behalf, else "unknown" (a client that sent neither ?fieldManager nor a User-Agent).
  */
-function managedWrite(context: RequestContext, subresource?: "status"): ManagedWrite {
+function managedWrite(context: RequestContext, subresource?: WriteSubresource): ManagedWrite {
   const manager = context.fieldManager ?? (context.identity === SYSTEM_IDENTITY ? "slipway-apiserver" : "unknown");
   return { manager, time: nowTimestamp(), ...(subresource ? { subresource } : {}) };
 }
@@ -181,8 +187,8 @@ export class ObjectService {
     };
   }
 
-  private async authorizeRead(def: KindDefinition, verb: Verb, namespace: string | undefined, name: string | undefined, context: RequestContext | undefined): Promise<void> {
-    if (this.authorizes) await authorize(this.authorizer, this.describe(def, verb, namespace, name, context));
+  private async authorizeRead(def: KindDefinition, verb: Verb, namespace: string | undefined, name: string | undefined, context: RequestContext | undefined, subresource?: string): Promise<void> {
+    if (this.authorizes) await authorize(this.authorizer, this.describe(def, verb, namespace, name, context, subresource));
   }
 
   /** Runs the post-write hooks of a write the store accepted (or that changed nothing). */
@@ -219,7 +225,7 @@ export class ObjectService {
   // ---- reads ----
 
   async get(def: KindDefinition, namespace: string | undefined, name: string, options: ReadOptions = {}): Promise<KubeObject> {
-    await this.authorizeRead(def, "get", namespace, name, options.context);
+    await this.authorizeRead(def, "get", namespace, name, options.context, options.subresource);
     const kv = await this.store.get(objectKey(def, namespace, name));
     if (!kv) throw new NotFoundError(refOf(def, name));
     return this.decode(def, kv);
@@ -428,7 +434,7 @@ export class ObjectService {
     name: string,
     type: PatchType,
     body: unknown,
-    options: WriteOptions & { subresource?: "status" } = {},
+    options: WriteOptions & { subresource?: WriteSubresource } = {},
   ): Promise<WriteResult> {
     if (options.subresource === "status") this.requireStatus(def);
     return this.write(
@@ -496,7 +502,7 @@ export class ObjectService {
     name: string,
     next: (current: KubeObject) => KubeObject,
     verb: "update" | "patch",
-    subresource: "status" | undefined,
+    subresource: WriteSubresource | undefined,
     options: WriteOptions,
     applied: boolean,
   ): Promise<WriteResult> {
@@ -542,7 +548,7 @@ export class ObjectService {
       };
       const mutating = this.admission.mutate(admission);
     if (mutating) await mutating;
-      if (subresource === undefined) bumpGeneration(def, merged, current);
+      if (subresource !== "status") bumpGeneration(def, merged, current);
       const validating = this.admission.validate(admission);
     if (validating) await validating;
       checkFinalizers(def, current, merged);

@@ -10,6 +10,7 @@ import { BadRequestError, InternalError, InvalidError, MethodNotAllowedError, No
 import type { ApiMetrics } from "./metrics.ts";
 import type { ObjectService, DeleteOptions, DeletePropagation, ObjectEvent, WriteOptions, WriteResult } from "./objects.ts";
 import { renderOpenApi } from "./openapi.ts";
+import { SCALE_SUBRESOURCE, serveScale } from "./scale.ts";
 import { decodeProtobuf, PROTOBUF } from "./protobuf.ts";
 import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_RESPONSE, renderedOpenApiV2 } from "./openapi-v2.ts";
 import { isApplyPatch, patchTypeOf } from "./patch.ts";
@@ -353,6 +354,13 @@ async function serveResource(
     const answer = await action.handle({ namespace, name: name!, body, context });
     if (action.code) reply.code(action.code);
     return answer;
+  }
+  if (subresource === SCALE_SUBRESOURCE && def.subresources.scale && name !== undefined) {
+    info.verb = method === "GET" ? "get" : method === "PUT" ? "update" : "patch";
+    const body = method === "GET" ? undefined : parseBody(request);
+    if (method !== "GET" && body === undefined) throw new BadRequestError("the request body is empty");
+    const patchType = method === "PATCH" && !isApplyPatch(request.headers["content-type"]) ? patchTypeOf(request.headers["content-type"]) : undefined;
+    return serveScale(objects, def, { method, namespace, name, body, patchType, context: method === "GET" ? context : writeOptions(query, context).context! });
   }
   if (subresource !== undefined && subresource !== "status") {
     throw new NotFoundError({ group: def.group, kind: def.kind, plural: `${def.plural}/${subresource}` }, "the server could not find the requested resource");

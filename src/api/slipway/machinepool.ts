@@ -90,6 +90,7 @@ export const machinePoolKind: KindDefinition<MachinePoolObject> = {
   shortNames: ["mp"],
   schema: MachinePoolSchema,
   description: "A set of identical worker machines with a replica count.",
+  subresources: { status: true, scale: { specReplicasPath: ".spec.replicas", statusReplicasPath: ".status.replicas", labelSelectorPath: ".status.selector" } },
   printerColumns: [
     fieldColumn("NAME", ".metadata.name", "Name of the pool."),
     fieldColumn("CLUSTER", ".spec.clusterName", "Cluster the pool belongs to."),

@@ -18,14 +18,14 @@ const SERVER_METADATA = ["name", "namespace", "creationTimestamp", "selfLink", "
 export interface ManagedWrite {
   /** The field manager of the write. */
   manager: string;
-  /** Set for a write of the status subresource. */
-  subresource?: "status";
+  /** Set for a write of the status or the scale subresource. */
+  subresource?: "status" | "scale";
   /** When the write happens (RFC 3339), recorded for the managers it changes. */
   time: string;
 }
 
 /** The part of an object whose fields a write of the main resource or of a subresource owns. */
-function owned(def: KindDefinition, object: KubeObject, subresource: "status" | undefined): Record<string, unknown> {
+function owned(def: KindDefinition, object: KubeObject, subresource: "status" | "scale" | undefined): Record<string, unknown> {
   const { apiVersion: _a, kind: _k, metadata, status, ...rest } = object;
   if (subresource === "status") return status === undefined ? {} : { status };
   const out: Record<string, unknown> = rest;
