@@ -13,40 +13,24 @@ interface PoolView {
   status?: { phase?: string; reason?: string; message?: string; replicas?: number; readyReplicas?: number; selector?: string };
 }
 
-const CLUSTER = `apiVersion: slipway.dev/v1alpha1
-kind: Connection
-metadata:
-  name: sim
-spec:
-  provider: sim
-  region: sim-east-1
----
-apiVersion: slipway.dev/v1alpha1
-kind: Cluster
-metadata:
-  name: demo
-spec:
-  controlPlane:
-    connection: sim
-    machineType: s1.medium
-  workers:
-    - name: work
-      connection: sim
-      machineType: s1.small
-      replicas: 1
-`;
+const SPEC = { connection: "sim", machineType: "s1.small" };
+/** A sim Connection and a Cluster declaring one worker pool of 1 machine, as a List for kubectl apply. */
+const CLUSTER = JSON.stringify({
+  apiVersion: "v1",
+  kind: "List",
+  items: [
+    { apiVersion: "slipway.dev/v1alpha1", kind: "Connection", metadata: { name: "sim" }, spec: { provider: "sim", region: "sim-east-1" } },
+    {
+      apiVersion: "slipway.dev/v1alpha1",
+      kind: "Cluster",
+      metadata: { name: "demo" },
+      spec: { controlPlane: { connection: "sim", machineType: "s1.medium" }, workers: [{ name: "work", ...SPEC, replicas: 1 }] },
+    },
+  ],
+});
 
-function standalonePool(name: string, cluster: string, replicas: number): string {
-  return `apiVersion: slipway.dev/v1alpha1
-kind: MachinePool
-metadata:
-  name: ${name}
-spec:
-  clusterName: ${cluster}
-  connection: sim
-  machineType: s1.small
-  replicas: ${replicas}
-`;
+function standalonePool(name: string, clusterName: string, replicas: number): string {
+  return JSON.stringify({ apiVersion: "slipway.dev/v1alpha1", kind: "MachinePool", metadata: { name }, spec: { clusterName, ...SPEC, replicas } });
 }
 
 describe("machine pools created on their own and declared by the cluster", () => {
