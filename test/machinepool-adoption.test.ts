@@ -5,7 +5,8 @@
 // refused naming the field.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { eventually, kubectl, kubectlOk, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { spawnSync } from "node:child_process";
+import { SLIPWAY_BIN, eventually, kubectl, kubectlOk, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 
 interface PoolView {
   metadata: { uid: string; ownerReferences?: { kind: string; name: string; controller?: boolean; blockOwnerDeletion?: boolean }[] };
@@ -93,8 +94,13 @@ describe("machine pools created on their own and declared by the cluster", () =>
       const p = pool("extra");
       return p.status?.readyReplicas === 3 && p.status.phase === "Running";
     }, { timeoutMs: 30_000, what: "the standalone pool to run 3 machines" });
+    // slipway scale goes through the same subresource for a pool the cluster does not declare.
+    const cli = spawnSync(process.execPath, [SLIPWAY_BIN, "--kubeconfig", kc, "scale", "machinepool", "extra", "--replicas", "2"], { encoding: "utf8" });
+    assert.equal(cli.status, 0, cli.stderr);
+    assert.equal(cli.stdout, "machinepool.slipway.dev/extra scaled to 2 (cluster demo)\n");
     // The cluster neither deletes nor rewrites a pool it does not declare.
-    assert.equal(pool("extra").spec.replicas, 3);
+    await eventually(() => pool("extra").status?.replicas === 2, { timeoutMs: 30_000, what: "the standalone pool to scale down to 2" });
+    assert.equal(pool("extra").spec.replicas, 2);
 
     // A declared pool edited directly: the cluster's spec wins, and says so on the pool.
     await eventually(() => pool("demo-work").status?.phase === "Running", { timeoutMs: 30_000, what: "the declared pool to run" });

@@ -1,10 +1,11 @@
-// `slipway scale machinepool NAME --replicas N`. A pool is made from its Cluster's spec, which stays the
-// source of truth (the cluster controller would undo a change made to the MachinePool), so the change
-// goes into the Cluster's `spec.workers`.
+// `slipway scale machinepool NAME --replicas N`. A pool the Cluster declares is made from its spec, which
+// stays the source of truth (the cluster controller would undo a change made to the MachinePool), so the
+// change goes into the Cluster's `spec.workers`; a pool created on its own (or marked as scaled from
+// outside) is scaled through its /scale subresource.
 import type { Command } from "commander";
 import type { ClusterObject, MachinePoolObject } from "../api/kinds.ts";
 import { LABEL_CLUSTER } from "../api/slipway/cluster.ts";
-import { LABEL_POOL } from "../api/slipway/machinepool.ts";
+import { ANNOTATION_REPLICAS_MANAGED_BY, LABEL_POOL } from "../api/slipway/machinepool.ts";
 import { getCluster, slipwayPath } from "./clusters.ts";
 import { findResource, withSession, type Session } from "./connect.ts";
 import { KubeConflictError } from "../kubeclient/index.ts";
@@ -40,6 +41,12 @@ export async function scaleMachinePool(session: Session, name: string, replicas:
   const poolPath = await slipwayPath(client, "MachinePool", namespace, name);
   const pool = await orNotFound(client.get<MachinePoolObject>(poolPath), { singularName: "machinepool", namespaced: true }, name, namespace);
   const clusterName = pool.metadata.labels?.[LABEL_CLUSTER] ?? pool.spec.clusterName;
+  // A pool created on its own, or one its cluster declares but marked as scaled from outside, owns its
+  // replicas: they change through its scale subresource.
+  if (pool.metadata.labels?.[LABEL_POOL] === undefined || pool.metadata.annotations?.[ANNOTATION_REPLICAS_MANAGED_BY] !== undefined) {
+    await client.patch(`${poolPath}/scale`, { spec: { replicas } }, "merge");
+    return clusterName;
+  }
   const poolName = pool.metadata.labels?.[LABEL_POOL] ?? name.slice(clusterName.length + 1);
   for (let attempt = 1; ; attempt++) {
     const cluster = await getCluster(session, clusterName);
