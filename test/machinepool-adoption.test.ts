@@ -101,6 +101,11 @@ describe("machine pools created on their own and declared by the cluster", () =>
     // The cluster neither deletes nor rewrites a pool it does not declare.
     await eventually(() => pool("extra").status?.replicas === 2, { timeoutMs: 30_000, what: "the standalone pool to scale down to 2" });
     assert.equal(pool("extra").spec.replicas, 2);
+    // The cluster counts the adopted pool's machines among the workers it wants, and is Ready with them.
+    await eventually(() => {
+      const c = JSON.parse(ok("get", "cluster", "demo", "-o", "json")) as { status?: { workers?: { desired: number; ready: number }; conditions?: { type: string; status: string }[] } };
+      return c.status?.workers?.desired === 3 && c.status.workers.ready === 3 && c.status.conditions?.some((x) => x.type === "Ready" && x.status === "True");
+    }, { timeoutMs: 30_000, what: "the cluster to want and have 3 Ready workers (1 declared, 2 adopted) and be Ready" });
 
     // A declared pool edited directly: the cluster's spec wins, and says so on the pool.
     await eventually(() => pool("demo-work").status?.phase === "Running", { timeoutMs: 30_000, what: "the declared pool to run" });

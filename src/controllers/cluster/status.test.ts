@@ -10,7 +10,7 @@ import { poolMachine } from "../machinepool/phases.ts";
 import { KubeconfigTargets } from "./kubeconfig.ts";
 import { RecentChecks } from "./recent-checks.ts";
 import type { ClusterScope } from "./scope.ts";
-import { journal, summarizeCluster, nodesOf } from "./status.ts";
+import { desiredWorkerMachines, journal, summarizeCluster, nodesOf } from "./status.ts";
 
 const ctx = reconcileContext();
 const T = "2025-01-01T00:00:00Z";
@@ -54,7 +54,7 @@ function pool(machineType = "s1.small", status: MachinePoolObject["status"] = { 
   return {
     apiVersion: "slipway.dev/v1alpha1",
     kind: "MachinePool",
-    metadata: { name: "demo-w", namespace: "default", uid: "p-1", generation: 1 },
+    metadata: { name: "demo-w", namespace: "default", uid: "p-1", generation: 1, labels: { "slipway.dev/pool": "w" } },
     spec: { clusterName: "demo", connection: "east", machineType, replicas: 2 },
     status,
   };
@@ -178,5 +178,24 @@ describe("the cluster's nodes", () => {
       { name: "demo-cp-0", role: "control-plane", machine: "demo-cp-0", ready: true, version: "v1.31.2" },
       { name: "demo-work-1", role: "worker", machine: "demo-work-1", ready: false, version: "v1.31.2" },
     ]);
+  });
+});
+
+describe("worker machines a cluster wants", () => {
+  it("counts declared pools from the spec, an externally scaled one and adopted ones from their own replicas", () => {
+    const declared = pool();
+    assert.equal(desiredWorkerMachines(scope(cluster(3), [], [declared])), 3);
+    const external = { ...declared, metadata: { ...declared.metadata, annotations: { "cluster.x-k8s.io/replicas-managed-by": "autoscaler" } }, spec: { ...declared.spec, replicas: 5 } };
+    assert.equal(desiredWorkerMachines(scope(cluster(3), [], [external])), 5);
+    const adopted = { ...declared, metadata: { name: "batch", namespace: "default", uid: "p-2" }, spec: { ...declared.spec, replicas: 4 } };
+    assert.equal(desiredWorkerMachines(scope(cluster(3), [], [declared, adopted])), 7);
+  });
+
+  it("is Ready with an adopted pool's machines Ready too", () => {
+    const adopted: MachinePoolObject = { ...pool(), metadata: { name: "batch", namespace: "default", uid: "p-2", generation: 1 }, spec: { ...pool().spec, replicas: 1 } };
+    const s = scope(cluster(), [controlPlane(0), worker(0), worker(1), running(poolMachine(adopted, 0))], [pool(), adopted]);
+    summarizeCluster(ctx, s, undefined);
+    assert.deepEqual(s.object.status?.workers, { desired: 3, ready: 3, updated: 3, replicas: 3 });
+    assert.equal(condition(s.object, "Ready")?.status, "True");
   });
 });

@@ -9,7 +9,8 @@ import { getCondition, isTrue, setCondition, type ConditionInput } from "../../r
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import { INTERNAL_ERROR, InternalReconcileError, describeError } from "../../runtime/failures.ts";
 import { names } from "../../api/slipway/names.ts";
-import { isOutdated, poolSpec, targetVersion } from "./children.ts";
+import { isDeclaredPool, isOutdated, poolSpec, targetVersion } from "./children.ts";
+import { ANNOTATION_REPLICAS_MANAGED_BY } from "../../api/slipway/machinepool.ts";
 import type { ClusterScope } from "./scope.ts";
 import { isCurrent, poolTemplate, type PoolTemplate } from "../machinepool/template.ts";
 
@@ -43,11 +44,28 @@ function replacing(scope: ClusterScope): string | undefined {
   return failed.map((m) => `${m.metadata.name} ${m.status?.failureReason ?? "failed"}: ${m.status?.failureMessage ?? ""}`.trim()).join("; ");
 }
 
-/** The current template of each worker pool the cluster declares, by MachinePool name. */
-function workerTemplates(cluster: ClusterObject): Map<string, PoolTemplate> {
+/** The current template of each worker pool, by MachinePool name: from the spec for those the cluster declares, an adopted pool's own. */
+function workerTemplates(scope: ClusterScope): Map<string, PoolTemplate> {
+  const cluster = scope.object;
   const templates = new Map<string, PoolTemplate>();
+  for (const pool of scope.pools) if (!isDeclaredPool(cluster, pool)) templates.set(pool.metadata.name!, poolTemplate(pool.spec));
   for (const worker of cluster.spec.workers ?? []) templates.set(names.machinePool(cluster.metadata.name!, worker.name), poolTemplate(poolSpec(cluster, worker, targetVersion(cluster))));
   return templates;
+}
+
+/**
+ * The worker machines wanted: each declared pool's replicas from the spec (the pool's own when it is
+ * scaled from outside), and those of the pools adopted by the cluster.
+ */
+export function desiredWorkerMachines(scope: ClusterScope): number {
+  const cluster = scope.object;
+  const live = scope.pools.filter((p) => !p.metadata.deletionTimestamp);
+  const declared = (cluster.spec.workers ?? []).reduce((sum, w) => {
+    const pool = live.find((p) => p.metadata.name === names.machinePool(cluster.metadata.name!, w.name));
+    const external = pool?.metadata.annotations?.[ANNOTATION_REPLICAS_MANAGED_BY] !== undefined;
+    return sum + ((external ? pool?.spec.replicas : w.replicas) ?? 1);
+  }, 0);
+  return live.filter((p) => !isDeclaredPool(cluster, p)).reduce((sum, p) => sum + (p.spec.replicas ?? 1), declared);
 }
 
 /** A worker machine Ready and made from its pool's current template (a pool no longer declared has none). */
@@ -89,10 +107,10 @@ export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, err
 
   const cpDesired = cluster.spec.controlPlane.replicas ?? 1;
   const cpReady = scope.controlPlane.filter(isMachineReady).length;
-  const workersDesired = (cluster.spec.workers ?? []).reduce((sum, w) => sum + (w.replicas ?? 1), 0);
+  const workersDesired = desiredWorkerMachines(scope);
   const workerMachines = scope.machines.filter((m) => m.spec.role === "worker");
   const workersReady = workerMachines.filter(isMachineReady).length;
-  const templates = workerTemplates(cluster);
+  const templates = workerTemplates(scope);
   const workersUpdated = workerMachines.filter((m) => workerUpToDate(m, templates)).length;
   // A control-plane machine is up to date when it is Ready at the cluster's version.
   const target = targetVersion(cluster);
