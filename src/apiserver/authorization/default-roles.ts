@@ -35,6 +35,9 @@ export const SLIPWAY_USER_RESOURCES = [
 /** Slipway's kinds that its controllers make and own: view and edit read them. */
 export const SLIPWAY_MANAGED_RESOURCES = ["infrastructures", "operations", "platforms"] as const;
 
+/** Slipway's scale subresources: view reads them, edit writes them (as deployments/scale). */
+const SLIPWAY_SCALABLE = ["machinepools/scale"];
+
 const withStatus = (resources: readonly string[]): string[] => resources.flatMap((r) => [r, `${r}/status`]);
 
 function rule(verbs: readonly string[], apiGroups: readonly string[], resources: readonly string[]): PolicyRule {
@@ -57,7 +60,7 @@ const viewRules: PolicyRule[] = [
   rule(READ, ["extensions"], ["daemonsets", "daemonsets/status", "deployments", "deployments/scale", "deployments/status", "ingresses", "ingresses/status", "replicasets", "replicasets/scale", "replicasets/status", "replicationcontrollers/scale", "networkpolicies"]),
   rule(READ, ["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
   rule(READ, ["networking.k8s.io"], ["networkpolicies", "ingresses", "ingresses/status"]),
-  rule(READ, [SLIPWAY], withStatus([...SLIPWAY_USER_RESOURCES, ...SLIPWAY_MANAGED_RESOURCES])),
+  rule(READ, [SLIPWAY], [...withStatus([...SLIPWAY_USER_RESOURCES, ...SLIPWAY_MANAGED_RESOURCES]), ...SLIPWAY_SCALABLE]),
 ];
 
 const editRules: PolicyRule[] = [
@@ -75,7 +78,7 @@ const editRules: PolicyRule[] = [
   rule(WRITE, ["policy"], ["poddisruptionbudgets"]),
   rule(WRITE, ["networking.k8s.io"], ["networkpolicies", "ingresses"]),
   rule(READ_WRITE, ["coordination.k8s.io"], ["leases"]),
-  rule(WRITE, [SLIPWAY], SLIPWAY_USER_RESOURCES),
+  rule(WRITE, [SLIPWAY], [...SLIPWAY_USER_RESOURCES, ...SLIPWAY_SCALABLE]),
 ];
 
 const adminRules: PolicyRule[] = [
