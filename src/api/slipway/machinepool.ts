@@ -61,6 +61,15 @@ export const MachinePoolStatusSchema = Struct(
     unavailableReplicas: count("Machines wanted that are not yet available."),
     conditions: Type.Optional(Type.Array(Condition, { description: "Current conditions, e.g. Ready." })),
     observedGeneration: Type.Optional(Type.Integer({ description: "The spec generation this status describes." })),
+    remediation: Type.Optional(
+      Struct(
+        {
+          attempts: Type.Integer({ minimum: 0, description: "Failed machines replaced since every machine was last Ready; each waits longer (10 s doubling to 5 min)." }),
+          lastTime: Type.String({ description: "When the last failed machine was replaced." }),
+        },
+        { description: "Replacements of failed machines, for their backoff." },
+      ),
+    ),
     reason: Type.Optional(Type.String({ description: "Why the pool is failing, e.g. CreateMachineFailed." })),
     message: Type.Optional(Type.String({ description: "Human-readable details of the reason." })),
   },
