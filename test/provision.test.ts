@@ -130,6 +130,12 @@ describe("provisioning clusters on the sim cloud", () => {
     }, { timeoutMs: 60_000, what: "3 control-plane and 3 worker nodes" });
     const wl = workloadKubeconfig("scaled");
     assert.equal(kubectl(wl, ["get", "nodes", "--no-headers"]).stdout.trim().split("\n").length, 6);
+    // The control plane and the pool each spread over the region's three zones, shown per machine.
+    const placed = (JSON.parse(ok("get", "machines", "-o", "json")) as { items: { spec: { clusterName: string; role: string }; status?: { zone?: string } }[] }).items.filter((m) => m.spec.clusterName === "scaled");
+    for (const role of ["control-plane", "worker"]) {
+      assert.deepEqual(placed.filter((m) => m.spec.role === role).map((m) => m.status?.zone).sort(), ["sim-east-1a", "sim-east-1b", "sim-east-1c"], role);
+    }
+    assert.match(ok("get", "machines", "-o", "wide").split("\n")[0]!, /\bZONE\b/);
 
     ok("patch", "cluster", "scaled", "--type", "merge", "-p", JSON.stringify({ spec: { workers: [{ name: "work", connection: "sim-east-1", machineType: "s1.small", replicas: 1 }] } }));
     await eventually(() => {

@@ -15,6 +15,8 @@ export const TAG_CLUSTER_UID = "slipway.dev/cluster-uid";
 export const TAG_OWNER = "slipway.dev/owner";
 export const TAG_OWNER_UID = "slipway.dev/owner-uid";
 export const TAG_ROLE = "slipway.dev/role";
+/** On a subnet: the zone it is in (an infrastructure has one subnet per zone used). */
+export const TAG_ZONE = "slipway.dev/zone";
 
 /** An owner reference making `owner` the managing controller of the object it is put on. */
 export function controllerRef(owner: KubeObject): OwnerReferenceT {

@@ -226,6 +226,15 @@ export const ClusterStatusSchema = Struct(
           ready: Type.Integer({ description: "Control-plane machines whose node is Ready." }),
           updated: Type.Optional(Type.Integer({ description: "Control-plane machines Ready at the desired version." })),
           replicas: Type.Optional(Type.Integer({ description: "Control-plane machines that exist, those being removed included." })),
+          remediation: Type.Optional(
+            Struct(
+              {
+                attempts: Type.Integer({ minimum: 0, description: "Failed control-plane machines replaced since every one was last Ready; each waits longer (10 s doubling to 5 min)." }),
+                lastTime: Type.String({ description: "When the last failed control-plane machine was replaced." }),
+              },
+              { description: "Replacements of failed control-plane machines, for their backoff." },
+            ),
+          ),
         },
         { description: "Control-plane machine counts." },
       ),

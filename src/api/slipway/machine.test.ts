@@ -33,12 +33,13 @@ describe("Machine", () => {
     assert.deepEqual(changed.errors.map((e) => e.field), ["spec.machineType", "spec.providerID"]);
   });
 
-  it("shows role, phase, node and instance, and connection and internal address when wide", () => {
+  it("shows role, phase, node and instance, and connection, zone and internal address when wide", () => {
     const m = admit(machineKind, machine()).object;
     m.status = {
       phase: "Running",
       nodeName: "demo-general-x7k2p",
       instanceId: "i-1",
+      zone: "sim-east-1b",
       addresses: [
         { type: "ExternalIP", address: "203.0.113.9" },
         { type: "InternalIP", address: "10.0.1.5" },
@@ -55,10 +56,11 @@ describe("Machine", () => {
         ["INSTANCE", "i-1"],
         ["AGE", undefined],
         ["CONNECTION", "sim-east"],
+        ["ZONE", "sim-east-1b"],
         ["ADDRESS", "10.0.1.5"],
       ],
     );
-    assert.deepEqual(machineKind.printerColumns.filter((c) => c.priority).map((c) => c.name), ["CONNECTION", "ADDRESS"]);
+    assert.deepEqual(machineKind.printerColumns.filter((c) => c.priority).map((c) => c.name), ["CONNECTION", "ZONE", "ADDRESS"]);
   });
 
   it("counts a machine ready only while it runs with a Ready node and is not being deleted", () => {

@@ -103,6 +103,7 @@ export const machineKind: KindDefinition<MachineObject> = {
     fieldColumn("INSTANCE", ".status.instanceId", "Cloud ID of the instance."),
     ageColumn,
     fieldColumn("CONNECTION", ".spec.connection", "Connection it is built in.", { priority: 1 }),
+    fieldColumn("ZONE", ".status.zone", "Availability zone of the instance.", { priority: 1 }),
     {
       name: "ADDRESS",
       type: "string",

@@ -69,6 +69,15 @@ export const MachinePoolStatusSchema = Struct(
     conditions: Type.Optional(Type.Array(Condition, { description: "Current conditions, e.g. Ready." })),
     observedGeneration: Type.Optional(Type.Integer({ description: "The spec generation this status describes." })),
     selector: Type.Optional(Type.String({ description: "Label selector of the pool's machines, as /scale reports it." })),
+    remediation: Type.Optional(
+      Struct(
+        {
+          attempts: Type.Integer({ minimum: 0, description: "Failed machines replaced since every machine was last Ready; each waits longer (10 s doubling to 5 min)." }),
+          lastTime: Type.String({ description: "When the last failed machine was replaced." }),
+        },
+        { description: "Replacements of failed machines, for their backoff." },
+      ),
+    ),
     reason: Type.Optional(Type.String({ description: "Why the pool is failing, e.g. CreateMachineFailed." })),
     message: Type.Optional(Type.String({ description: "Human-readable details of the reason." })),
   },

@@ -23,6 +23,7 @@ import { poolTemplate } from "../machinepool/template.ts";
 import { ETCD_MEMBER_REMOVED } from "../machine/etcd.ts";
 import { isRegisteredTarget } from "../machine/status.ts";
 import { ensureBootstrapToken, ensureClusterPki } from "../pki.ts";
+import { decideRemediation, recordReplacement } from "../rollout/remediation.ts";
 import { networkPluginCondition, pluginPodsReady, pluginTrouble, readPluginDaemonSet } from "./networkplugin.ts";
 import { clusterConnections } from "./preflight.ts";
 import { childMeta, clusterStatus, controlPlaneInfrastructure, now, type ClusterScope } from "./scope.ts";
@@ -175,12 +176,24 @@ export const ensureControlPlane: Phase<ClusterScope> = async (ctx, scope) => {
     scope.waitingOn = `the infrastructure of connection ${cluster.spec.controlPlane.connection}`;
     return;
   }
-  for (const failed of scope.controlPlane.filter((m) => m.status?.phase === "Failed" && !m.metadata.deletionTimestamp)) {
+  const desired = cluster.spec.controlPlane.replicas ?? 1;
+  // Failed machines are replaced with backoff, and not at all past maxUnhealthy (rollout/remediation.ts);
+  // until then they hold the next step, as any machine not Running does.
+  const failedMachines = scope.controlPlane.filter((m) => m.status?.phase === "Failed" && !m.metadata.deletionTimestamp);
+  const remediation = decideRemediation({ failed: failedMachines.map((m) => m.metadata.name!), desired, record: cluster.status?.controlPlane?.remediation, nowMs: ctx.clock.now() });
+  if (remediation.action === "wait" || remediation.action === "paused") {
+    scope.waitingOn = `the control plane: ${remediation.message}`;
+    return remediation.action === "wait" ? { requeueAfterMs: remediation.afterMs } : undefined;
+  }
+  for (const failed of failedMachines) {
     await ctx.event(cluster, "Warning", "ReplacingMachine", `${failed.metadata.name} failed (${failed.status?.failureReason}: ${failed.status?.failureMessage}); replacing it`);
     await deleteIfPresent(() => machines.delete(failed.metadata.namespace, failed.metadata.name!));
   }
+  if (failedMachines.length > 0) {
+    const st = clusterStatus(scope);
+    st.controlPlane = { desired, ready: 0, ...st.controlPlane, remediation: recordReplacement(st.controlPlane?.remediation, now(ctx)) };
+  }
   const target = targetVersion(cluster);
-  const desired = cluster.spec.controlPlane.replicas ?? 1;
   const live = liveControlPlane(scope).sort(byIndex);
   const outdated = live.filter((m) => isOutdated(m, target));
   // A machine on its way out no longer holds the next step once it left etcd and the load balancer:

@@ -128,6 +128,24 @@ describe("cluster status", () => {
     assert.equal(s.object.status?.phase, "Updating");
   });
 
+  it("names the failed step and machine while it is replaced, and keeps the control plane's backoff until all are Ready", () => {
+    const failed: MachineObject = { ...worker(1), status: { phase: "Failed", failureReason: "JoinWorkerFailed", failureMessage: "kubeadm join exited 1" } };
+    const c = cluster();
+    c.status!.controlPlane = { desired: 1, ready: 0, remediation: { attempts: 2, lastTime: T } };
+    const s = scope(c, [{ ...controlPlane(0), status: { phase: "Provisioning" } }, worker(0), failed]);
+    s.waitingOn = "the control plane: replacing demo-cp-0 in 10s (backing off after 2 replacement(s))";
+    summarizeCluster(ctx, s, undefined);
+    assert.equal(s.object.status?.phase, "Updating");
+    assert.equal(s.object.status?.reason, "JoinWorkerFailed");
+    assert.equal(s.object.status?.message, "JoinWorkerFailed on machine demo-w-1: kubeadm join exited 1; waiting for the control plane: replacing demo-cp-0 in 10s (backing off after 2 replacement(s))");
+    assert.deepEqual(s.object.status?.controlPlane?.remediation, { attempts: 2, lastTime: T });
+
+    const healed = scope(s.object, [controlPlane(0), worker(0), worker(1)]);
+    summarizeCluster(ctx, healed, undefined);
+    assert.equal(healed.object.status?.phase, "Running");
+    assert.deepEqual(healed.object.status?.controlPlane, { desired: 1, ready: 1, updated: 1, replicas: 1 });
+  });
+
   it("takes a pool's failure as its own only when the pool's status speaks of the spec the cluster wants", () => {
     const failed = pool("s1.small", { phase: "Failed", reason: "CreateMachineFailed", message: "Machine demo-w-0: insufficient capacity", observedGeneration: 1 });
     const machines = [controlPlane(0), worker(0), worker(1)];

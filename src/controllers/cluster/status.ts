@@ -37,11 +37,15 @@ function failingChild(scope: ClusterScope): { reason: string; message: string } 
   return undefined;
 }
 
-/** Machines that failed and are being replaced: worth saying, not a failed cluster. */
-function replacing(scope: ClusterScope): string | undefined {
+/**
+ * Machines that failed and are being replaced: worth saying, not a failed cluster. The reason is the
+ * failed step of the first (e.g. JoinWorkerFailed), the message names each machine and its failure.
+ */
+function replacing(scope: ClusterScope): { reason: string; message: string } | undefined {
   const failed = scope.machines.filter((m) => m.status?.phase === "Failed");
   if (failed.length === 0) return undefined;
-  return failed.map((m) => `${m.metadata.name} ${m.status?.failureReason ?? "failed"}: ${m.status?.failureMessage ?? ""}`.trim()).join("; ");
+  const message = failed.map((m) => `${m.status?.failureReason ?? "Failed"} on machine ${m.metadata.name}: ${m.status?.failureMessage ?? "failed"}`).join("; ");
+  return { reason: failed[0]!.status?.failureReason ?? "ReplacingMachine", message: scope.waitingOn ? `${message}; waiting for ${scope.waitingOn}` : message };
 }
 
 /** The current template of each worker pool, by MachinePool name: from the spec for those the cluster declares, an adopted pool's own. */
@@ -115,7 +119,8 @@ export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, err
   // A control-plane machine is up to date when it is Ready at the cluster's version.
   const target = targetVersion(cluster);
   const cpUpdated = scope.controlPlane.filter((m) => isMachineReady(m) && !isOutdated(m, target)).length;
-  st.controlPlane = { desired: cpDesired, ready: cpReady, updated: cpUpdated, replicas: scope.controlPlane.length };
+  const remediation = cpReady === cpDesired && scope.controlPlane.length === cpDesired ? undefined : st.controlPlane?.remediation;
+  st.controlPlane = { desired: cpDesired, ready: cpReady, updated: cpUpdated, replicas: scope.controlPlane.length, ...(remediation ? { remediation } : {}) };
   st.workers = { desired: workersDesired, ready: workersReady, updated: workersUpdated, replicas: workerMachines.length };
   st.nodes = nodesOf(scope.machines);
   st.version = observedVersion(scope.controlPlane) ?? (scope.controlPlane.some((m) => m.status?.bootstrapped) ? cluster.spec.kubernetesVersion : st.version);
@@ -184,8 +189,8 @@ export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, err
   } else {
     st.phase = progressing;
     const replaced = replacing(scope);
-    st.reason = replaced ? "ReplacingMachine" : undefined;
-    st.message = replaced ?? (scope.waitingOn ? `waiting for ${scope.waitingOn}` : undefined);
+    st.reason = replaced?.reason;
+    st.message = replaced?.message ?? (scope.waitingOn ? `waiting for ${scope.waitingOn}` : undefined);
   }
   if (st.reason === undefined) delete st.reason;
   if (st.message === undefined) delete st.message;

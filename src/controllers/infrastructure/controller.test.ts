@@ -95,7 +95,9 @@ describe("infrastructure controller", () => {
     assert.equal(status.loadBalancer?.host, `api.demo.${REGION}.sim.slipway.internal`);
     assert.equal(status.loadBalancer?.internalHost, `api-int.demo.${REGION}.sim.slipway.internal`);
     assert.match(status.loadBalancer?.url ?? "", /^https:\/\//);
-    assert.deepEqual(status.zones, [`${REGION}a`]);
+    // Every zone of the region gets a subnet, so that machines can be spread over them.
+    assert.deepEqual(status.zones, [`${REGION}a`, `${REGION}b`, `${REGION}c`]);
+    assert.equal(status.subnets?.[`${REGION}a`], status.subnetId);
     assert.deepEqual(status.machineTypes, { "s1.medium": { vcpu: 2, memoryMiB: 4096 }, "s1.large": { vcpu: 4, memoryMiB: 8192 } });
     assert.match(status.images?.["ubuntu-22.04"] ?? "", /^img-/);
     assert.equal(status.observedGeneration, ready.metadata.generation);
@@ -105,9 +107,9 @@ describe("infrastructure controller", () => {
       assert.ok(condition.lastTransitionTime, `${type} has a transition time`);
     }
 
-    // One of each, tagged with the infrastructure and its cluster; the subnet in the first half.
+    // One of each but subnets, one per zone, tagged with the infrastructure and its cluster.
     const resources = await owned(created.metadata.uid!);
-    assert.deepEqual(resources.map((r) => r.kind).sort(), ["dnsRecord", "dnsRecord", "keyPair", "loadBalancer", "network", "securityGroup", "subnet"]);
+    assert.deepEqual(resources.map((r) => r.kind).sort(), ["dnsRecord", "dnsRecord", "keyPair", "loadBalancer", "network", "securityGroup", "subnet", "subnet", "subnet"]);
     for (const r of resources) {
       assert.equal(r.tags[TAG_CLUSTER_UID], cluster.metadata.uid);
       assert.equal(r.tags[TAG_ROLE], r.kind === "dnsRecord" ? "apiDnsRecord" : r.kind);
@@ -120,8 +122,17 @@ describe("infrastructure controller", () => {
     ]);
     const lb = await env.cloud.getLoadBalancer(REGION, status.loadBalancer!.id);
     assert.deepEqual(env.cloud.resolveName(DEFAULT_ACCOUNT, status.loadBalancer!.host), { loadBalancer: lb.dnsName });
-    const subnet = await env.cloud.getSubnet(REGION, status.subnetId!);
-    assert.equal(subnet.cidr, "10.0.0.0/21");
+    // The first zone's subnet in the first half of the node range, the others in its last two quarters.
+    const subnets = await Promise.all(status.zones!.map((zone) => env.cloud.getSubnet(REGION, status.subnets![zone]!)));
+    assert.deepEqual(
+      subnets.map((s) => [s.zone, s.cidr]),
+      [
+        [`${REGION}a`, "10.0.0.0/21"],
+        [`${REGION}b`, "10.0.8.0/22"],
+        [`${REGION}c`, "10.0.12.0/22"],
+      ],
+    );
+    assert.deepEqual((await env.cloud.getLoadBalancer(REGION, status.loadBalancer!.id)).subnetIds, status.zones!.map((zone) => status.subnets![zone]));
     const group = await env.cloud.getSecurityGroup(REGION, status.securityGroupId!);
     assert.ok(group.rules.some((r) => r.direction === "ingress" && r.protocol === "tcp" && r.fromPort === 6443 && r.cidr === "0.0.0.0/0"));
     assert.ok(group.rules.some((r) => r.direction === "ingress" && r.protocol === "all" && r.cidr === "10.0.0.0/20"));
@@ -158,7 +169,7 @@ describe("infrastructure controller", () => {
     const paused = await clusters.get(NS, "demo");
     await clusters.update({ ...paused, spec: { ...paused.spec, paused: false } });
     await waitForPhase("Ready");
-    assert.equal((await owned(held.metadata.uid!)).length, 7);
+    assert.equal((await owned(held.metadata.uid!)).length, 9);
   });
 
   it("makes exactly one network when the answer to its create call is lost", async () => {
@@ -224,7 +235,7 @@ describe("infrastructure controller", () => {
     const events = [...(await eventCounts(infra.metadata.uid!))];
     assert.ok(events.some(([reason, count]) => reason.startsWith("Adopted") || (reason.startsWith("Creating") && count > 1)));
     const kinds = (await owned(infra.metadata.uid!)).map((r) => r.kind).sort();
-    assert.deepEqual(kinds, ["dnsRecord", "dnsRecord", "keyPair", "loadBalancer", "network", "securityGroup", "subnet"]);
+    assert.deepEqual(kinds, ["dnsRecord", "dnsRecord", "keyPair", "loadBalancer", "network", "securityGroup", "subnet", "subnet", "subnet"]);
   });
 
   it("builds no load balancer outside the control plane's connection", async () => {
@@ -287,7 +298,7 @@ describe("infrastructure controller", () => {
     assert.equal(blocked?.status?.phase, "Deleting");
     assert.match(blocked?.status?.message ?? "", /connection "east" does not exist/);
     assert.ok((await eventCounts(infra.metadata.uid!)).get("DeleteFailed")! >= 1);
-    assert.equal((await owned(infra.metadata.uid!)).length, 7);
+    assert.equal((await owned(infra.metadata.uid!)).length, 9);
 
     await connections.create({ ...connection, metadata: { name: "east", namespace: NS } });
     await env.waitFor(infrastructureKind, NS, "demo-east", (i) => i === undefined);

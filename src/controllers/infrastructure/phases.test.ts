@@ -4,7 +4,7 @@ import type { InfrastructureObject } from "../../api/kinds.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { ProviderResolver } from "../providers.ts";
-import { nodeFirewallRules, openConnection, subnetCidr, type InfrastructureScope } from "./phases.ts";
+import { nodeFirewallRules, openConnection, subnetCidr, zonesToUse, type InfrastructureScope } from "./phases.ts";
 
 describe("subnetCidr", () => {
   it("takes the first half of the node range", () => {
@@ -15,6 +15,31 @@ describe("subnetCidr", () => {
 
   it("keeps a range the cloud cannot split further", () => {
     assert.equal(subnetCidr("10.0.0.16/28"), "10.0.0.16/28");
+  });
+
+  it("gives the second and third zones the last two quarters, apart from the first zone's half", () => {
+    assert.equal(subnetCidr("10.0.0.0/20", 1), "10.0.8.0/22");
+    assert.equal(subnetCidr("10.0.0.0/20", 2), "10.0.12.0/22");
+    assert.equal(subnetCidr("10.0.0.0/26", 2), "10.0.0.48/28");
+    assert.throws(() => subnetCidr("10.0.0.0/20", 3), /zone 4/);
+    assert.throws(() => subnetCidr("10.0.0.0/27", 1), /zone 2 in 10.0.0.0\/27/);
+  });
+});
+
+describe("zonesToUse", () => {
+  const region = ["r-1a", "r-1b", "r-1c", "r-1d"];
+  it("uses up to three zones of the region, in its order", () => {
+    assert.deepEqual(zonesToUse([], region, "10.0.0.0/16"), ["r-1a", "r-1b", "r-1c"]);
+    assert.deepEqual(zonesToUse([], ["r-1a"], "10.0.0.0/16"), ["r-1a"]);
+  });
+
+  it("keeps the zones already used first, and adds zones to an infrastructure that had one", () => {
+    assert.deepEqual(zonesToUse(["r-1c"], region, "10.0.0.0/16"), ["r-1c", "r-1a", "r-1b"]);
+    assert.deepEqual(zonesToUse(["r-1b", "r-1d", "r-1a"], region, "10.0.0.0/16"), ["r-1b", "r-1d", "r-1a"]);
+  });
+
+  it("keeps one zone when the node range is too small to split in quarters", () => {
+    assert.deepEqual(zonesToUse([], region, "10.0.0.0/27"), ["r-1a"]);
   });
 });
 

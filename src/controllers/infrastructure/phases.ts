@@ -18,11 +18,12 @@ import {
   type InfrastructureResourceKind,
   type ResourceInfos,
   type ResourceSpecs,
+  type Tags,
 } from "../../providers/provider.ts";
 import { getCondition, isTrue, setCondition } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, PhaseResult, Scope } from "../../runtime/reconciler.ts";
-import { cloudTags, controllerOf, TAG_OWNER_UID, TAG_ROLE } from "../contract.ts";
+import { cloudTags, controllerOf, TAG_OWNER_UID, TAG_ROLE, TAG_ZONE } from "../contract.ts";
 import { FINALIZER_INFRASTRUCTURE } from "../../api/slipway/infrastructure.ts";
 import { names } from "../../api/slipway/names.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
@@ -193,8 +194,7 @@ export const resolveCatalog: Phase<InfrastructureScope> = async (ctx, scope) => 
   }
   if (problems.length > 0) return validationFailed(ctx, scope, problems.join("; "));
 
-  // The subnet sits in one zone; once it exists, that is the zone machines go to.
-  status.zones = status.subnetId && status.zones?.length ? status.zones : [zones[0]!];
+  status.zones = zonesToUse(status.subnetId ? (status.zones ?? []) : [], zones, infra.spec.nodeCIDR);
   status.machineTypes = Object.fromEntries(wantedTypes.map((t) => [t, { vcpu: typeByName.get(t)!.vcpus, memoryMiB: typeByName.get(t)!.memoryMiB }]));
   status.images = Object.fromEntries(wantedImages.map((i) => [i, imageByName.get(i)!.id]));
   const now = nowOf(ctx);
@@ -204,7 +204,7 @@ export const resolveCatalog: Phase<InfrastructureScope> = async (ctx, scope) => 
       type: CATALOG_RESOLVED,
       status: "True",
       reason: "Resolved",
-      message: `zone ${status.zones.join(", ")}; ${wantedTypes.length} machine type(s), ${wantedImages.length} image(s) resolved`,
+      message: `zone${status.zones.length > 1 ? "s" : ""} ${status.zones.join(", ")}; ${wantedTypes.length} machine type(s), ${wantedImages.length} image(s) resolved`,
       observedGeneration: infra.metadata.generation,
     },
     now,
@@ -221,6 +221,8 @@ export const resolveCatalog: Phase<InfrastructureScope> = async (ctx, scope) => 
 interface ResourceStep<K extends InfrastructureResourceKind> {
   kind: K;
   recordedId: string | undefined;
+  /** Further tags that single it out among its kind (a subnet's zone), made with it. */
+  identity?: Tags;
   spec: () => ResourceSpecs[K] | Promise<ResourceSpecs[K]>;
   /** The token's purpose; names what the resource is built on, so that a rebuilt dependency gets a new one. */
   purpose: (spec: ResourceSpecs[K]) => string;
@@ -253,8 +255,8 @@ async function runStep<K extends InfrastructureResourceKind>(ctx: ReconcileConte
     const found = await findOrCreate(scope.infrastructure!, {
       kind: step.kind,
       recordedId: step.recordedId,
-      identity: { [TAG_OWNER_UID]: infra.metadata.uid!, [TAG_ROLE]: step.kind },
-      tags: cloudTags(scope.cluster!, infra, step.kind),
+      identity: { [TAG_OWNER_UID]: infra.metadata.uid!, [TAG_ROLE]: step.kind, ...step.identity },
+      tags: { ...cloudTags(scope.cluster!, infra, step.kind), ...step.identity },
       ownerUid: infra.metadata.uid!,
       purpose: step.purpose,
       spec: step.spec,
@@ -310,13 +312,41 @@ function settle(outcomes: StepOutcome[]): PhaseResult | undefined {
   return delays.length === 0 ? undefined : { halt: true, requeueAfterMs: Math.max(1, Math.min(...delays)) };
 }
 
-/** The subnet's range: the first half of the node range (the whole range when it cannot be split). */
-export function subnetCidr(nodeCidr: string): string {
-  const network = parseCidr(nodeCidr);
-  if (network.prefix >= 28) return nodeCidr;
-  const prefix = network.prefix + 1;
+/** At most this many zones get a subnet and machines: a control plane of 3 survives the loss of any one. */
+export const MAX_ZONES = 3;
+
+/** The range `index` of `2^bits` equal parts of a network. */
+function part(network: { base: number; prefix: number }, bits: number, index: number): string {
+  const prefix = network.prefix + bits;
   const size = 2 ** (32 - prefix);
-  return formatCidr({ base: network.base, prefix, first: network.base, last: network.base + size - 1 });
+  const base = network.base + index * size;
+  return formatCidr({ base, prefix, first: base, last: base + size - 1 });
+}
+
+/**
+ * The subnet's range in the `index`-th zone used: the first half of the node range for the first zone
+ * (the whole range when it cannot be split), the third and fourth quarters for the second and third.
+ */
+export function subnetCidr(nodeCidr: string, index = 0): string {
+  const network = parseCidr(nodeCidr);
+  if (index === 0) return network.prefix >= 28 ? nodeCidr : part(network, 1, 0);
+  if (index >= MAX_ZONES || network.prefix > 26) throw new RangeError(`no subnet range for zone ${index + 1} in ${nodeCidr}`);
+  return part(network, 2, index + 1);
+}
+
+/**
+ * The zones that get a subnet: those already used (in their order: the first one holds the subnet made
+ * before the others), then the region's others in the region's order, up to MAX_ZONES. A node range too
+ * small to split in quarters (smaller than a /26) keeps one zone.
+ */
+export function zonesToUse(used: readonly string[], regionZones: readonly string[], nodeCidr: string): string[] {
+  const max = parseCidr(nodeCidr).prefix > 26 ? 1 : MAX_ZONES;
+  const zones = used.length > 0 ? [...used] : [];
+  for (const zone of regionZones) {
+    if (zones.length >= max) break;
+    if (!zones.includes(zone)) zones.push(zone);
+  }
+  return zones;
 }
 
 /** The nodes' firewall: the API and SSH from anywhere, everything between nodes, everything out. */
@@ -347,19 +377,29 @@ export const ensureNetwork: Phase<InfrastructureScope> = async (ctx, scope) => {
   ]);
 };
 
+/** One subnet per zone used; the first zone's is also `status.subnetId`, as it was when there was one. */
 export const ensureSubnet: Phase<InfrastructureScope> = async (ctx, scope) => {
   const infra = scope.object;
   const status = statusOf(infra);
   const networkId = status.networkId!;
-  return settle([
-    await runStep(ctx, scope, {
-      kind: "subnet",
-      recordedId: status.subnetId,
-      spec: () => ({ networkId, zone: status.zones![0]!, cidr: subnetCidr(infra.spec.nodeCIDR) }),
-      purpose: (spec) => `subnet/${spec.networkId}`,
-      record: (info) => (status.subnetId = info.id),
-    }),
-  ]);
+  const outcomes: StepOutcome[] = [];
+  for (const [index, zone] of (status.zones ?? []).entries()) {
+    outcomes.push(
+      await runStep(ctx, scope, {
+        kind: "subnet",
+        recordedId: status.subnets?.[zone] ?? (index === 0 ? status.subnetId : undefined),
+        identity: { [TAG_ZONE]: zone },
+        spec: () => ({ networkId, zone, cidr: subnetCidr(infra.spec.nodeCIDR, index) }),
+        // The first zone's token is the one of the single subnet made before zones were spread.
+        purpose: (spec) => (index === 0 ? `subnet/${spec.networkId}` : `subnet/${spec.networkId}/${zone}`),
+        record: (info) => {
+          (status.subnets ??= {})[zone] = info.id;
+          if (index === 0) status.subnetId = info.id;
+        },
+      }),
+    );
+  }
+  return settle(outcomes);
 };
 
 function securityGroupStep(scope: InfrastructureScope, status: Status): ResourceStep<"securityGroup"> {
@@ -397,14 +437,15 @@ function keyPairStep(ctx: ReconcileContext, scope: InfrastructureScope, status: 
 
 function loadBalancerStep(scope: InfrastructureScope, status: Status, names: ApiNames | undefined): ResourceStep<"loadBalancer"> {
   const networkId = status.networkId!;
-  const subnetId = status.subnetId!;
+  // In every zone used, so that the API stays reachable when a zone is lost.
+  const subnetIds = (status.zones ?? []).map((zone, index) => status.subnets?.[zone] ?? (index === 0 ? status.subnetId! : ""));
   return {
     kind: "loadBalancer",
     recordedId: status.loadBalancer?.id,
     spec: () => ({
       name: `${scope.object.spec.clusterName}-api`,
       networkId,
-      subnetIds: [subnetId],
+      subnetIds,
       listeners: [{ port: API_SERVER_PORT, targetPort: API_SERVER_PORT }],
     }),
     purpose: (s) => `loadBalancer/${s.subnetIds.join(",")}`,
@@ -449,18 +490,18 @@ export const infrastructurePhases: readonly Phase<InfrastructureScope>[] = [
 
 // ---- deletion ----
 
-function recordedIdOf(status: Status, kind: InfrastructureResourceKind): string | undefined {
+function recordedIdsOf(status: Status, kind: InfrastructureResourceKind): (string | undefined)[] {
   switch (kind) {
     case "network":
-      return status.networkId;
+      return [status.networkId];
     case "subnet":
-      return status.subnetId;
+      return [status.subnetId, ...Object.values(status.subnets ?? {})];
     case "securityGroup":
-      return status.securityGroupId;
+      return [status.securityGroupId];
     case "keyPair":
-      return status.keyPairId;
+      return [status.keyPairId];
     case "loadBalancer":
-      return status.loadBalancer?.id;
+      return [status.loadBalancer?.id];
   }
 }
 
@@ -471,6 +512,7 @@ function forget(status: Status, kind: InfrastructureResourceKind): void {
       break;
     case "subnet":
       delete status.subnetId;
+      delete status.subnets;
       break;
     case "securityGroup":
       delete status.securityGroupId;
@@ -534,7 +576,7 @@ export const deleteResources: Phase<InfrastructureScope> = async (ctx, scope) =>
     const { noun, title } = RESOURCE_NAMES[kind];
     let outcome: Awaited<ReturnType<typeof deleteOwned>>;
     try {
-      outcome = await deleteOwned(provider, kind, [recordedIdOf(status, kind)], { [TAG_OWNER_UID]: infra.metadata.uid! });
+      outcome = await deleteOwned(provider, kind, recordedIdsOf(status, kind), { [TAG_OWNER_UID]: infra.metadata.uid! });
     } catch (error) {
       if (!isProviderError(error)) throw error;
       if (error.kind === "dependency") {

@@ -87,6 +87,7 @@ export function registerMachineController(
         infrastructure: infrastructures.cache.get(keyFor(namespace, names.infrastructure(clusterName, connection))),
         controlPlaneInfrastructure: infrastructures.cache.byIndex(CONTROL_PLANE_INFRA_INDEX, keyFor(namespace, clusterName))[0],
         pool: pool ? pools.cache.get(keyFor(namespace, pool)) : undefined,
+        clusterMachines: machines.cache.byIndex(MACHINE_CLUSTER_INDEX, keyFor(namespace, clusterName)),
       };
     },
     summarize: (ctx, scope, error) => summarizeMachine(scope.object, nowTimestamp(new Date(ctx.clock.now())), error),

@@ -29,6 +29,7 @@ import { hostEndpointsOf, leaveHostEndpoint, serveHostEndpoint } from "./endpoin
 import { ETCD_MEMBER_REMOVED, isEtcdRetryable, removeMember } from "./etcd.ts";
 import { ensureJoinToken } from "./jointoken.ts";
 import { cordonNode, deleteNode, drainNode, isUnavailable, nodeIsReady, nodeNotReadyMessage, readNode, type WorkloadNode } from "./node.ts";
+import { zoneFor } from "./zones.ts";
 import {
   BOOTSTRAP_READY,
   INSTANCE_READY,
@@ -80,6 +81,8 @@ export interface MachineScope extends Scope<MachineObject> {
   /** The Infrastructure that holds the control-plane load balancer. */
   controlPlaneInfrastructure?: InfrastructureObject;
   pool?: MachinePoolObject;
+  /** The machines of its cluster, from the cache (to spread machines over zones). */
+  clusterMachines?: readonly MachineObject[];
   /** The capacity reservation the machine launches into: its cluster's lease's, for its connection and machine type. */
   reservationId?: string;
   /** Read by earlier phases for later ones. */
@@ -292,9 +295,10 @@ export const ensureInstance: Phase<MachineScope> = async (ctx, scope) => {
     // Hosts have no images and no network to place the machine in: it is a whole host, as it is.
     const onHosts = (await hostEndpointsOf(scope)) !== undefined;
     const imageId = onHosts ? image : infra.images?.[image];
-    const zone = infra.zones?.[0];
+    const zone = zoneFor(machine, infra.zones ?? [], scope.clusterMachines ?? []);
+    const subnetId = zone ? (infra.subnets?.[zone] ?? (zone === infra.zones?.[0] ? infra.subnetId : undefined)) : undefined;
     if (!imageId) throw new ProviderError("invalid", `image ${image} is not resolved in infrastructure ${scope.infrastructure!.metadata.name}`);
-    if (!zone || (!onHosts && (!infra.subnetId || !infra.securityGroupId))) {
+    if (!zone || (!onHosts && (!subnetId || !infra.securityGroupId))) {
       throw new ProviderError("invalid", `infrastructure ${scope.infrastructure!.metadata.name} reports no zone, subnet or security group`);
     }
     const machines = await capabilityOf(scope, "machines");
@@ -310,7 +314,7 @@ export const ensureInstance: Phase<MachineScope> = async (ctx, scope) => {
           ? {}
           : {
               placement: {
-                subnetId: infra.subnetId!,
+                subnetId: subnetId!,
                 securityGroupIds: [infra.securityGroupId!],
                 ...(infra.keyPairId ? { keyPairId: infra.keyPairId } : {}),
               },

@@ -127,6 +127,27 @@ describe("machine pool controller, with machines driven by hand", () => {
     assert.equal(p.status?.phase, "ScalingUp");
   });
 
+  it("backs off before the next replacement, and pauses while more than maxUnhealthy have failed", async () => {
+    const remediation = (p: MachinePoolObject) => p.status?.conditions?.find((c) => c.type === "RemediationAllowed");
+    await setMachine("demo-w-3", { phase: "Failed", instanceId: "i-y", failureReason: "JoinWorkerFailed", failureMessage: "kubeadm join failed" });
+    const backingOff = await h.waitPool((p) => remediation(p)?.reason === "BackingOff");
+    assert.match(remediation(backingOff)?.message ?? "", /^replacing demo-w-3 in \d+s \(backing off after 1 replacement\(s\)\)$/);
+    assert.equal(backingOff.status?.remediation?.attempts, 1);
+    assert.equal(backingOff.status?.reason, "JoinWorkerFailed");
+    assert.match(backingOff.status?.message ?? "", /^Machine demo-w-3: kubeadm join failed/);
+    // A second machine fails: 2 of 3 is more than 40 %, so neither is replaced.
+    await setMachine("demo-w-0", { phase: "Failed", instanceId: "i-x", failureReason: "JoinWorkerFailed", failureMessage: "kubeadm join failed" });
+    const paused = await h.waitPool((p) => remediation(p)?.reason === "TooManyUnhealthy");
+    assert.match(remediation(paused)?.message ?? "", /2 machines failed \(demo-w-0, demo-w-3\), more than maxUnhealthy 1 of 3/);
+    assert.deepEqual((await h.machinesOfPool()).map((m) => [m.metadata.name, m.metadata.deletionTimestamp]), [["demo-w-0", undefined], ["demo-w-2", undefined], ["demo-w-3", undefined]]);
+    assert.ok((await poolEvents(env)).some((e) => e.reason === "TooManyUnhealthy"));
+    // Once every machine is Ready again, replacements are allowed and their count starts over.
+    await setMachine("demo-w-0", running);
+    await setMachine("demo-w-3", running);
+    const healed = await h.waitPool((p) => p.status?.phase === "Running" && remediation(p)?.status === "True");
+    assert.equal(healed.status?.remediation, undefined);
+  });
+
   it("scales down machines not Running first, then the highest index", async () => {
     await setMachine("demo-w-3", running);
     await h.waitPool((p) => p.status?.phase === "Running");

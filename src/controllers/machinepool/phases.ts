@@ -18,6 +18,9 @@ import { LABEL_POOL, LABEL_TEMPLATE_HASH, machinePoolKind } from "../../api/slip
 import { names } from "../../api/slipway/names.ts";
 import { isFailedForGood } from "../machine/status.ts";
 import { planRollout, type RolloutPlan } from "../rollout/plan.ts";
+import { decideRemediation, recordReplacement, REMEDIATION_ALLOWED, REASON_TOO_MANY_UNHEALTHY, type RemediationDecision } from "../rollout/remediation.ts";
+import { nowTimestamp } from "../../apiserver/objects.ts";
+import { getCondition, setCondition } from "../../runtime/conditions.ts";
 import { desiredReplicas, isDeleting } from "./status.ts";
 import { machineTemplateHash, poolTemplate, type PoolTemplate } from "./template.ts";
 
@@ -105,8 +108,8 @@ function active(scope: MachinePoolScope): MachineObject[] {
   return scope.machines.filter((m) => !isDeleting(m, scope.deleted));
 }
 
-/** The rollout's plan for the machines as the scope holds them. */
-export function planPool(scope: MachinePoolScope): RolloutPlan {
+/** The rollout's plan for the machines as the scope holds them; failed machines are replaced only when `replaceFailed`. */
+export function planPool(scope: MachinePoolScope, replaceFailed = true): RolloutPlan {
   const pool = scope.object;
   const template = poolTemplate(pool.spec);
   return planRollout({
@@ -117,7 +120,7 @@ export function planPool(scope: MachinePoolScope): RolloutPlan {
       templateHash: machineTemplateHash(m, template),
       available: isMachineReady(m),
       deleting: isDeleting(m, scope.deleted),
-      failed: isFailedForGood(m),
+      failed: replaceFailed && isFailedForGood(m),
     })),
     strategy: pool.spec.strategy,
   });
@@ -152,11 +155,14 @@ function describeTemplate(template: PoolTemplate, version: string | undefined): 
  */
 export const rollOut: Phase<MachinePoolScope> = async (ctx, scope) => {
   const pool = scope.object;
-  const plan = planPool(scope);
+  const remediation = await remediate(ctx, scope);
+  const plan = planPool(scope, remediation.action === "replace");
   const template = poolTemplate(pool.spec);
   const victims = scope.machines.filter((m) => plan.delete.includes(m.metadata.name!));
+  if (plan.complete && pool.status?.remediation) delete pool.status.remediation;
   if (victims.length > 0) {
     await deleteMachines(ctx, scope, victims);
+    if (victims.some(isFailedForGood)) (pool.status ??= {}).remediation = recordReplacement(pool.status?.remediation, nowTimestamp(new Date(ctx.clock.now())));
     for (const m of victims.filter(isFailedForGood)) {
       await ctx.event(pool, "Warning", "ReplacingMachine", `replacing machine ${m.metadata.name}: ${m.status?.failureReason}: ${m.status?.failureMessage ?? ""}`.trimEnd());
     }
@@ -168,10 +174,11 @@ export const rollOut: Phase<MachinePoolScope> = async (ctx, scope) => {
     }
     if (surplus.length > 0) await ctx.event(pool, "Normal", "ScalingDown", `scaling down to ${desiredReplicas(pool)}: deleting ${surplus.map((m) => m.metadata.name).join(", ")}`);
   }
-  if (plan.create === 0) return;
+  const backOff = remediation.action === "wait" ? { halt: true, requeueAfterMs: remediation.afterMs } : undefined;
+  if (plan.create === 0) return backOff;
   // No new machines for a cluster that does not exist (yet) or is going away.
   const cluster = scope.cluster;
-  if (!cluster || cluster.metadata.deletionTimestamp) return;
+  if (!cluster || cluster.metadata.deletionTimestamp) return backOff;
   const poolName = pool.metadata.name!;
   // Names of machines still being deleted stay taken until they are gone.
   const taken = new Set(scope.machines.map((m) => machineIndex(poolName, m.metadata.name ?? "")).filter((i): i is number => i !== undefined));
@@ -195,6 +202,7 @@ export const rollOut: Phase<MachinePoolScope> = async (ctx, scope) => {
   }
   const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed) throw failed.reason;
+  return backOff;
 };
 
 /**
@@ -231,6 +239,25 @@ export const adoptByCluster: Phase<MachinePoolScope> = async (ctx, scope) => {
   await ctx.event(pool, "Normal", "AdoptedByCluster", `Cluster ${cluster.metadata.name} adopted the pool: it is now owned by the cluster and deleted with it`);
   return { halt: true };
 };
+
+/** Whether the pool's failed machines are replaced now (rollout/remediation.ts), said on its RemediationAllowed condition. */
+async function remediate(ctx: ReconcileContext, scope: MachinePoolScope): Promise<RemediationDecision> {
+  const pool = scope.object;
+  const failed = scope.machines.filter((m) => isFailedForGood(m) && !isDeleting(m, scope.deleted)).map((m) => m.metadata.name!);
+  const decision = decideRemediation({ failed, desired: desiredReplicas(pool), record: pool.status?.remediation, nowMs: ctx.clock.now() });
+  const now = nowTimestamp(new Date(ctx.clock.now()));
+  if (decision.action === "paused") {
+    if (getCondition(pool.status?.conditions, REMEDIATION_ALLOWED)?.reason !== REASON_TOO_MANY_UNHEALTHY) {
+      await ctx.event(pool, "Warning", REASON_TOO_MANY_UNHEALTHY, decision.message);
+    }
+    setCondition((pool.status ??= {}), { type: REMEDIATION_ALLOWED, status: "False", reason: REASON_TOO_MANY_UNHEALTHY, message: decision.message }, now);
+  } else if (decision.action === "wait") {
+    setCondition((pool.status ??= {}), { type: REMEDIATION_ALLOWED, status: "False", reason: "BackingOff", message: decision.message }, now);
+  } else if (getCondition(pool.status?.conditions, REMEDIATION_ALLOWED)) {
+    setCondition((pool.status ??= {}), { type: REMEDIATION_ALLOWED, status: "True", reason: "Allowed" }, now);
+  }
+  return decision;
+}
 
 export const machinePoolPhases: readonly Phase<MachinePoolScope>[] = [adoptByCluster, refreshMachines, rollOut];
 

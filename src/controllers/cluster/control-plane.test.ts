@@ -1,0 +1,82 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { ClusterObject, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
+import type { Client } from "../../runtime/client.ts";
+import { ManualClock, reconcileContext } from "../../runtime/testing.ts";
+import type { ProviderResolver } from "../providers.ts";
+import type { WorkloadClients } from "../workload.ts";
+import { ensureControlPlane } from "./children.ts";
+import { KubeconfigTargets } from "./kubeconfig.ts";
+import { RecentChecks } from "./recent-checks.ts";
+import type { ClusterScope } from "./scope.ts";
+
+const T = "2025-01-01T00:00:00Z";
+
+const infra: InfrastructureObject = {
+  apiVersion: "slipway.dev/v1alpha1",
+  kind: "Infrastructure",
+  metadata: { name: "demo-east", namespace: "default", generation: 1 },
+  spec: { clusterName: "demo", connection: "east", region: "sim-east-1", nodeCIDR: "10.0.0.0/20", controlPlane: true, machineTypes: ["s1.medium"], images: ["ubuntu-22.04"] },
+  status: { ready: true, loadBalancer: { id: "lb-1", host: "api", port: 6443 }, conditions: [{ type: "Ready", status: "True", lastTransitionTime: T }] },
+};
+
+function cp(index: number, failed = false): MachineObject {
+  return {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Machine",
+    metadata: { name: `demo-cp-${index}`, namespace: "default", uid: `m-${index}` },
+    spec: { clusterName: "demo", role: "control-plane", connection: "east", machineType: "s1.medium" },
+    status: failed ? { phase: "Failed", failureReason: "JoinControlPlaneFailed", failureMessage: "kubeadm join exited 1" } : { phase: "Running", nodeReady: true },
+  };
+}
+
+/** Runs the control plane's step over the machines given; says which it deleted and what it waits on. */
+async function step(clock: ManualClock, cluster: ClusterObject, machines: MachineObject[]) {
+  const deleted: string[] = [];
+  const client = { of: () => ({ delete: async (_ns: string, name: string) => void deleted.push(name), create: async (m: MachineObject) => m }) } as unknown as Client;
+  const scope = {
+    original: cluster,
+    object: cluster,
+    deps: { providers: undefined as unknown as ProviderResolver, workloads: undefined as unknown as WorkloadClients },
+    timing: { pollMs: 1000, recheckMs: 120_000, revalidateMs: 30_000 },
+    memory: { checks: new RecentChecks(), kubeconfigs: new KubeconfigTargets() },
+    connections: new Map(),
+    infrastructures: [infra],
+    pools: [],
+    controlPlane: machines,
+    machines,
+    changedChildren: new Set(),
+  } as ClusterScope;
+  const result = await ensureControlPlane(reconcileContext({ client, clock }), scope);
+  return { deleted, waitingOn: scope.waitingOn, result };
+}
+
+describe("replacing failed control-plane machines", () => {
+  it("replaces the first at once, backs off on the next, and stops past maxUnhealthy", async () => {
+    const clock = new ManualClock();
+    const cluster: ClusterObject = {
+      apiVersion: "slipway.dev/v1alpha1",
+      kind: "Cluster",
+      metadata: { name: "demo", namespace: "default", uid: "c-1" },
+      spec: { controlPlane: { connection: "east", machineType: "s1.medium", replicas: 3 } },
+    };
+    const first = await step(clock, cluster, [cp(0), cp(1, true), cp(2)]);
+    assert.deepEqual(first.deleted, ["demo-cp-1"]);
+    assert.deepEqual(cluster.status?.controlPlane?.remediation, { attempts: 1, lastTime: T });
+
+    clock.advance(3_000);
+    const second = await step(clock, cluster, [cp(0), cp(2), cp(3, true)]);
+    assert.deepEqual(second.deleted, []);
+    assert.equal(second.waitingOn, "the control plane: replacing demo-cp-3 in 7s (backing off after 1 replacement(s))");
+    assert.deepEqual(second.result, { requeueAfterMs: 7_000 });
+
+    const paused = await step(clock, cluster, [cp(0, true), cp(2), cp(3, true)]);
+    assert.deepEqual(paused.deleted, []);
+    assert.match(paused.waitingOn ?? "", /2 machines failed \(demo-cp-0, demo-cp-3\), more than maxUnhealthy 1 of 3/);
+
+    clock.advance(7_000);
+    const later = await step(clock, cluster, [cp(0), cp(2), cp(3, true)]);
+    assert.deepEqual(later.deleted, ["demo-cp-3"]);
+    assert.equal(cluster.status?.controlPlane?.remediation?.attempts, 2);
+  });
+});

@@ -1,0 +1,38 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { decideRemediation, maxUnhealthy, recordReplacement, remediationDelayMs } from "./remediation.ts";
+
+const T0 = Date.parse("2026-01-01T00:00:00Z");
+const at = (ms: number) => new Date(T0 + ms).toISOString();
+
+describe("remediation", () => {
+  it("waits 0, then 10 s doubling up to 5 min between replacements", () => {
+    assert.deepEqual([0, 1, 2, 3, 4, 5, 6, 10].map(remediationDelayMs), [0, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000]);
+  });
+
+  it("tolerates 40 % of the wanted machines failed at once, at least one", () => {
+    assert.deepEqual([1, 2, 3, 5, 10].map(maxUnhealthy), [1, 1, 1, 2, 4]);
+  });
+
+  it("replaces the first failure at once and backs off on the next ones", () => {
+    assert.deepEqual(decideRemediation({ failed: ["w-0"], desired: 3, record: undefined, nowMs: T0 }), { action: "replace" });
+    let record = recordReplacement(undefined, at(0));
+    assert.deepEqual(decideRemediation({ failed: ["w-3"], desired: 3, record, nowMs: T0 + 4_000 }), {
+      action: "wait",
+      afterMs: 6_000,
+      message: "replacing w-3 in 6s (backing off after 1 replacement(s))",
+    });
+    assert.deepEqual(decideRemediation({ failed: ["w-3"], desired: 3, record, nowMs: T0 + 10_000 }), { action: "replace" });
+    record = recordReplacement(record, at(10_000));
+    assert.equal(record.attempts, 2);
+    assert.equal(decideRemediation({ failed: ["w-4"], desired: 3, record, nowMs: T0 + 29_000 }).action, "wait");
+    assert.equal(decideRemediation({ failed: ["w-4"], desired: 3, record, nowMs: T0 + 30_000 }).action, "replace");
+  });
+
+  it("pauses with more machines failed than maxUnhealthy, naming them", () => {
+    const decision = decideRemediation({ failed: ["w-0", "w-1"], desired: 3, record: undefined, nowMs: T0 });
+    assert.equal(decision.action, "paused");
+    assert.match(decision.action === "paused" ? decision.message : "", /2 machines failed \(w-0, w-1\), more than maxUnhealthy 1 of 3/);
+    assert.deepEqual(decideRemediation({ failed: [], desired: 3, record: undefined, nowMs: T0 }), { action: "none" });
+  });
+});
