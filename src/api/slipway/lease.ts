@@ -113,8 +113,13 @@ export function validateLease(lease: LeaseObject, old?: LeaseObject): FieldError
 
 /** The reservation of the lease that machines of `machineType` in `connection` launch into, if it holds one. */
 export function leaseReservationFor(lease: LeaseObject | undefined, connection: string, machineType: string): string | undefined {
+  return leaseReservationOf(lease, connection, machineType)?.reservationId;
+}
+
+/** The lease's reservation a machine launches into (its id and its zone, where the machine must go). */
+export function leaseReservationOf(lease: LeaseObject | undefined, connection: string, machineType: string): LeaseReservation | undefined {
   if (!lease || lease.spec.connection !== connection || lease.status?.phase !== "Active") return undefined;
-  return lease.status.reservations?.find((r) => r.machineType === machineType)?.reservationId;
+  return lease.status.reservations?.find((r) => r.machineType === machineType);
 }
 
 export const leaseKind: KindDefinition<LeaseObject> = {

@@ -4,7 +4,7 @@
 // is initialised, requeues the machines of its cluster, which wait on it. A machine lives in the shard of
 // its cluster. While its cluster is paused a machine is left as it is.
 import type { ClusterObject, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
-import { leaseKind, leaseReservationFor } from "../../api/slipway/lease.ts";
+import { leaseKind, leaseReservationOf } from "../../api/slipway/lease.ts";
 import { clusterKind, CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
@@ -76,13 +76,13 @@ export function registerMachineController(
       const { clusterName, connection, pool } = base.object.spec;
       const cluster = clusters.cache.get(keyFor(namespace, clusterName));
       const lease = cluster?.spec.leaseName ? leases.cache.get(keyFor(namespace, cluster.spec.leaseName)) : undefined;
-      const reservationId = leaseReservationFor(lease, connection, base.object.spec.machineType);
+      const reservation = leaseReservationOf(lease, connection, base.object.spec.machineType);
       return {
         ...base,
         deps,
         timings,
         cluster,
-        ...(reservationId ? { reservationId } : {}),
+        ...(reservation ? { reservationId: reservation.reservationId, reservationZone: reservation.zone } : {}),
         connection: connections.cache.get(keyFor(namespace, connection)),
         infrastructure: infrastructures.cache.get(keyFor(namespace, names.infrastructure(clusterName, connection))),
         controlPlaneInfrastructure: infrastructures.cache.byIndex(CONTROL_PLANE_INFRA_INDEX, keyFor(namespace, clusterName))[0],

@@ -85,6 +85,8 @@ export interface MachineScope extends Scope<MachineObject> {
   clusterMachines?: readonly MachineObject[];
   /** The capacity reservation the machine launches into: its cluster's lease's, for its connection and machine type. */
   reservationId?: string;
+  /** The reservation's zone: a machine launched into it goes there, whatever the spread would choose. */
+  reservationZone?: string;
   /** Read by earlier phases for later ones. */
   secrets?: { pki: SecretObject; token: SecretObject };
   userData?: string;
@@ -295,7 +297,7 @@ export const ensureInstance: Phase<MachineScope> = async (ctx, scope) => {
     // Hosts have no images and no network to place the machine in: it is a whole host, as it is.
     const onHosts = (await hostEndpointsOf(scope)) !== undefined;
     const imageId = onHosts ? image : infra.images?.[image];
-    const zone = zoneFor(machine, infra.zones ?? [], scope.clusterMachines ?? []);
+    const zone = scope.reservationZone ?? zoneFor(machine, infra.zones ?? [], scope.clusterMachines ?? []);
     const subnetId = zone ? (infra.subnets?.[zone] ?? (zone === infra.zones?.[0] ? infra.subnetId : undefined)) : undefined;
     if (!imageId) throw new ProviderError("invalid", `image ${image} is not resolved in infrastructure ${scope.infrastructure!.metadata.name}`);
     if (!zone || (!onHosts && (!subnetId || !infra.securityGroupId))) {
