@@ -9,6 +9,7 @@ import { PkiError, isValidBootstrapToken, keyMatchesCertificate } from "../../bo
 import type { Image } from "../types.ts";
 import { UserDataError, readCloudConfig, runCloudInit, type MachineSetup } from "./cloud-init.ts";
 import { KubeadmConfigError, readKubeadmConfig, type KubeadmConfig, type NodeRegistration } from "./kubeadm-config.ts";
+import type { OidcIssuerSettings } from "../../apiserver/oidc-authentication.ts";
 
 export const PKI_DIR = "/etc/kubernetes/pki";
 const REQUIRED_PKI = ["ca.crt", "ca.key", "front-proxy-ca.crt", "front-proxy-ca.key", "etcd/ca.crt", "etcd/ca.key", "sa.key", "sa.pub"];
@@ -84,16 +85,8 @@ export interface JoinPlan extends CommonPlan {
 
 export type KubeadmPlan = InitPlan | JoinPlan;
 
-/** kube-apiserver's --oidc-* flags, with the issuer's CA read from --oidc-ca-file. */
-export interface OidcSettings {
-  issuerUrl: string;
-  clientId: string;
-  usernameClaim: string;
-  usernamePrefix: string;
-  groupsClaim?: string;
-  groupsPrefix: string;
-  caPem?: string;
-}
+/** kube-apiserver's --oidc-* flags, with the issuer's CA read from --oidc-ca-file: what its OIDC authenticator takes. */
+export type OidcSettings = OidcIssuerSettings;
 
 /** The OIDC settings of the API server's extra arguments, when they name an issuer (kube-apiserver's defaults otherwise). */
 function oidcOf(args: readonly { name: string; value: string }[] | undefined, pki: Record<string, string>): { oidc?: OidcSettings } {
