@@ -156,7 +156,7 @@ describe("provisioning clusters on the sim cloud", () => {
     assert.deepEqual(await sim.resourcesOf("default/big"), [], "nothing was created");
     assert.match(ok("get", "events", "--field-selector", "involvedObject.name=big"), /QuotaExceeded/);
     await sim.admin.setQuota("default", "sim-central-1", { vcpus: 64 });
-    // Validated again (every 30 s after a failure), it goes on: from then on a failure ends the wait.
+    // Validated again (every 30 poll intervals after a failure: 6 s here), it goes on: from then on a failure ends the wait.
     await eventually(() => cluster("big").status?.phase !== "Failed", { timeoutMs: 60_000, intervalMs: 250, what: "cluster big to be validated again" });
     const running = await waitPhase("big", "Running", 90_000);
     assert.deepEqual([running.status?.workers?.ready, running.status?.controlPlane?.ready], [3, 1]);

@@ -83,7 +83,7 @@ export function registerUpCommand(program: Command): void {
     .option("--sim-seed <n>", "seed of the embedded sim cloud (ids, jitter, faults)")
     .option("--sim-time-scale <x>", "multiplies every delay of the embedded sim cloud (0.1 is ten times faster)")
     .option("--sim-token <token>", "the sim cloud account's token (default: the sim's default account)")
-    .option("--poll-interval <duration>", "how often controllers look again at slow cloud work", "1s")
+    .option("--poll-interval <duration>", "how often controllers look again at slow cloud work (a cluster that failed validation is checked again after 30 of these)", "1s")
     .option("--lease-warning <duration>", "how long before a Lease ends a LeaseEndingSoon Warning Event is recorded", "5m")
     .option("--resync-interval <duration>", "how often resources delivered to clusters (ResourceSyncs) are checked for drift, and registered clusters are asked", "30s")
     .option("--orphan-sweep-interval <duration>", "how often each connection's cloud is searched for resources whose owner is gone", "5m")

@@ -56,7 +56,7 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
   const machines = manager.informer(machineKind);
   const leases = manager.informer(leaseKind);
   const pollMs = options.pollMs ?? 1000;
-  const timing: ClusterTiming = { pollMs, recheckMs: options.recheckMs ?? 120 * pollMs, revalidateMs: options.revalidateMs ?? 30_000 };
+  const timing: ClusterTiming = { pollMs, recheckMs: options.recheckMs ?? 120 * pollMs, revalidateMs: options.revalidateMs ?? 30 * pollMs };
   const memory: ClusterMemory = { checks: new RecentChecks(), kubeconfigs: new KubeconfigTargets() };
 
   const reconcile = objectReconciler<ClusterObject, ClusterScope>({

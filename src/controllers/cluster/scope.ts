@@ -30,7 +30,7 @@ export interface ClusterTiming {
    * clusters waiting, one every 30 s was a quarter of all reconciles, on the same CPU as the work.
    */
   recheckMs: number;
-  /** Requeue delay after a failed validation, to notice a raised quota (default 30 s). */
+  /** Requeue delay after a failed validation, to notice a raised quota (default 30 poll intervals: 30 s). */
   revalidateMs: number;
 }
 
