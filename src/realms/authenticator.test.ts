@@ -44,6 +44,11 @@ describe("realm ID tokens on the control plane", () => {
     const [header, , signature] = (await sign({ preferred_username: "dave" })).split(".");
     const forged = `${header}.${Buffer.from(JSON.stringify({ preferred_username: "carol", groups: ["system:masters"], iss: `${BASE}/realms/corp`, aud: "default.c1", exp: Math.floor(Date.now() / 1000) + 60 })).toString("base64url")}.${signature}`;
     assert.equal(await as(forged), undefined, "forged");
+    const elsewhere = await clients.create({ apiVersion: apiVersionOf(oidcClientKind), kind: "OIDCClient", metadata: { name: "c2", namespace: "default" }, spec: { realm: "partners" } } as OIDCClientObject);
+    await clients.updateStatus({ ...elsewhere, status: { clientId: "default.c2", issuerUrl: `${BASE}/realms/partners` } });
+    assert.equal(await as(await sign({ preferred_username: "carol" }, { aud: "default.c2" })), undefined, "a client of another realm");
+    await clients.delete("default", "c1");
+    assert.equal(await as(await sign({ preferred_username: "carol" })), undefined, "a client deleted since");
     await store.close();
   });
 });

@@ -7,6 +7,7 @@
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JWK } from "jose";
 import { bearerToken, type Authenticator, type Credentials } from "../apiserver/authentication.ts";
 import type { Identity } from "../apiserver/request-context.ts";
+import { isNotFound } from "../api/presence.ts";
 import { oidcClientKind, type OIDCClientObject } from "../api/slipway/realm.ts";
 import type { Client } from "../runtime/client.ts";
 import { readRealmKeys } from "./keys.ts";
@@ -34,8 +35,9 @@ export class RealmTokenAuthenticator implements Authenticator {
     const token = bearerToken(credentials.authorization);
     if (!token || token.split(".").length !== 3) return undefined;
     let issuer: unknown;
+    let audience: unknown;
     try {
-      issuer = decodeJwt(token).iss;
+      ({ iss: issuer, aud: audience } = decodeJwt(token));
     } catch {
       return undefined;
     }
@@ -45,9 +47,7 @@ export class RealmTokenAuthenticator implements Authenticator {
     if (!/^[a-z0-9-]{1,63}$/.test(realm)) return undefined;
     const keys = await readRealmKeys(this.client, realm);
     if (!keys) return undefined;
-    const clients = (await this.client.of<OIDCClientObject>(oidcClientKind).list()).items
-      .filter((c) => c.spec.realm === realm && c.status?.clientId && !c.metadata.deletionTimestamp)
-      .map((c) => c.status!.clientId!);
+    const clients = await this.registeredClients(realm, audience);
     if (clients.length === 0) return undefined;
     try {
       const { payload } = await jwtVerify(token, createLocalJWKSet({ keys: [publicJwk(keys.signing)] }), { issuer, audience: clients });
@@ -59,5 +59,28 @@ export class RealmTokenAuthenticator implements Authenticator {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * Those of the token's audiences that are clients registered in `realm`. A client id is
+   * `<namespace>.<name>` of its OIDCClient (realms/issuer.ts), so each is one read by name, not a list of
+   * every client on every request.
+   */
+  private async registeredClients(realm: string, audience: unknown): Promise<string[]> {
+    const audiences = (Array.isArray(audience) ? audience : [audience]).filter((a): a is string => typeof a === "string");
+    const registered: string[] = [];
+    for (const id of audiences.slice(0, 8)) {
+      const dot = id.indexOf(".");
+      if (dot <= 0) continue;
+      const found = await this.client
+        .of<OIDCClientObject>(oidcClientKind)
+        .get(id.slice(0, dot), id.slice(dot + 1))
+        .catch((e: unknown) => {
+          if (isNotFound(e)) return undefined;
+          throw e;
+        });
+      if (found && found.spec.realm === realm && found.status?.clientId === id && !found.metadata.deletionTimestamp) registered.push(id);
+    }
+    return registered;
   }
 }
