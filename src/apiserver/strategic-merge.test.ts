@@ -71,8 +71,11 @@ describe("strategic merge patch", () => {
 
   it("reads the strategy from patch extensions or a single-key map-type list", () => {
     assert.deepEqual(listStrategy({ "x-kubernetes-patch-strategy": "merge", "x-kubernetes-patch-merge-key": "type" }), { merge: true, mergeKey: "type" });
-    assert.deepEqual(listStrategy({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }), { merge: true, mergeKey: "name" });
-    assert.deepEqual(listStrategy({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }), { merge: false });
+    assert.deepEqual(listStrategy({ type: "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }), { merge: true, mergeKey: "name" });
+    assert.deepEqual(listStrategy({ type: "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"] }), { merge: false });
     assert.deepEqual(listStrategy({ type: "array" }), { merge: false });
+    assert.deepEqual(listStrategy({ type: "array", "x-kubernetes-list-type": "set" }), { merge: true });
+    // A union is read for its list variant, as server-side apply reads it.
+    assert.deepEqual(listStrategy({ anyOf: [{ type: "string" }, { type: "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }] }), { merge: true, mergeKey: "name" });
   });
 });

@@ -4,6 +4,7 @@
 // `$retainKeys`, `$setElementOrder/<list>` and `$deleteFromPrimitiveList/<list>`. kubectl apply computes
 // such patches from the same schema (served in /openapi/v2), so an unchanged manifest patches nothing and
 // a changed worker pool leaves the others alone. Lists without a strategy are replaced whole.
+import { fieldSchema, shapeOf } from "./apply/shape.ts";
 import { BadRequestError } from "./errors.ts";
 
 type Json = Record<string, unknown>;
@@ -17,23 +18,25 @@ function isObject(v: unknown): v is Json {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** How a list field of the schema merges: by a key, as a set of primitives, or not at all (replaced). */
+/**
+ * How a list field of the schema merges: by a key, as a set of primitives, or not at all (replaced). The
+ * patch strategy is strategic merge's own word; list types are read as server-side apply reads them.
+ */
 export function listStrategy(schema: PatchSchema): { mergeKey?: string; merge: boolean } {
   if (!schema) return { merge: false };
   const strategy = String(schema["x-kubernetes-patch-strategy"] ?? "");
   const key = schema["x-kubernetes-patch-merge-key"];
   if (strategy.split(",").includes("merge")) return { merge: true, ...(typeof key === "string" ? { mergeKey: key } : {}) };
-  const mapKeys = schema["x-kubernetes-list-map-keys"];
-  if (schema["x-kubernetes-list-type"] === "map" && Array.isArray(mapKeys) && mapKeys.length === 1) return { merge: true, mergeKey: String(mapKeys[0]) };
-  if (schema["x-kubernetes-list-type"] === "set") return { merge: true };
-  return { merge: false };
+  const shape = shapeOf(schema, []);
+  if (shape.kind === "map-list" && shape.keys.length === 1) return { merge: true, mergeKey: shape.keys[0] };
+  return { merge: shape.kind === "set" };
 }
 
+/** The schema of an object's field, as server-side apply finds it (declared, or the object's elements). */
 function field(schema: PatchSchema, name: string): PatchSchema {
   if (!schema) return undefined;
-  const properties = schema.properties as Record<string, Json> | undefined;
-  if (properties?.[name]) return properties[name];
-  return isObject(schema.additionalProperties) ? schema.additionalProperties : undefined;
+  const shape = shapeOf(schema, {});
+  return shape.kind === "struct" ? fieldSchema(shape, name).schema : undefined;
 }
 
 /** Applies a strategic merge patch to `original` under `schema`; neither is changed. */
