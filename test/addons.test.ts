@@ -147,7 +147,7 @@ describe("addons and the services they expose", () => {
     assert.match(events, /dashboard Ready/);
   });
 
-  it("serves the dashboard through the control plane to the admin only", async () => {
+  it("serves the dashboard through the control plane to callers who may get the cluster, and to no one else", async () => {
     const services = cluster().status?.services ?? [];
     assert.equal(services.length, 1);
     const dashboard = services[0]!;
