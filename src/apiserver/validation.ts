@@ -9,6 +9,7 @@ import type { KubeObject } from "../api/meta.ts";
 import type { AdmissionPlugin } from "./admission.ts";
 import { InvalidError, refOf } from "./errors.ts";
 import { invalid } from "../api/field-errors.ts";
+import "../api/formats.ts";
 import { nodeLabelErrors, qualifiedNameProblem } from "../api/slipway/nodes.ts";
 
 export type FieldValidation = "Strict" | "Warn" | "Ignore";

@@ -3,6 +3,7 @@
 import { Type, type Static, type TSchema, type TProperties } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { InvalidParameterError } from "./errors.ts";
+import "../api/formats.ts";
 
 /** An object schema that refuses fields it does not name. */
 export function Strict<T extends TProperties>(properties: T) {
