@@ -1,8 +1,8 @@
 // MachinePool: a set of identical worker machines with a replica count. Owned by the Cluster.
 import { Type, type Static } from "@sinclair/typebox";
 import { Condition, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
-import type { FieldError, KindDefinition, PrinterColumn } from "../registry.ts";
-import { ageColumn, fieldColumn } from "../columns.ts";
+import type { FieldError, KindDefinition } from "../registry.ts";
+import { ageColumn, countColumn, fieldColumn } from "../columns.ts";
 import { immutable, invalid } from "../field-errors.ts";
 import { formatSelector, labelSelectorErrors, labelSelectorSchema, selectorMatches, type LabelSelector } from "../selector.ts";
 import { upgradeErrors } from "./versions.ts";
@@ -151,11 +151,6 @@ function selectorErrors(pool: MachinePoolObject): FieldError[] {
 
 const fillSpecDefaults = specDefaults<MachinePoolObject>(MachinePoolSpecSchema);
 
-/** An integer column read from the pool; 0 when the status does not say yet. */
-function countColumn(name: string, jsonPath: string, description: string, read: (pool: MachinePoolObject) => number | undefined): PrinterColumn {
-  return { name, type: "integer", jsonPath, description, value: (o) => read(o as MachinePoolObject) ?? 0 };
-}
-
 export const machinePoolKind: KindDefinition<MachinePoolObject> = {
   ...slipwayKindBase,
   kind: "MachinePool",
@@ -168,11 +163,11 @@ export const machinePoolKind: KindDefinition<MachinePoolObject> = {
   printerColumns: [
     fieldColumn("NAME", ".metadata.name", "Name of the pool."),
     fieldColumn("CLUSTER", ".spec.clusterName", "Cluster the pool belongs to."),
-    countColumn("DESIRED", ".spec.replicas", "Machines wanted.", (p) => p.spec.replicas ?? 1),
-    countColumn("REPLICAS", ".status.replicas", "Machines that exist.", (p) => p.status?.replicas),
-    countColumn("READY", ".status.readyReplicas", "Machines whose node is Ready.", (p) => p.status?.readyReplicas),
-    countColumn("AVAILABLE", ".status.availableReplicas", "Machines whose node has been Ready for spec.minReadySeconds.", (p) => p.status?.availableReplicas),
-    countColumn("UPDATED", ".status.updatedReplicas", "Machines made from the current template.", (p) => p.status?.updatedReplicas),
+    countColumn<MachinePoolObject>("DESIRED", ".spec.replicas", "Machines wanted.", (p) => p.spec.replicas ?? 1),
+    countColumn<MachinePoolObject>("REPLICAS", ".status.replicas", "Machines that exist.", (p) => p.status?.replicas),
+    countColumn<MachinePoolObject>("READY", ".status.readyReplicas", "Machines whose node is Ready.", (p) => p.status?.readyReplicas),
+    countColumn<MachinePoolObject>("AVAILABLE", ".status.availableReplicas", "Machines whose node has been Ready for spec.minReadySeconds.", (p) => p.status?.availableReplicas),
+    countColumn<MachinePoolObject>("UPDATED", ".status.updatedReplicas", "Machines made from the current template.", (p) => p.status?.updatedReplicas),
     fieldColumn("PHASE", ".status.phase", "Where the pool is in its life cycle."),
     ageColumn,
     fieldColumn("MACHINETYPE", ".spec.machineType", "Machine type of the machines.", { priority: 1 }),
