@@ -22,7 +22,7 @@ import { planRollout, type RolloutPlan } from "../rollout/plan.ts";
 import { decideRemediation, recordReplacement, REMEDIATION_ALLOWED, REASON_TOO_MANY_UNHEALTHY, type RemediationDecision } from "../rollout/remediation.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { getCondition, setCondition } from "../../runtime/conditions.ts";
-import { availability, countedMachines, desiredReplicas, isDeleting, providerIDList } from "./status.ts";
+import { availability, countedMachines, desiredReplicas, isAvailable, isDeleting, providerIDList } from "./status.ts";
 import { machineTemplateHash, poolTemplate, type PoolTemplate } from "./template.ts";
 
 export interface MachinePoolTimings {
@@ -111,8 +111,13 @@ function active(scope: MachinePoolScope): MachineObject[] {
   return scope.machines.filter((m) => !isDeleting(m, scope.deleted));
 }
 
-/** The rollout's plan for the machines as the scope holds them; failed machines are replaced only when `replaceFailed`. */
-export function planPool(scope: MachinePoolScope, replaceFailed = true): RolloutPlan {
+/**
+ * The rollout's plan for the machines as the scope holds them at `nowMs`; failed machines are replaced
+ * only when `replaceFailed`. As a Deployment's, a roll counts a machine available once its node has been
+ * Ready for spec.minReadySeconds (awaitAvailability requeues the pool then); without `nowMs` every Ready
+ * machine counts.
+ */
+export function planPool(scope: MachinePoolScope, replaceFailed = true, nowMs = Number.POSITIVE_INFINITY): RolloutPlan {
   const pool = scope.object;
   const template = poolTemplate(pool.spec);
   return planRollout({
@@ -121,7 +126,7 @@ export function planPool(scope: MachinePoolScope, replaceFailed = true): Rollout
     machines: deletionPreference(pool.metadata.name!, scope.machines).map((m) => ({
       name: m.metadata.name!,
       templateHash: machineTemplateHash(m, template),
-      available: isMachineReady(m),
+      available: isAvailable(m, pool.spec.minReadySeconds ?? 0, nowMs),
       deleting: isDeleting(m, scope.deleted),
       failed: replaceFailed && isFailedForGood(m),
     })),
@@ -143,8 +148,8 @@ async function deleteMachines(ctx: ReconcileContext, scope: MachinePoolScope, vi
 }
 
 /** Reads the machines from the API before acting, so no decision rests on a cache that lags behind. */
-export const refreshMachines: Phase<MachinePoolScope> = async (_ctx, scope) => {
-  const plan = planPool(scope);
+export const refreshMachines: Phase<MachinePoolScope> = async (ctx, scope) => {
+  const plan = planPool(scope, true, ctx.clock.now());
   if (plan.create > 0 || plan.delete.length > 0) scope.machines = await scope.listMachines();
 };
 
@@ -159,7 +164,7 @@ function describeTemplate(template: PoolTemplate, version: string | undefined): 
 export const rollOut: Phase<MachinePoolScope> = async (ctx, scope) => {
   const pool = scope.object;
   const remediation = await remediate(ctx, scope);
-  const plan = planPool(scope, remediation.action === "replace");
+  const plan = planPool(scope, remediation.action === "replace", ctx.clock.now());
   const template = poolTemplate(pool.spec);
   const victims = scope.machines.filter((m) => plan.delete.includes(m.metadata.name!));
   if (plan.complete && pool.status?.remediation) delete pool.status.remediation;

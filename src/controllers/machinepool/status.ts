@@ -48,6 +48,12 @@ export function readySince(machine: MachineObject): number | undefined {
   return Number.isNaN(at) ? 0 : at;
 }
 
+/** Whether the machine's node has been Ready for at least `minReadySeconds` at `nowMs`. */
+export function isAvailable(machine: MachineObject, minReadySeconds: number, nowMs: number): boolean {
+  const since = readySince(machine);
+  return since !== undefined && since + minReadySeconds * 1000 <= nowMs;
+}
+
 /**
  * Available machines — Ready for at least `minReadySeconds` at `nowMs` — and in how many ms the next
  * Ready one becomes available (undefined when none is waiting), so the pool is looked at just then.
