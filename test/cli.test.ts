@@ -193,8 +193,8 @@ describe("slipway client commands", () => {
     assert.match(wide, /^broken\s.*\sValidationFailed$/m);
     assert.match(all.split("\n")[0]!, /^NAMESPACE\s+NAME\s+PHASE/);
     assert.match(all, /^default\s+beta\s+Running/m);
-    assert.match(several.split("\n")[0]!, /^NAME\s+CLUSTER\s+REPLICAS/, "only kinds with objects are listed");
-    assert.match(several, /^machinepool\.slipway\.dev\/beta-work\s+beta\s+2\/2\s+Running/m);
+    assert.match(several.split("\n")[0]!, /^NAME\s+CLUSTER\s+DESIRED\s+REPLICAS\s+READY\s+AVAILABLE\s+UPDATED\s+PHASE\s+AGE/, "only kinds with objects are listed");
+    assert.match(several, /^machinepool\.slipway\.dev\/beta-work\s+beta\s+2\s+2\s+2\s+2\s+2\s+Running/m);
     const object = JSON.parse(json) as ClusterObject;
     assert.equal(object.kind, "Cluster");
     assert.equal(object.spec.network?.podCIDR, "10.244.0.0/16");

@@ -1,17 +1,32 @@
 // Pools a cluster declares and pools created on their own, end to end: `slipway up` with its embedded
 // sim cloud, kubectl against its API. A MachinePool applied on its own is adopted by the cluster it
 // names, provisions, is scaled with `kubectl scale`, and goes away with the cluster; a declared pool's
-// replicas edited directly are reverted with a Warning event saying why; bad input is reported or
+// replicas edited directly are reverted with a Warning event saying why; `kubectl get machinepools`
+// shows Cluster API's counts and the pool lists its nodes' provider IDs; bad input is reported or
 // refused naming the field.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { SLIPWAY_BIN, eventually, kubectl, kubectlOk, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 
 interface PoolView {
   metadata: { uid: string; ownerReferences?: { kind: string; name: string; controller?: boolean; blockOwnerDeletion?: boolean }[] };
-  spec: { replicas?: number };
-  status?: { phase?: string; reason?: string; message?: string; replicas?: number; readyReplicas?: number; selector?: string };
+  spec: { replicas?: number; selector?: { matchLabels?: Record<string, string> }; providerIDList?: string[] };
+  status?: {
+    phase?: string;
+    reason?: string;
+    message?: string;
+    replicas?: number;
+    readyReplicas?: number;
+    availableReplicas?: number;
+    updatedReplicas?: number;
+    selector?: string;
+    nodeRefs?: { name: string; uid?: string }[];
+    bootstrapReady?: boolean;
+    infrastructureReady?: boolean;
+  };
 }
 
 const SPEC = { connection: "sim", machineType: "s1.small" };
@@ -67,7 +82,21 @@ describe("machine pools created on their own and declared by the cluster", () =>
     const viaApi = kubectl(kc, ["patch", "machinepool", "orphan", "--subresource", "scale", "--type", "merge", "-p", '{"spec":{"replicas":-1}}']);
     assert.notEqual(viaApi.status, 0);
     assert.match(viaApi.stderr, /spec\.replicas/);
+    // Above the limit of a worker pool, through /scale and through the object itself.
+    const tooMany = kubectl(kc, ["scale", "machinepool", "orphan", "--replicas", "1001"]);
+    assert.notEqual(tooMany.status, 0);
+    assert.match(tooMany.stderr, /spec\.replicas/);
+    const edited = kubectl(kc, ["patch", "machinepool", "orphan", "--type", "merge", "-p", '{"spec":{"replicas":1001}}']);
+    assert.notEqual(edited.status, 0);
+    assert.match(edited.stderr, /spec\.replicas/);
     assert.equal(pool("orphan").spec.replicas, 1);
+    // A selector that would not choose the pool's machines is refused, naming it; nothing is made.
+    const selecting = JSON.parse(standalonePool("picky", "nowhere", 1)) as { spec: Record<string, unknown> };
+    selecting.spec.selector = { matchLabels: { "slipway.dev/pool": "someone-else" } };
+    const picky = kubectl(kc, ["apply", "-f", "-"], JSON.stringify(selecting));
+    assert.notEqual(picky.status, 0);
+    assert.match(picky.stderr, /spec\.selector: Invalid value: "slipway\.dev\/pool=someone-else": must select the pool's machines/);
+    assert.ok(gone("machinepool", "picky"));
     ok("delete", "machinepool", "orphan", "--wait=true");
   });
 
@@ -90,10 +119,24 @@ describe("machine pools created on their own and declared by the cluster", () =>
     const listed = discovery.resources.find((r) => r.name === "machinepools/scale");
     assert.deepEqual(listed && [listed.group, listed.version, listed.kind], ["autoscaling", "v1", "Scale"]);
     ok("scale", "machinepool", "extra", "--replicas", "3");
-    await eventually(() => {
+    const three = await eventually(() => {
       const p = pool("extra");
-      return p.status?.readyReplicas === 3 && p.status.phase === "Running";
+      return p.status?.readyReplicas === 3 && p.status.phase === "Running" && p.spec.providerIDList?.length === 3 && p;
     }, { timeoutMs: 30_000, what: "the standalone pool to run 3 machines" });
+
+    // Cluster API's counts, as kubectl shows them, and the nodes the pool lists, as the workload cluster has them.
+    const table = ok("get", "machinepools").trim().split("\n").map((line) => line.split(/\s+/));
+    assert.deepEqual(table[0], ["NAME", "CLUSTER", "DESIRED", "REPLICAS", "READY", "AVAILABLE", "UPDATED", "PHASE", "AGE"]);
+    assert.deepEqual(table.find((row) => row[0] === "extra")?.slice(0, 8), ["extra", "demo", "3", "3", "3", "3", "3", "Running"]);
+    assert.deepEqual([three.status?.availableReplicas, three.status?.updatedReplicas, three.status?.bootstrapReady, three.status?.infrastructureReady], [3, 3, true, true]);
+    assert.deepEqual(three.spec.selector, { matchLabels: { "slipway.dev/cluster": "demo", "slipway.dev/pool": "extra" } });
+    const workload = join(plane.dataDir, "demo.kubeconfig");
+    writeFileSync(workload, Buffer.from(ok("get", "secret", "demo-kubeconfig", "-o", "jsonpath={.data.value}"), "base64"));
+    const nodes = (JSON.parse(kubectlOk(workload, ["get", "nodes", "-o", "json"])) as { items: { metadata: { name: string; uid: string }; spec: { providerID?: string } }[] }).items;
+    const poolNodes = nodes.filter((n) => n.metadata.name.startsWith("extra-"));
+    assert.equal(poolNodes.length, 3);
+    assert.deepEqual(three.spec.providerIDList, poolNodes.map((n) => n.spec.providerID).sort());
+    assert.deepEqual(three.status?.nodeRefs?.map((r) => [r.name, r.uid]), poolNodes.map((n) => [n.metadata.name, n.metadata.uid]));
     // slipway scale goes through the same subresource for a pool the cluster does not declare.
     const cli = spawnSync(process.execPath, [SLIPWAY_BIN, "--kubeconfig", kc, "scale", "machinepool", "extra", "--replicas", "2"], { encoding: "utf8" });
     assert.equal(cli.status, 0, cli.stderr);

@@ -85,7 +85,7 @@ describe("provisioning clusters on the sim cloud", () => {
     assert.ok(status?.lastUpdated);
     const listed = ok("get", "clusters,machinepools,machines");
     assert.match(listed, /quickstart\s+Running\s+3\/3\s+4\/4\s+v1\.31\.2/);
-    assert.match(listed, /quickstart-west\s+quickstart\s+2\/2\s+Running/);
+    assert.match(listed, /quickstart-west\s+quickstart\s+2\s+2\s+2\s+2\s+2\s+Running/);
     assert.equal((listed.match(/machine\.slipway\.dev\/\S+\s+quickstart\s+\S+\s+Running/g) ?? []).length, 7);
 
     const nodes = kubectl(workloadKubeconfig("quickstart"), ["get", "nodes", "--no-headers"]);

@@ -1,4 +1,5 @@
 // Printer columns shared by several kinds.
+import type { KubeObject } from "./meta.ts";
 import type { PrinterColumn } from "./registry.ts";
 
 /** AGE: rendered from the creation time, like kubectl's own AGE column. */
@@ -22,4 +23,9 @@ export function fieldColumn(
 /** "ready/desired", as in kubectl's READY column. */
 export function readyOfDesired(ready: number | undefined, desired: number | undefined): string {
   return `${ready ?? 0}/${desired ?? 0}`;
+}
+
+/** An integer column of a count read from the object, 0 while its status does not say yet (as kubectl shows a Deployment's). */
+export function countColumn<T extends KubeObject>(name: string, jsonPath: string, description: string, read: (object: T) => number | undefined): PrinterColumn {
+  return { name, type: "integer", jsonPath, description, value: (o) => read(o as T) ?? 0 };
 }

@@ -70,3 +70,15 @@ export function selectorMatches(selector: LabelSelector, labels: Record<string, 
   }
   return true;
 }
+
+/** The selector in Kubernetes' string form (`a=b,c in (x,y),!d`), as a Scale's status.selector carries it. */
+export function formatSelector(selector: LabelSelector): string {
+  const parts = Object.entries(selector.matchLabels ?? {}).map(([key, value]) => `${key}=${value}`);
+  for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
+    if (operator === "In") parts.push(`${key} in (${values.join(",")})`);
+    else if (operator === "NotIn") parts.push(`${key} notin (${values.join(",")})`);
+    else if (operator === "Exists") parts.push(key);
+    else if (operator === "DoesNotExist") parts.push(`!${key}`);
+  }
+  return parts.join(",");
+}

@@ -28,6 +28,10 @@ describe("the describe view", () => {
     assert.deepEqual([tree.since, tree.message], ["2026-01-01T00:09:15Z", "waiting for 1 worker(s)"]);
     const pool = tree.children[2]!.children[0]!;
     assert.deepEqual([pool.since, pool.message], ["2026-01-01T00:00:00Z", "1/2 machines ready"]);
+    // Machines Ready but not yet for minReadySeconds, or of an older template, are told apart.
+    const f = family();
+    f.pools[0]!.status = { phase: "ScalingUp", replicas: 3, readyReplicas: 2, availableReplicas: 1, updatedReplicas: 2 };
+    assert.equal(clusterTree(f).children[2]!.children[0]!.message, "2/2 machines ready, 1 available, 2 up to date");
     assert.equal(pool.children[1]!.message, "the instance did not boot within 5m");
   });
 

@@ -91,6 +91,14 @@ function machineNode(machine: MachineObject): TreeNode {
   };
 }
 
+/** "2/3 machines ready", and of those how many are available and up to date when that is fewer. */
+function poolCounts(ready: number, desired: number, st: MachinePoolObject["status"]): string {
+  const parts = [`${ready}/${desired} machines ready`];
+  if (st?.availableReplicas !== undefined && st.availableReplicas < ready) parts.push(`${st.availableReplicas} available`);
+  if (st?.updatedReplicas !== undefined && st.replicas !== undefined && st.updatedReplicas < st.replicas) parts.push(`${st.updatedReplicas} up to date`);
+  return parts.join(", ");
+}
+
 function poolNode(pool: MachinePoolObject, machines: MachineObject[]): TreeNode {
   const st = pool.status;
   const desired = pool.spec.replicas ?? 1;
@@ -101,7 +109,7 @@ function poolNode(pool: MachinePoolObject, machines: MachineObject[]): TreeNode 
       ready: readyCount >= desired,
       ...(st?.phase ? { phase: st.phase } : {}),
       ...(st?.phase === "Failed" ? { reason: st.reason ?? "Failed" } : deleting(pool)),
-      message: st?.message ?? `${readyCount}/${desired} machines ready`,
+      message: st?.message ?? poolCounts(readyCount, desired, st),
       since: pool.metadata.creationTimestamp,
     }),
     children: machines.map(machineNode),

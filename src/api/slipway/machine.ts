@@ -58,6 +58,7 @@ export const MachineStatusSchema = Struct(
     zone: Type.Optional(Type.String({ description: "Availability zone of the instance." })),
     addresses: Type.Optional(Type.Array(MachineAddress, { description: "Addresses of the instance." })),
     nodeName: Type.Optional(Type.String({ description: "Name of the Kubernetes node it became." })),
+    nodeUID: Type.Optional(Type.String({ description: "UID of that node." })),
     nodeReady: Type.Optional(Type.Boolean({ description: "True if the node is Ready." })),
     kubeletVersion: Type.Optional(Type.String({ description: "The kubelet version the node reports (status.nodeInfo.kubeletVersion)." })),
     bootstrapped: Type.Optional(Type.Boolean({ description: "True once kubeadm init or join has completed." })),

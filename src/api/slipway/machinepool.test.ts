@@ -20,13 +20,29 @@ describe("MachinePool", () => {
     assert.equal(object.spec.image, "ubuntu-22.04");
   });
 
-  it("accepts zero replicas and refuses negative ones", () => {
+  it("accepts zero to 1000 replicas (the cluster's limit for a worker pool) and refuses others naming spec.replicas", () => {
     assert.deepEqual(admit(machinePoolKind, pool({ replicas: 0 })).schemaErrors, []);
+    assert.deepEqual(admit(machinePoolKind, pool({ replicas: 1000 })).schemaErrors, []);
     assert.deepEqual(admit(machinePoolKind, pool({ replicas: -1 })).schemaErrors.map(([p]) => p), ["/spec/replicas"]);
+    assert.deepEqual(admit(machinePoolKind, pool({ replicas: 1001 })).schemaErrors.map(([p]) => p), ["/spec/replicas"]);
+  });
+
+  it("defaults its selector to the cluster and pool labels of its machines, and no minimum ready time", () => {
+    const { object, errors } = admit(machinePoolKind, pool());
+    assert.deepEqual(errors, []);
+    assert.deepEqual(object.spec.selector, { matchLabels: { "slipway.dev/cluster": "demo", "slipway.dev/pool": "demo-general" } });
+    assert.equal(object.spec.minReadySeconds, 0);
+    // A narrower selector of the same machines is fine; one that does not choose them is refused.
+    const byRole = admit(machinePoolKind, pool({ selector: { matchExpressions: [{ key: "slipway.dev/role", operator: "In", values: ["worker"] }] } }));
+    assert.deepEqual(byRole.errors, []);
+    const other = admit(machinePoolKind, pool({ selector: { matchLabels: { "slipway.dev/pool": "other" } } }));
+    assert.deepEqual(other.errors.map((e) => e.field), ["spec.selector"]);
+    assert.match(other.errors[0]!.message, /must select the pool's machines, which carry slipway\.dev\/cluster=demo, slipway\.dev\/pool=demo-general, slipway\.dev\/role=worker/);
+    assert.deepEqual(admit(machinePoolKind, pool({ minReadySeconds: -1 })).schemaErrors.map(([p]) => p), ["/spec/minReadySeconds"]);
   });
 
   it("refuses an unknown phase", () => {
-    const input = { ...pool(), status: { phase: "Scaling" } };
+    const input = { ...pool(), status: { phase: "Resizing" } };
     assert.deepEqual(admit(machinePoolKind, input).schemaErrors.map(([p]) => p), ["/status/phase"]);
   });
 
@@ -37,31 +53,31 @@ describe("MachinePool", () => {
 
   it("can be scaled, re-typed, re-imaged and re-labelled (its machines roll), but not moved to another cluster or connection", () => {
     const old = admit(machinePoolKind, pool()).object;
-    const changed = { replicas: 5, machineType: "m.large", image: "ubuntu-24.04", labels: { tier: "web" }, taints: [{ key: "gpu", effect: "NoSchedule" as const }], strategy: { maxSurge: 2, maxUnavailable: 1 }, version: "v1.31.2" };
+    const changed = { replicas: 5, machineType: "m.large", image: "ubuntu-24.04", labels: { tier: "web" }, taints: [{ key: "gpu", effect: "NoSchedule" as const }], strategy: { maxSurge: 2, maxUnavailable: 1 }, version: "v1.31.2", minReadySeconds: 30, providerIDList: ["sim://sim-east-1/i-1"] };
     assert.deepEqual(admit(machinePoolKind, { ...old, spec: { ...old.spec, ...changed } }, old).errors, []);
     const upgraded = admit(machinePoolKind, { ...old, spec: { ...old.spec, version: "v1.31.2" } }, old).object;
     const downgraded = admit(machinePoolKind, { ...upgraded, spec: { ...upgraded.spec, version: "v1.30.4" } }, upgraded);
     assert.match(downgraded.errors.map((e) => `${e.field}: ${e.message}`).join(), /spec.version: .*version skew rule "no downgrade"/);
     // Every field of the spec is either applied above or refused below.
-    assert.deepEqual(Object.keys(MachinePoolSpecSchema.properties).sort(), ["clusterName", "connection", ...Object.keys(changed)].sort());
+    assert.deepEqual(Object.keys(MachinePoolSpecSchema.properties).sort(), ["clusterName", "connection", "selector", ...Object.keys(changed)].sort());
     const moved = admit(machinePoolKind, { ...old, spec: { ...old.spec, clusterName: "other", connection: "sim-west" } }, old);
-    assert.deepEqual(moved.errors.map((e) => e.field), ["spec.clusterName", "spec.connection"]);
-    assert.match(moved.errors[1]!.message, /field is immutable: a pool cannot move to another connection/);
+    assert.deepEqual(moved.errors.map((e) => e.field), ["spec.selector", "spec.clusterName", "spec.connection"]);
+    assert.match(moved.errors[2]!.message, /field is immutable: a pool cannot move to another connection/);
     const stuck = admit(machinePoolKind, { ...old, spec: { ...old.spec, strategy: { maxSurge: 0, maxUnavailable: 0 } } }, old);
     assert.deepEqual(stuck.errors.map((e) => e.field), ["spec.strategy.maxSurge"]);
   });
 
-  it("shows ready/desired replicas, phase and machine type", () => {
+  it("shows desired, existing, ready, available and updated replicas and the phase, as Cluster API's columns", () => {
     const p = admit(machinePoolKind, pool({ replicas: 3 })).object;
-    assert.equal(cell(machinePoolKind, "REPLICAS", p), "0/3");
-    p.status = { phase: "ScalingUp", replicas: 3, readyReplicas: 2 };
+    assert.deepEqual(["DESIRED", "REPLICAS", "READY", "AVAILABLE", "UPDATED"].map((name) => cell(machinePoolKind, name, p)), [3, 0, 0, 0, 0]);
+    p.status = { phase: "ScalingUp", replicas: 3, readyReplicas: 2, availableReplicas: 1, updatedReplicas: 3 };
     assert.deepEqual(
-      ["NAME", "CLUSTER", "REPLICAS", "PHASE", "MACHINETYPE", "CONNECTION"].map((name) => cell(machinePoolKind, name, p)),
-      ["demo-general", "demo", "2/3", "ScalingUp", "m.medium", "sim-east"],
+      ["NAME", "CLUSTER", "DESIRED", "REPLICAS", "READY", "AVAILABLE", "UPDATED", "PHASE", "MACHINETYPE", "CONNECTION"].map((name) => cell(machinePoolKind, name, p)),
+      ["demo-general", "demo", 3, 3, 2, 1, 3, "ScalingUp", "m.medium", "sim-east"],
     );
     assert.deepEqual(
       machinePoolKind.printerColumns.map((c) => [c.name, c.priority ?? 0]),
-      [["NAME", 0], ["CLUSTER", 0], ["REPLICAS", 0], ["PHASE", 0], ["MACHINETYPE", 0], ["AGE", 0], ["CONNECTION", 1]],
+      [["NAME", 0], ["CLUSTER", 0], ["DESIRED", 0], ["REPLICAS", 0], ["READY", 0], ["AVAILABLE", 0], ["UPDATED", 0], ["PHASE", 0], ["AGE", 0], ["MACHINETYPE", 1], ["CONNECTION", 1]],
     );
   });
 });

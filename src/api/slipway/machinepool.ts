@@ -1,13 +1,15 @@
 // MachinePool: a set of identical worker machines with a replica count. Owned by the Cluster.
 import { Type, type Static } from "@sinclair/typebox";
 import { Condition, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
-import type { KindDefinition } from "../registry.ts";
-import { ageColumn, fieldColumn, readyOfDesired } from "../columns.ts";
-import { immutable } from "../field-errors.ts";
+import type { FieldError, KindDefinition } from "../registry.ts";
+import { ageColumn, countColumn, fieldColumn } from "../columns.ts";
+import { immutable, invalid } from "../field-errors.ts";
+import { formatSelector, labelSelectorErrors, labelSelectorSchema, selectorMatches, type LabelSelector } from "../selector.ts";
 import { upgradeErrors } from "./versions.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
 import { DEFAULT_IMAGE, Taint, nodeLabelErrors, nodeLabels, taintErrors } from "./nodes.ts";
-import { MAX_WORKER_REPLICAS } from "./cluster.ts";
+import { LABEL_CLUSTER, MAX_WORKER_REPLICAS } from "./cluster.ts";
+import { LABEL_ROLE, ROLE_WORKER } from "./machine.ts";
 import { RolloutStrategy, rolloutStrategyErrors } from "./rollout.ts";
 
 /** As Cluster API's MachinePool phases. */
@@ -18,6 +20,7 @@ export const MACHINE_POOL_PHASES = [
   "Running",
   "ScalingUp",
   "ScalingDown",
+  "Scaling",
   "Deleting",
   "Failed",
 ] as const;
@@ -51,6 +54,16 @@ export const MachinePoolSpecSchema = Struct(
     version: Type.Optional(
       Type.String({ description: "Kubernetes version of the machines' kubelets (default: the cluster's). A change rolls the machines; no downgrade, one minor version at a time." }),
     ),
+    // Cluster API's MachinePool fields: how machines are chosen, counted as available, and listed.
+    selector: Type.Optional(
+      labelSelectorSchema("Label selector of the pool's machines (default: the cluster and pool labels every machine of the pool carries); it must select them, and cannot change."),
+    ),
+    minReadySeconds: Type.Optional(
+      Type.Integer({ minimum: 0, default: 0, description: "Seconds a machine's node must have been Ready for the machine to count as available." }),
+    ),
+    providerIDList: Type.Optional(
+      Type.Array(Type.String(), { description: "Provider IDs of the pool's instances, as their nodes carry them (spec.providerID), sorted. Kept by the pool controller." }),
+    ),
   },
   { description: "The machines wanted. A change of machineType, image, labels, taints or version rolls the machines (see strategy)." },
 );
@@ -58,14 +71,27 @@ export type MachinePoolSpec = Static<typeof MachinePoolSpecSchema>;
 
 const count = (description: string) => Type.Optional(Type.Integer({ minimum: 0, description }));
 
+const NodeReference = Struct(
+  {
+    apiVersion: Type.String({ description: "v1." }),
+    kind: Type.String({ description: "Node." }),
+    name: Type.String({ description: "Name of the node." }),
+    uid: Type.Optional(Type.String({ description: "UID of the node, once its machine has read it." })),
+  },
+  { description: "A node of the workload cluster." },
+);
+
 export const MachinePoolStatusSchema = Struct(
   {
     phase: Type.Optional(StringEnum(MACHINE_POOL_PHASES, { description: "Where the pool is in its life cycle." })),
     replicas: count("Machines that exist."),
     readyReplicas: count("Machines whose node is Ready."),
     updatedReplicas: count("Machines made from the current template (machine type, image, labels, taints)."),
-    availableReplicas: count("Machines whose node has been Ready for the minimum time."),
-    unavailableReplicas: count("Machines wanted that are not yet available."),
+    availableReplicas: count("Machines whose node has been Ready for at least spec.minReadySeconds."),
+    unavailableReplicas: count("Machines still needed for every wanted machine to be available: spec.replicas - availableReplicas (not below 0), whether they exist yet or not."),
+    nodeRefs: Type.Optional(Type.Array(NodeReference, { description: "The nodes the pool's machines became, by name." })),
+    bootstrapReady: Type.Optional(Type.Boolean({ description: "True when every machine of the pool has its bootstrap data (kubeadm join configuration)." })),
+    infrastructureReady: Type.Optional(Type.Boolean({ description: "True when the cluster's infrastructure in the pool's connection is Ready." })),
     conditions: Type.Optional(Type.Array(Condition, { description: "Current conditions, e.g. Ready." })),
     observedGeneration: Type.Optional(Type.Integer({ description: "The spec generation this status describes." })),
     selector: Type.Optional(Type.String({ description: "Label selector of the pool's machines, as /scale reports it." })),
@@ -91,6 +117,40 @@ export const MachinePoolSchema = objectSchema(SLIPWAY_API_VERSION, "MachinePool"
 });
 export type MachinePoolObject = ObjectOf<typeof MachinePoolSchema>;
 
+/** The labels every machine of the pool carries (besides its template hash): its cluster, its pool, its role. */
+export function poolMachineLabels(pool: MachinePoolObject): Record<string, string> {
+  return { ...poolSelectorLabels(pool), [LABEL_ROLE]: ROLE_WORKER };
+}
+
+/** The default spec.selector's labels, as Cluster API defaults a selector from the cluster and owner names. */
+function poolSelectorLabels(pool: MachinePoolObject): Record<string, string> {
+  return { [LABEL_CLUSTER]: pool.spec.clusterName, [LABEL_POOL]: pool.metadata.name ?? "" };
+}
+
+/** The pool's label selector (spec.selector, or its default for a pool written before it existed). */
+export function poolSelector(pool: MachinePoolObject): LabelSelector {
+  return pool.spec.selector ?? { matchLabels: poolSelectorLabels(pool) };
+}
+
+/** spec.selector as /scale reports it (status.selector), e.g. `slipway.dev/cluster=demo,slipway.dev/pool=demo-w`. */
+export function poolSelectorString(pool: MachinePoolObject): string {
+  return formatSelector(poolSelector(pool));
+}
+
+function selectorErrors(pool: MachinePoolObject): FieldError[] {
+  const selector = pool.spec.selector;
+  if (!selector) return [];
+  const errors = labelSelectorErrors("spec.selector", selector);
+  const labels = poolMachineLabels(pool);
+  if (errors.length === 0 && !selectorMatches(selector, labels)) {
+    const carried = Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(", ");
+    errors.push(invalid("spec.selector", formatSelector(selector), `must select the pool's machines, which carry ${carried}`));
+  }
+  return errors;
+}
+
+const fillSpecDefaults = specDefaults<MachinePoolObject>(MachinePoolSpecSchema);
+
 export const machinePoolKind: KindDefinition<MachinePoolObject> = {
   ...slipwayKindBase,
   kind: "MachinePool",
@@ -103,22 +163,20 @@ export const machinePoolKind: KindDefinition<MachinePoolObject> = {
   printerColumns: [
     fieldColumn("NAME", ".metadata.name", "Name of the pool."),
     fieldColumn("CLUSTER", ".spec.clusterName", "Cluster the pool belongs to."),
-    {
-      name: "REPLICAS",
-      type: "string",
-      jsonPath: ".status.readyReplicas",
-      description: "Ready/desired machines.",
-      value: (o) => {
-        const pool = o as MachinePoolObject;
-        return readyOfDesired(pool.status?.readyReplicas, pool.spec.replicas ?? 1);
-      },
-    },
+    countColumn<MachinePoolObject>("DESIRED", ".spec.replicas", "Machines wanted.", (p) => p.spec.replicas ?? 1),
+    countColumn<MachinePoolObject>("REPLICAS", ".status.replicas", "Machines that exist.", (p) => p.status?.replicas),
+    countColumn<MachinePoolObject>("READY", ".status.readyReplicas", "Machines whose node is Ready.", (p) => p.status?.readyReplicas),
+    countColumn<MachinePoolObject>("AVAILABLE", ".status.availableReplicas", "Machines whose node has been Ready for spec.minReadySeconds.", (p) => p.status?.availableReplicas),
+    countColumn<MachinePoolObject>("UPDATED", ".status.updatedReplicas", "Machines made from the current template.", (p) => p.status?.updatedReplicas),
     fieldColumn("PHASE", ".status.phase", "Where the pool is in its life cycle."),
-    fieldColumn("MACHINETYPE", ".spec.machineType", "Machine type of the machines."),
     ageColumn,
+    fieldColumn("MACHINETYPE", ".spec.machineType", "Machine type of the machines.", { priority: 1 }),
     fieldColumn("CONNECTION", ".spec.connection", "Connection the machines are built in.", { priority: 1 }),
   ],
-  defaults: specDefaults(MachinePoolSpecSchema),
+  defaults(pool) {
+    fillSpecDefaults(pool);
+    pool.spec.selector ??= { matchLabels: poolSelectorLabels(pool) };
+  },
   // Every field of the spec is applied by the pool controller: replicas by scaling, machineType, image,
   // labels and taints by rolling the machines, strategy by how they roll. The cluster and the connection
   // cannot change: a pool does not move.
@@ -127,12 +185,15 @@ export const machinePoolKind: KindDefinition<MachinePoolObject> = {
       ...nodeLabelErrors("spec.labels", pool.spec.labels),
       ...taintErrors("spec.taints", pool.spec.taints),
       ...rolloutStrategyErrors("spec.strategy", pool.spec.strategy),
+      ...selectorErrors(pool),
     ];
     if (old) {
       errors.push(
         ...immutable("spec.clusterName", pool.spec.clusterName, old.spec.clusterName, "a pool cannot move to another cluster"),
         ...immutable("spec.connection", pool.spec.connection, old.spec.connection, "a pool cannot move to another connection; make a new pool there and remove this one"),
         ...upgradeErrors("spec.version", pool.spec.version, old.spec.version),
+        // As a Deployment's: machines chosen by another selector would be other machines.
+        ...(old.spec.selector ? immutable("spec.selector", pool.spec.selector, old.spec.selector, "the pool's machines are chosen by it") : []),
       );
     }
     return errors;

@@ -461,6 +461,7 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
     const { node } = lookup;
     const kubelet = node.status?.nodeInfo?.kubeletVersion;
     if (kubelet) status.kubeletVersion = kubelet;
+    if (node.metadata.uid) status.nodeUID = node.metadata.uid;
     if (!status.bootstrapped) {
       status.bootstrapped = true;
       status.nodeName = node.metadata.name;

@@ -158,6 +158,18 @@ describe("machine pool controller, with machines driven by hand", () => {
     assert.deepEqual((await h.machinesOfPool()).map((m) => m.metadata.name), ["demo-w-2"]);
   });
 
+  it("counts a Ready machine available after minReadySeconds, looking again just then", async () => {
+    await h.change((spec) => (spec.minReadySeconds = 1));
+    const readySince = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+    await setMachine("demo-w-2", { ...running, conditions: [{ type: "NodeReady", status: "True", reason: "NodeReady", lastTransitionTime: readySince }] });
+    const waiting = await h.waitPool((p) => p.status?.readyReplicas === 1 && p.status.availableReplicas === 0);
+    assert.deepEqual([waiting.status?.unavailableReplicas, waiting.status?.phase], [1, "ScalingUp"]);
+    // Nothing else changes: the pool is requeued for the moment the machine becomes available.
+    const available = await h.waitPool((p) => p.status?.availableReplicas === 1, 5_000);
+    assert.deepEqual([available.status?.unavailableReplicas, available.status?.phase], [0, "Running"]);
+    await h.change((spec) => delete spec.minReadySeconds);
+  });
+
   it("rolls to a new machine type: a new machine first, the old one deleted once the new one is Running", async () => {
     await h.change((spec) => (spec.machineType = "s1.large"));
     const fresh = await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m !== undefined);
@@ -225,6 +237,13 @@ describe("machine pool controller, with real machines and nodes", () => {
     const worker = nodes.find((n) => n.name === "demo-w-0")!;
     assert.equal(worker.labels["slipway.dev/pool"], POOL);
     assert.equal(worker.labels.tier, "web");
+    // The pool lists its instances' provider IDs and its nodes as the workload cluster has them.
+    const workload = await fixture.kube.listAll<{ metadata: { name?: string; uid?: string }; spec?: { providerID?: string } }>("/api/v1/nodes");
+    const workers = workload.filter((n) => n.metadata.name !== "demo-cp-0");
+    const listed = await h.waitPool((p) => p.spec.providerIDList?.length === 3 && p.status?.nodeRefs?.every((r) => r.uid !== undefined) === true);
+    assert.deepEqual(listed.spec.providerIDList, workers.map((n) => n.spec?.providerID).sort());
+    assert.deepEqual(listed.status?.nodeRefs?.map((r) => [r.name, r.uid]), workers.map((n) => [n.metadata.name, n.metadata.uid]));
+    assert.deepEqual([listed.status?.bootstrapReady, listed.status?.availableReplicas, listed.status?.updatedReplicas], [true, 3, 3]);
   });
 
   it("scales down from 3 to 1: nodes drained and removed, instances terminated", async () => {
@@ -272,7 +291,8 @@ describe("machine pool controller, with real machines and nodes", () => {
       spec.taints = [{ key: "dedicated", value: "api", effect: "NoSchedule" }];
     });
     const done = await h.waitPool(
-      (p) => p.status?.observedGeneration === changed.metadata.generation && p.status?.phase === "Running" && p.status.updatedReplicas === 2 && p.status.replicas === 2,
+      // The pool's own writes of spec.providerIDList count as generations too.
+      (p) => (p.status?.observedGeneration ?? 0) >= changed.metadata.generation! && p.status?.phase === "Running" && p.status.updatedReplicas === 2 && p.status.replicas === 2,
       40_000,
     );
     assert.equal(done.status?.readyReplicas, 2);

@@ -3,8 +3,11 @@
 // changes (see phases.ts, through rollout/), and reports counts and phase as Cluster API's MachinePool
 // does (status.ts). A pool is reconciled when it changes, when one of its machines does, and when its
 // Cluster does; it lives in the shard of its cluster. While its cluster is paused a pool is left as it is.
-import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
+import type { ClusterObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import { clusterKind, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
+import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
+import { names } from "../../api/slipway/names.ts";
+import { isTrue } from "../../runtime/conditions.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
 import { machinePoolKind, FINALIZER_MACHINE_POOL } from "../../api/slipway/machinepool.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
@@ -47,6 +50,7 @@ export function registerMachinePoolController(
   const pools = manager.informer(machinePoolKind);
   const machines = manager.informer(machineKind);
   const clusters = manager.informer(clusterKind);
+  const infrastructures = manager.informer(infrastructureKind);
   pools.cache.addIndex(POOL_CLUSTER_INDEX, (p) => [keyFor(p.metadata.namespace, p.spec.clusterName)]);
 
   const reconcile = objectReconciler<MachinePoolObject, MachinePoolScope>({
@@ -71,10 +75,14 @@ export function registerMachinePoolController(
           return ownedBy(pool, list.items);
         },
         deleted: new Set<string>(),
+        infrastructureReady: isTrue(infrastructures.cache.get(keyFor(namespace, names.infrastructure(pool.spec.clusterName, pool.spec.connection)))?.status?.conditions, "Ready"),
       };
     },
     summarize: (ctx, scope, error) =>
-      summarizePool(scope.object, { machines: scope.machines, deleted: scope.deleted }, nowTimestamp(new Date(ctx.clock.now())), error, scope.waitingForCluster),
+      summarizePool(scope.object, { machines: scope.machines, deleted: scope.deleted }, nowTimestamp(new Date(ctx.clock.now())), error, {
+        ...(scope.waitingForCluster ? { waitingForCluster: scope.waitingForCluster } : {}),
+        infrastructureReady: scope.infrastructureReady,
+      }),
   });
 
   const controller = manager.add<MachinePoolObject>({
@@ -99,6 +107,16 @@ export function registerMachinePoolController(
     clusters,
     (cluster) => pools.cache.indexKeys(POOL_CLUSTER_INDEX, keyFor(cluster.metadata.namespace, cluster.metadata.name!)),
     (previous, cluster) => awaitedOfCluster(previous) !== awaitedOfCluster(cluster),
+  );
+  // Of the cluster's infrastructure in a pool's connection, only whether it is Ready (status.infrastructureReady).
+  const readyOf = (infra: InfrastructureObject) => isTrue(infra.status?.conditions, "Ready");
+  controller.watch<InfrastructureObject>(
+    infrastructures,
+    (infra) =>
+      pools.cache
+        .indexKeys(POOL_CLUSTER_INDEX, keyFor(infra.metadata.namespace, infra.spec.clusterName))
+        .filter((key) => pools.cache.get(key)?.spec.connection === infra.spec.connection),
+    (previous, infra) => readyOf(previous) !== readyOf(infra),
   );
   return controller;
 }

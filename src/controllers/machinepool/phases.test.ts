@@ -67,6 +67,13 @@ describe("machine pool phases", () => {
     const fresh = poolMachine(pool, 2);
     scope.machines = [...old, { ...fresh, status: { phase: "Running", nodeReady: true } }];
     assert.deepEqual(planPool(scope).delete, ["demo-w-1"]);
+    // With minReadySeconds the new machine serves once Ready that long, as a Deployment's pods: the old one waits until then.
+    const patient = { ...pool, spec: { ...pool.spec, minReadySeconds: 30 } };
+    const nodeReady = { type: "NodeReady", status: "True" as const, reason: "NodeReady", lastTransitionTime: "2025-01-01T00:00:00Z" };
+    const rolling = { ...scope, object: patient, machines: [...old, { ...fresh, status: { phase: "Running" as const, nodeReady: true, conditions: [nodeReady] } }] };
+    const readyAt = Date.parse(nodeReady.lastTransitionTime);
+    assert.deepEqual(planPool(rolling, true, readyAt + 29_999).delete, []);
+    assert.deepEqual(planPool(rolling, true, readyAt + 30_000).delete, ["demo-w-1"]);
     // The same machine type, image, labels and taints: nothing to roll.
     const same = { ...pool, spec: { ...pool.spec, machineType: "s1.medium" } };
     assert.deepEqual(planPool({ ...scope, object: same, machines: old }), { create: 0, delete: [], updated: 2, updatedAvailable: 2, outdated: 0, complete: true });

@@ -8,20 +8,21 @@
 // terminates its instance first).
 import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import { apiVersionOf } from "../../api/registry.ts";
-import { isMachineReady, machineKind, LABEL_ROLE, ROLE_WORKER } from "../../api/slipway/machine.ts";
+import { isDeepStrictEqual } from "node:util";
+import { isMachineReady, machineKind, ROLE_WORKER } from "../../api/slipway/machine.ts";
 import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, Scope } from "../../runtime/reconciler.ts";
 import { controllerOf, controllerRef } from "../contract.ts";
 import { LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
-import { LABEL_POOL, LABEL_TEMPLATE_HASH, machinePoolKind } from "../../api/slipway/machinepool.ts";
+import { LABEL_TEMPLATE_HASH, machinePoolKind, poolMachineLabels } from "../../api/slipway/machinepool.ts";
 import { names } from "../../api/slipway/names.ts";
 import { isFailedForGood } from "../machine/status.ts";
 import { planRollout, type RolloutPlan } from "../rollout/plan.ts";
 import { decideRemediation, recordReplacement, REMEDIATION_ALLOWED, REASON_TOO_MANY_UNHEALTHY, type RemediationDecision } from "../rollout/remediation.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { getCondition, setCondition } from "../../runtime/conditions.ts";
-import { desiredReplicas, isDeleting } from "./status.ts";
+import { availability, countedMachines, desiredReplicas, isAvailable, isDeleting, providerIDList } from "./status.ts";
 import { machineTemplateHash, poolTemplate, type PoolTemplate } from "./template.ts";
 
 export interface MachinePoolTimings {
@@ -41,6 +42,8 @@ export interface MachinePoolScope extends Scope<MachinePoolObject> {
   deleted: Set<string>;
   /** Set when the pool waits for its cluster: why (naming spec.clusterName), for its status. */
   waitingForCluster?: string;
+  /** Whether the cluster's infrastructure in the pool's connection is Ready (from the cache). */
+  infrastructureReady?: boolean;
 }
 
 /** The index in a pool machine's name, or undefined when the name is not `<pool>-<index>`. */
@@ -88,7 +91,7 @@ export function poolMachine(pool: MachinePoolObject, index: number, template: Po
     metadata: {
       name: names.poolMachine(name, index),
       namespace: pool.metadata.namespace,
-      labels: { [LABEL_CLUSTER]: pool.spec.clusterName, [LABEL_POOL]: name, [LABEL_ROLE]: ROLE_WORKER, [LABEL_TEMPLATE_HASH]: template.hash },
+      labels: { ...poolMachineLabels(pool), [LABEL_TEMPLATE_HASH]: template.hash },
       ownerReferences: [controllerRef(pool)],
     },
     spec: {
@@ -108,8 +111,13 @@ function active(scope: MachinePoolScope): MachineObject[] {
   return scope.machines.filter((m) => !isDeleting(m, scope.deleted));
 }
 
-/** The rollout's plan for the machines as the scope holds them; failed machines are replaced only when `replaceFailed`. */
-export function planPool(scope: MachinePoolScope, replaceFailed = true): RolloutPlan {
+/**
+ * The rollout's plan for the machines as the scope holds them at `nowMs`; failed machines are replaced
+ * only when `replaceFailed`. As a Deployment's, a roll counts a machine available once its node has been
+ * Ready for spec.minReadySeconds (awaitAvailability requeues the pool then); without `nowMs` every Ready
+ * machine counts.
+ */
+export function planPool(scope: MachinePoolScope, replaceFailed = true, nowMs = Number.POSITIVE_INFINITY): RolloutPlan {
   const pool = scope.object;
   const template = poolTemplate(pool.spec);
   return planRollout({
@@ -118,7 +126,7 @@ export function planPool(scope: MachinePoolScope, replaceFailed = true): Rollout
     machines: deletionPreference(pool.metadata.name!, scope.machines).map((m) => ({
       name: m.metadata.name!,
       templateHash: machineTemplateHash(m, template),
-      available: isMachineReady(m),
+      available: isAvailable(m, pool.spec.minReadySeconds ?? 0, nowMs),
       deleting: isDeleting(m, scope.deleted),
       failed: replaceFailed && isFailedForGood(m),
     })),
@@ -140,8 +148,8 @@ async function deleteMachines(ctx: ReconcileContext, scope: MachinePoolScope, vi
 }
 
 /** Reads the machines from the API before acting, so no decision rests on a cache that lags behind. */
-export const refreshMachines: Phase<MachinePoolScope> = async (_ctx, scope) => {
-  const plan = planPool(scope);
+export const refreshMachines: Phase<MachinePoolScope> = async (ctx, scope) => {
+  const plan = planPool(scope, true, ctx.clock.now());
   if (plan.create > 0 || plan.delete.length > 0) scope.machines = await scope.listMachines();
 };
 
@@ -156,7 +164,7 @@ function describeTemplate(template: PoolTemplate, version: string | undefined): 
 export const rollOut: Phase<MachinePoolScope> = async (ctx, scope) => {
   const pool = scope.object;
   const remediation = await remediate(ctx, scope);
-  const plan = planPool(scope, remediation.action === "replace");
+  const plan = planPool(scope, remediation.action === "replace", ctx.clock.now());
   const template = poolTemplate(pool.spec);
   const victims = scope.machines.filter((m) => plan.delete.includes(m.metadata.name!));
   if (plan.complete && pool.status?.remediation) delete pool.status.remediation;
@@ -259,7 +267,31 @@ async function remediate(ctx: ReconcileContext, scope: MachinePoolScope): Promis
   return decision;
 }
 
-export const machinePoolPhases: readonly Phase<MachinePoolScope>[] = [adoptByCluster, refreshMachines, rollOut];
+/**
+ * Keeps spec.providerIDList the provider IDs of the pool's machines, as Cluster API copies it from the
+ * pool's infrastructure; written only when it changed. The list is computed from the machines, not
+ * from the pool, so a merge patch of it alone needs no precondition.
+ */
+export const recordProviderIDs: Phase<MachinePoolScope> = async (ctx, scope) => {
+  const pool = scope.object;
+  const ids = providerIDList(countedMachines(pool, { machines: scope.machines, deleted: scope.deleted }));
+  if (isDeepStrictEqual(ids, pool.spec.providerIDList ?? [])) return;
+  const written = await ctx.client.of<MachinePoolObject>(machinePoolKind).patch(pool.metadata.namespace, pool.metadata.name!, "merge", { spec: { providerIDList: ids } });
+  pool.metadata = written.metadata;
+  pool.spec.providerIDList = written.spec.providerIDList;
+};
+
+/**
+ * Looks at the pool again the moment its next Ready machine has been Ready for spec.minReadySeconds,
+ * so availableReplicas is counted then: nothing else changes at that moment to requeue it.
+ */
+export const awaitAvailability: Phase<MachinePoolScope> = (ctx, scope) => {
+  const pool = scope.object;
+  const { nextInMs } = availability(countedMachines(pool, { machines: scope.machines, deleted: scope.deleted }), pool.spec.minReadySeconds ?? 0, ctx.clock.now());
+  return nextInMs === undefined ? undefined : { requeueAfterMs: nextInMs };
+};
+
+export const machinePoolPhases: readonly Phase<MachinePoolScope>[] = [adoptByCluster, refreshMachines, recordProviderIDs, awaitAvailability, rollOut];
 
 /** Deletes every machine of the pool and waits until they are gone. */
 export const deleteAllMachines: Phase<MachinePoolScope> = async (ctx, scope) => {

@@ -4,7 +4,7 @@ import type { MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import type { MachinePoolPhase } from "../../api/slipway/machinepool.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { InternalReconcileError } from "../../runtime/failures.ts";
-import { countMachines, poolPhase, summarizePool } from "./status.ts";
+import { availability, countMachines, nodeRefs, poolPhase, providerIDList, summarizePool } from "./status.ts";
 
 const NOW = "2025-01-01T00:00:00Z";
 
@@ -17,6 +17,9 @@ function pool(replicas: number, extra: { deleting?: boolean; phase?: MachinePool
     ...(extra.phase ? { status: { phase: extra.phase } } : {}),
   };
 }
+
+/** The labels the pool gives its machines, which its default selector chooses. */
+const LABELS = { "slipway.dev/cluster": "demo", "slipway.dev/pool": "demo-w", "slipway.dev/role": "worker" };
 
 type Stage = "pending" | "provisioning" | "joined" | "running" | "failed" | "refused";
 
@@ -40,7 +43,7 @@ function machine(index: number, stage: Stage, deleting = false, machineType = "s
   return {
     apiVersion: "slipway.dev/v1alpha1",
     kind: "Machine",
-    metadata: { name: `demo-w-${index}`, namespace: "default", uid: `m-${index}`, ...(deleting ? { deletionTimestamp: NOW } : {}) },
+    metadata: { name: `demo-w-${index}`, namespace: "default", uid: `m-${index}`, labels: { ...LABELS }, ...(deleting ? { deletionTimestamp: NOW } : {}) },
     spec: { clusterName: "demo", role: "worker", connection: "east", machineType, pool: "demo-w" },
     status,
   };
@@ -153,5 +156,94 @@ describe("machine pool status", () => {
     summarizePool(p, { machines: [machine(0, "running", true)], deleted: none }, NOW);
     assert.equal(p.status?.phase, "Deleting");
     assert.equal(p.status?.replicas, 0);
+  });
+});
+
+/** A Running machine whose node turned Ready at `since`, with its instance's provider ID and its node's UID. */
+function readyAt(index: number, since: string): MachineObject {
+  const m = machine(index, "running");
+  m.spec.providerID = `sim://sim-east-1/i-${index}`;
+  m.status = { ...m.status, nodeName: `demo-w-${index}`, nodeUID: `uid-${index}`, conditions: [{ type: "NodeReady", status: "True", reason: "NodeReady", lastTransitionTime: since }] };
+  return m;
+}
+
+const at = (iso: string) => Date.parse(iso);
+
+describe("machine pool status as Cluster API reports it", () => {
+  it("counts a machine available once its node has been Ready for exactly minReadySeconds, and says when the next one will be", () => {
+    const machines = [readyAt(0, "2025-01-01T00:00:00Z"), readyAt(1, "2025-01-01T00:00:20Z"), machine(2, "joined")];
+    assert.deepEqual(availability(machines, 30, at("2025-01-01T00:00:29.999Z")), { available: 0, nextInMs: 1 });
+    assert.deepEqual(availability(machines, 30, at("2025-01-01T00:00:30Z")), { available: 1, nextInMs: 20_000 });
+    assert.deepEqual(availability(machines, 30, at("2025-01-01T00:00:50Z")), { available: 2 });
+    // Without minReadySeconds every Ready machine is available at once; a machine not Ready never is.
+    assert.deepEqual(availability(machines, 0, at("2025-01-01T00:00:20Z")), { available: 2 });
+    // A Ready machine that never recorded when (made before it did) has been Ready long enough.
+    assert.deepEqual(availability([machine(3, "running")], 600, at("2025-01-01T00:00:00Z")), { available: 1 });
+  });
+
+  it("reports available and unavailable replicas against the wanted number, and runs only once all are available", () => {
+    const p = pool(2, { phase: "Provisioned" });
+    p.spec.minReadySeconds = 30;
+    const machines = [readyAt(0, "2025-01-01T00:00:00Z"), readyAt(1, "2025-01-01T00:00:10Z")];
+    summarizePool(p, { machines, deleted: none }, "2025-01-01T00:00:35Z");
+    assert.deepEqual([p.status?.replicas, p.status?.readyReplicas, p.status?.availableReplicas, p.status?.unavailableReplicas], [2, 2, 1, 1]);
+    assert.equal(p.status?.phase, "Provisioned", "Ready is not yet available");
+    summarizePool(p, { machines, deleted: none }, "2025-01-01T00:00:40Z");
+    assert.deepEqual([p.status?.availableReplicas, p.status?.unavailableReplicas, p.status?.phase], [2, 0, "Running"]);
+    // Scaling up to 4: the two machines not made yet are unavailable too.
+    p.spec.replicas = 4;
+    summarizePool(p, { machines, deleted: none }, "2025-01-01T00:01:00Z");
+    assert.deepEqual([p.status?.unavailableReplicas, p.status?.phase], [2, "ScalingUp"]);
+  });
+
+  it("is Scaling, not ScalingUp or ScalingDown, when its replicas are set from outside", () => {
+    const external = (replicas: number) => {
+      const p = pool(replicas, { phase: "Running" });
+      p.metadata.annotations = { "cluster.x-k8s.io/replicas-managed-by": "cluster-autoscaler" };
+      return p;
+    };
+    const running = [machine(0, "running"), machine(1, "running")];
+    assert.equal(poolPhase(external(3), countMachines(external(3), { machines: running, deleted: none }), "Running"), "Scaling");
+    assert.equal(poolPhase(external(1), countMachines(external(1), { machines: running, deleted: none }), "Running"), "Scaling");
+    assert.equal(poolPhase(external(2), countMachines(external(2), { machines: running, deleted: none }), "Scaling"), "Running");
+    const p = external(3);
+    summarizePool(p, { machines: running, deleted: none }, NOW);
+    assert.equal(getCondition(p.status?.conditions, "ReplicasReady")?.reason, "Scaling");
+  });
+
+  it("lists provider IDs sorted, of machines with an instance that are not going away, and their nodes by name", () => {
+    const machines = [readyAt(10, NOW), readyAt(2, NOW), machine(3, "pending"), { ...readyAt(4, NOW), metadata: { ...readyAt(4, NOW).metadata, deletionTimestamp: NOW } }];
+    const p = pool(3);
+    summarizePool(p, { machines, deleted: none }, NOW);
+    assert.deepEqual(providerIDList(machines.slice(0, 3)), ["sim://sim-east-1/i-10", "sim://sim-east-1/i-2"]);
+    assert.deepEqual(p.status?.nodeRefs, [
+      { apiVersion: "v1", kind: "Node", name: "demo-w-10", uid: "uid-10" },
+      { apiVersion: "v1", kind: "Node", name: "demo-w-2", uid: "uid-2" },
+    ]);
+    // A machine whose instance exists but whose node has not joined has a provider ID and no node.
+    const provisioning = { ...machine(5, "provisioning"), status: { instanceId: "i-5", providerID: "sim://sim-east-1/i-5" } };
+    assert.deepEqual(providerIDList([provisioning]), ["sim://sim-east-1/i-5"]);
+    assert.deepEqual(nodeRefs([provisioning]), []);
+  });
+
+  it("counts only the machines its selector chooses", () => {
+    const p = pool(2);
+    const relabelled = machine(1, "running");
+    relabelled.metadata.labels = { ...LABELS, "slipway.dev/pool": "elsewhere" };
+    summarizePool(p, { machines: [machine(0, "running"), relabelled], deleted: none }, NOW);
+    assert.deepEqual([p.status?.replicas, p.status?.readyReplicas], [1, 1]);
+    assert.equal(p.status?.selector, "slipway.dev/cluster=demo,slipway.dev/pool=demo-w");
+  });
+
+  it("is bootstrapReady when every machine has its bootstrap data, and infrastructureReady as told", () => {
+    const p = pool(2);
+    const rendered = machine(1, "pending");
+    rendered.status = { conditions: [{ type: "BootstrapReady", status: "True", reason: "BootstrapDataReady", lastTransitionTime: NOW }] };
+    summarizePool(p, { machines: [machine(0, "joined"), rendered], deleted: none }, NOW, undefined, { infrastructureReady: true });
+    assert.deepEqual([p.status?.bootstrapReady, p.status?.infrastructureReady], [true, true]);
+    summarizePool(p, { machines: [machine(0, "joined"), machine(1, "pending")], deleted: none }, NOW);
+    assert.deepEqual([p.status?.bootstrapReady, p.status?.infrastructureReady], [false, false]);
+    summarizePool(p, { machines: [], deleted: none }, NOW, undefined, { waitingForCluster: "spec.clusterName: Cluster \"demo\" does not exist" });
+    assert.deepEqual([p.status?.bootstrapReady, p.status?.phase], [false, "Pending"]);
   });
 });
