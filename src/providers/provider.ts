@@ -15,8 +15,9 @@
 //  - `poolInfrastructure`: a cloud's scale sets (AWS Auto Scaling groups, Azure VM scale sets, GCP managed
 //    instance groups): identical instances the cloud itself keeps at a desired count over zones.
 // An IaaS cloud (the `sim` provider) offers all of them; a provider of hosts reached over SSH offers
-// `machines` (and perhaps a catalogue of its hosts) and has no network or load balancer. Controllers ask for the capability they need
-// (`capabilityOf`), and a connection whose provider lacks it fails with `CapabilityMissingError`.
+// `machines` (and perhaps a catalogue of its hosts) and has no network or load balancer. Controllers ask
+// for the capability they need (`capabilityOf`), and a connection whose provider lacks it fails with
+// `CapabilityMissingError`.
 //
 // Every provider MUST:
 //  1. accept an idempotency token on every create: the same token returns the resource the first call
