@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { renderResources } from "./cli.ts";
 import { ManualClock } from "./clock.ts";
 import { SimCloud, type SimCloudOptions } from "./cloud.ts";
 import { InvalidParameterError, NotFoundError } from "./errors.ts";
@@ -79,6 +80,7 @@ describe("scale sets", () => {
     assert.equal(set.activities.filter((a) => a.description.startsWith("Launching a new instance")).length, 3);
     const listed = await cloud.listResources();
     assert.ok(listed.some((r) => r.kind === "scaleSet" && r.id === created.id), "listed with every resource");
+    assert.match(renderResources(listed, "table"), new RegExp(`scaleSet\\s+${created.id}\\s+${REGION}\\s+active\\s+cluster=c1`), "as sim-cloud resources shows it");
   });
 
   it("replaces a killed instance, and reports the dip and the recovery", async () => {
@@ -108,6 +110,26 @@ describe("scale sets", () => {
     cloud.setQuota("default", REGION, { instances: 10 });
     const full = await until(created.id, "three in service", inService(3));
     assert.equal(full.statusMessage, undefined);
+  });
+
+  it("launches under the same faults as createInstance, and waits before replacing an instance that failed to boot", async () => {
+    const { cloud, until, create } = await scaleSetCloud();
+    cloud.setFaults({ errors: { createInstance: { InsufficientCapacity: 1 } } });
+    const created = await create(1);
+    const refused = await until(created.id, "a failed launch", (s) => s.statusMessage !== undefined);
+    assert.match(refused.statusMessage!, /insufficient capacity for the request/);
+    cloud.setFaults({});
+    await until(created.id, "one in service", inService(1));
+
+    // Boots that fail are replaced after the retry delay, not in a tight loop.
+    let failures = 0;
+    cloud.addHooks({ onInstanceBooted: () => (failures++ < 2 ? { fail: "kubeadm join failed" } : undefined) });
+    await cloud.updateScaleSet(REGION, created.id, { desiredCapacity: 2 });
+    const waiting = await until(created.id, "a replacement waiting", (s) => /failed to boot \(kubeadm join failed\); launching a replacement shortly/.test(s.statusMessage ?? ""));
+    assert.equal(waiting.instanceCount, 1);
+    const healed = await until(created.id, "two in service", inService(2));
+    assert.equal(failures, 3);
+    assert.equal(healed.statusMessage, undefined);
   });
 
   it("scales in around protected instances, removes a chosen instance, and refuses sizes beyond its limits naming the field", async () => {
