@@ -4,10 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { renderResources } from "./cli.ts";
+import { SimCloudClient } from "./client.ts";
 import { ManualClock } from "./clock.ts";
 import { SimCloud, type SimCloudOptions } from "./cloud.ts";
 import { InvalidParameterError, NotFoundError } from "./errors.ts";
 import { SCALE_SET_TAG, type ScaleSet } from "./scaleset-service.ts";
+import { startSimCloudServer } from "./server.ts";
 import { readyNetwork, settle, waitFor } from "./test-support.ts";
 
 const REGION = "sim-east-1";
@@ -209,5 +211,44 @@ describe("scale sets", () => {
       return inService(2)(now) && !now.instances.some((i) => i.instanceId === set.instances[1]!.instanceId) ? now : undefined;
     }, "a replacement after the restart");
     assert.ok(recovered.instances.some((i) => i.instanceId === set.instances[0]!.instanceId));
+  });
+});
+
+describe("scale sets over HTTP", () => {
+  it("refuses a malformed action body naming the field, and changes nothing", async (t) => {
+    const server = await startSimCloudServer({ port: 0, profile: "instant", defaultToken: "http-token" });
+    t.after(() => server.close());
+    const client = new SimCloudClient({ endpoint: server.url, token: "http-token" });
+    const net = await readyNetwork(client);
+    const set = await client.createScaleSet(REGION, {
+      subnetIds: [net.subnet.id],
+      launchTemplate: { machineType: "s1.small", imageId: net.imageId },
+      minSize: 0,
+      maxSize: 2,
+      desiredCapacity: 1,
+    });
+    const member = await waitFor(async () => (await client.getScaleSet(REGION, set.id)).instances[0], "an instance");
+    const post = (path: string, body: unknown) =>
+      fetch(`${server.url}/v1/regions/${REGION}/scale-sets/${set.id}/${path}`, {
+        method: "POST",
+        headers: { authorization: "Bearer http-token", "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    for (const [path, body, field] of [
+      ["instances/protection", { instanceIds: [member.instanceId] }, "protectedFromScaleIn"],
+      ["instances/remove", { instanceId: member.instanceId, decrementDesiredCapacity: "yes" }, "decrementDesiredCapacity"],
+      ["update", { desiredCapacity: 3 }, "scaleSet.desiredCapacity"],
+      ["update", { desiredCapacity: 1, size: 2 }, "scaleSet.size"],
+    ] as const) {
+      const answer = await post(path, body);
+      assert.equal(answer.status, 400, `${path} ${JSON.stringify(body)}`);
+      const error = ((await answer.json()) as { error: { code: string; details?: { field?: string } } }).error;
+      assert.equal(error.code, "InvalidParameter");
+      assert.equal(error.details?.field, field);
+    }
+    const after = await client.getScaleSet(REGION, set.id);
+    assert.equal(after.desiredCapacity, 1);
+    assert.equal(after.instances[0]!.protectedFromScaleIn, false);
+    assert.notEqual(after.instances[0]!.lifecycleState, "Terminating");
   });
 });
