@@ -536,7 +536,7 @@ export class ScaleSetService {
   }
 }
 
-function instanceOf(core: CloudCore, record: ScaleSetRecord, member: Member): ScaleSetInstance {
+function instanceOf(core: CloudCore, member: Member): ScaleSetInstance {
   const instance = core.state.get("instance", member.instanceId);
   const state = instance?.state ?? "gone";
   const lifecycleState: ScaleSetLifecycleState = member.leaving || (state !== "pending" && state !== "running") ? "Terminating" : state === "pending" ? "Pending" : "InService";
@@ -555,7 +555,7 @@ function instanceOf(core: CloudCore, record: ScaleSetRecord, member: Member): Sc
 export function scaleSetView(core: CloudCore, record: ScaleSetRecord): ScaleSet {
   const { members, launchTemplate, ...rest } = plainView(record);
   const { userData: _userData, ...template } = launchTemplate;
-  const instances = members.map((m) => instanceOf(core, record, m));
+  const instances = members.map((m) => instanceOf(core, m));
   return {
     ...rest,
     launchTemplate: template,
