@@ -12,11 +12,12 @@
 //    instances launch into by the reservation's id.
 //  - `dns`: names in a zone of the connection (A records, plain or aliases of a load balancer; SRV), which
 //    give a cluster's API a stable name.
-// An IaaS cloud (the `sim` provider) offers all three; a provider of hosts reached over SSH offers
-// `machines` (and perhaps a catalogue of its hosts) and has no network or load balancer. Pool
-// infrastructure (a cloud's scale sets) is the next capability: one more entry in `Capabilities`, with its
-// own rules and its own conformance suite. Controllers ask for the capability they need
-// (`capabilityOf`), and a connection whose provider lacks it fails with `CapabilityMissingError`.
+//  - `poolInfrastructure`: a cloud's scale sets (AWS Auto Scaling groups, Azure VM scale sets, GCP managed
+//    instance groups): identical instances the cloud itself keeps at a desired count over zones.
+// An IaaS cloud (the `sim` provider) offers all of them; a provider of hosts reached over SSH offers
+// `machines` (and perhaps a catalogue of its hosts) and has no network or load balancer. Controllers ask
+// for the capability they need (`capabilityOf`), and a connection whose provider lacks it fails with
+// `CapabilityMissingError`.
 //
 // Every provider MUST:
 //  1. accept an idempotency token on every create: the same token returns the resource the first call
@@ -284,12 +285,103 @@ export interface Dns {
   delete(id: string): Promise<void>;
 }
 
+// ---- pool infrastructure ----
+
+/** What every instance of a pool is launched from. */
+export interface PoolTemplate {
+  machineType: string;
+  imageId: string;
+  /** cloud-init user data of every instance; secret (it carries bootstrap credentials). */
+  userData: string;
+}
+
+export interface PoolSpec extends PoolTemplate {
+  name: string;
+  /** Where the instances go: one subnet per zone they are spread over, with their security groups. */
+  placement: { subnetIds: string[]; securityGroupIds: string[]; keyPairId?: string; publicIp?: boolean };
+  minSize: number;
+  maxSize: number;
+  /** How many instances the cloud keeps; between minSize and maxSize. */
+  desired: number;
+}
+
+/** A change of a pool: sizes, and/or a new template for instances launched from now on. */
+export interface PoolChange {
+  minSize?: number;
+  maxSize?: number;
+  desired?: number;
+  template?: PoolTemplate;
+}
+
+export interface PoolInstanceInfo {
+  instanceId: string;
+  /** The id Kubernetes nodes carry (`spec.providerID`), as for the machines capability. */
+  providerId: string;
+  zone: string;
+  /** pending (booting), ready (in service), leaving (removed, replaced or scaled in; no longer counted). */
+  state: "pending" | "ready" | "leaving";
+  healthy: boolean;
+  /** Protected from scale-in. */
+  protected: boolean;
+  /** Launched from the pool's current template. */
+  upToDate: boolean;
+}
+
+export interface PoolInfo {
+  id: string;
+  name: string;
+  /** ready while the pool exists (whatever its instances do), deleting, gone. */
+  state: ResourceState;
+  cloudState: string;
+  tags: Tags;
+  zones: string[];
+  minSize: number;
+  maxSize: number;
+  desired: number;
+  /** Instances that count towards `desired` (pending or ready). */
+  replicas: number;
+  /** Instances in service. */
+  readyReplicas: number;
+  instances: PoolInstanceInfo[];
+  /** Why the pool is not at its desired size, while the cloud gives a reason (quota, capacity, protection). */
+  message?: string;
+}
+
+/**
+ * Pools of identical instances the cloud keeps at a desired size (the infrastructure of a MachinePool).
+ * Rules beside those of every create (1–3, 6): the pool and every instance it launches carry the tags it
+ * is given; the cloud launches, replaces (an instance that fails or is deleted) and removes instances
+ * itself, spread over the placement's zones; a size outside minSize..maxSize is `invalid`, its message
+ * naming the field, and nothing is made or changed; a pool that cannot reach its size (quota, capacity)
+ * says why in `message` and keeps trying, it does not fail; scale-in never removes a protected instance;
+ * `removeInstance` removes exactly the instance named (protected or not) and lowers `desired` when asked
+ * — removing one that is already leaving or gone is a success and lowers nothing twice; deleting a pool
+ * deletes its instances.
+ */
+export interface PoolInfrastructure {
+  create(spec: PoolSpec, options: CreateOptions): Promise<PoolInfo>;
+  /** The pool, or undefined when it does not exist (any more). */
+  get(id: string): Promise<PoolInfo | undefined>;
+  /** Pools carrying every given tag that still exist. */
+  findTagged(tags: Tags): Promise<PoolInfo[]>;
+  update(id: string, change: PoolChange): Promise<PoolInfo>;
+  /** The pool's instances, leaving ones included. */
+  instances(id: string): Promise<PoolInstanceInfo[]>;
+  /** Removes a chosen instance (after it was drained); `decrementDesired` false has it replaced. */
+  removeInstance(id: string, instanceId: string, options: { decrementDesired: boolean }): Promise<void>;
+  /** Protects instances from scale-in, or lifts the protection. */
+  protect(id: string, instanceIds: string[], protect: boolean): Promise<void>;
+  /** Deletes the pool and its instances; one already deleting or gone is a success. */
+  delete(id: string): Promise<void>;
+}
+
 export interface Capabilities {
   catalogue: Catalogue;
   clusterInfrastructure: ClusterInfrastructure;
   machines: Machines;
   reservations: Reservations;
   dns: Dns;
+  poolInfrastructure: PoolInfrastructure;
 }
 
 export type CapabilityName = keyof Capabilities;
@@ -301,6 +393,7 @@ export const CAPABILITY_DESCRIPTIONS: Record<CapabilityName, string> = {
   machines: "machines (instances and their console output)",
   reservations: "capacity reservations (machines held in a zone for a time window)",
   dns: "DNS (names in a zone of the connection, leading to load balancers or addresses)",
+  poolInfrastructure: "pool infrastructure (scale sets: instances the cloud keeps at a desired count over zones)",
 };
 
 /** An API server behind a control-plane endpoint that one of the provider's own machines serves. */

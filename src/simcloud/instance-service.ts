@@ -146,13 +146,14 @@ export class InstanceService {
     return instanceView(record);
   }
 
-  terminateInstance(account: string, region: string, id: string): Instance {
+  /** Terminates an instance (stopping → terminated); `reason` says who asked (a scale set scaling in). */
+  terminateInstance(account: string, region: string, id: string, reason?: StateReason): Instance {
     const record = findOwned(this.core, account, region, "instance", id);
     if (record.state === "terminated" || record.transition?.action === "terminated") return instanceView(record);
     const wasUp = record.state === "running" || record.state === "pending";
     this.core.write(() => {
       record.state = "stopping";
-      record.stateReason = { code: "UserInitiatedShutdown", message: "terminated at the user's request" };
+      record.stateReason = reason ?? { code: "UserInitiatedShutdown", message: "terminated at the user's request" };
       this.core.schedule(record, "terminated", this.core.sampleDelay("instanceTerminate"));
     });
     if (wasUp) this.notify(record, "onInstanceStopping");
@@ -301,13 +302,21 @@ function instanceAction(path: string, run: (service: InstanceService, account: s
   return action({ path, body: () => ({}), parse: (): [] => [], run });
 }
 
+/** The cloud's one instance service (scale sets launch through it, on the same boot path). */
+const servicesByCore = new WeakMap<CloudCore, InstanceService>();
+export function instanceServiceOf(core: CloudCore): InstanceService {
+  let service = servicesByCore.get(core);
+  if (!service) servicesByCore.set(core, (service = new InstanceService(core)));
+  return service;
+}
+
 export const instances = defineResource({
   kind: "instance",
   noun: "instance",
   names: { one: "Instance", many: "Instances" },
   collection: "instances",
   idPrefix: "i",
-  service: (core) => new InstanceService(core),
+  service: instanceServiceOf,
   create: {
     input: CreateInstanceInputSchema,
     check: checkLaunch,

@@ -9,8 +9,9 @@ import { networks, securityGroups, subnets } from "./network-service.ts";
 import { publicIps } from "./publicip-service.ts";
 import { ResourceRegistry } from "./registry.ts";
 import { reservations } from "./reservation-service.ts";
+import { scaleSets } from "./scaleset-service.ts";
 
-export const BUILTIN_RESOURCES = [networks, subnets, securityGroups, keyPairs, publicIps, loadBalancers, instances, reservations, dnsZones, dnsRecords] as const;
+export const BUILTIN_RESOURCES = [networks, subnets, securityGroups, keyPairs, publicIps, loadBalancers, instances, scaleSets, reservations, dnsZones, dnsRecords] as const;
 
 export type BuiltinResources = typeof BUILTIN_RESOURCES;
 

@@ -40,9 +40,13 @@ const INFRASTRUCTURE_KINDS = ["loadBalancer", "securityGroup", "subnet", "networ
 /** Everything the connection's provider holds under Slipway's owner tag, capability by capability. */
 async function tagged(providers: ProviderResolver, connection: ConnectionObject): Promise<Swept[]> {
   const provider = await providers.open(connection);
-  const { machines, clusterInfrastructure, reservations, dns } = provider.capabilities;
+  const { machines, clusterInfrastructure, reservations, dns, poolInfrastructure } = provider.capabilities;
   const found: Swept[] = [];
-  // Instances first: deleting them frees what the infrastructure behind them is held by.
+  // Pools before instances: an instance of a pool that is left is replaced by the cloud.
+  for (const pool of (await poolInfrastructure?.findTagged({})) ?? []) {
+    found.push({ kind: "pool", id: pool.id, tags: pool.tags, delete: () => poolInfrastructure!.delete(pool.id) });
+  }
+  // Then instances, before the infrastructure: deleting them frees what it is held by.
   for (const instance of (await machines?.findTagged("instance", {})) ?? []) {
     found.push({ kind: "instance", id: instance.id, tags: instance.tags, delete: () => machines!.delete("instance", instance.id) });
   }

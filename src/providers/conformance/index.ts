@@ -9,6 +9,7 @@ import { catalogueConformance } from "./catalogue.ts";
 import { clusterInfrastructureConformance } from "./cluster-infrastructure.ts";
 import { dnsConformance } from "./dns.ts";
 import { machinesConformance } from "./machines.ts";
+import { poolInfrastructureConformance } from "./pool-infrastructure.ts";
 import { reservationsConformance } from "./reservations.ts";
 
 export { conformancePublicKey, type FaultOperation, type InjectedFault, type MachineTemplate, type ProviderConformanceOptions, type ProviderUnderTest } from "./case.ts";
@@ -20,6 +21,7 @@ const SUITES: Record<CapabilityName, (start: CaseStarter) => void> = {
   machines: machinesConformance,
   reservations: reservationsConformance,
   dns: dnsConformance,
+  poolInfrastructure: poolInfrastructureConformance,
 };
 
 /**

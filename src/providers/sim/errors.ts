@@ -1,7 +1,7 @@
 // Classifies what the sim cloud (or the network on the way to it) answers into ProviderError kinds, keeping
 // the cloud's own code, so controllers branch on the kind and messages still say what the cloud said.
 import { SimCloudError, type SimCloudErrorCode } from "../../simcloud/errors.ts";
-import { ProviderError, type ProviderErrorKind } from "../provider.ts";
+import { ProviderError, isProviderError, type ProviderErrorKind } from "../provider.ts";
 
 const KIND_OF_CODE: Record<SimCloudErrorCode, ProviderErrorKind> = {
   InternalError: "transient",
@@ -62,4 +62,14 @@ export function toProviderError(error: unknown, what: string): ProviderError {
   const network = networkFailureCode(error);
   const message = error instanceof Error ? error.message : String(error);
   return new ProviderError("transient", `${what}: ${message}`, { cause: error, ...(network ? { code: network } : {}) });
+}
+
+/** What `run` answers, or undefined when it fails with a notFound ProviderError (a tolerant get or delete). */
+export async function unlessNotFound<R>(run: () => Promise<R>): Promise<R | undefined> {
+  try {
+    return await run();
+  } catch (error) {
+    if (isProviderError(error, "notFound")) return undefined;
+    throw error;
+  }
 }

@@ -22,6 +22,7 @@ import {
 } from "../provider.ts";
 import { toProviderError } from "./errors.ts";
 import { SimDns } from "./dns.ts";
+import { SimPools } from "./pools.ts";
 import { SimReservations } from "./reservations.ts";
 import { instanceInfo, loadBalancerInfo, plainInfo } from "./views.ts";
 
@@ -88,7 +89,8 @@ export class SimProvider implements Provider, Catalogue, ClusterInfrastructure, 
     this.operations = this.kindOperations();
     const reservations = new SimReservations(api, region, (what, run) => this.call(what, run));
     const dns = new SimDns(api, region, (what, run) => this.call(what, run));
-    this.capabilities = { catalogue: this, clusterInfrastructure: this, machines: this, reservations, dns };
+    const poolInfrastructure = new SimPools(api, region, (what, run) => this.call(what, run));
+    this.capabilities = { catalogue: this, clusterInfrastructure: this, machines: this, reservations, dns, poolInfrastructure };
   }
 
   /** Runs one cloud call; any failure becomes a classified ProviderError saying what was attempted. */

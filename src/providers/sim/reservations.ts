@@ -2,7 +2,8 @@
 // cancelled) through the reservations capability of the contract.
 import type { Reservation } from "../../simcloud/reservation-service.ts";
 import type * as Sim from "../../simcloud/types.ts";
-import { isProviderError, type CreateOptions, type ReservationInfo, type ReservationPhase, type ReservationSpec, type Reservations, type Tags } from "../provider.ts";
+import type { CreateOptions, ReservationInfo, ReservationPhase, ReservationSpec, Reservations, Tags } from "../provider.ts";
+import { unlessNotFound } from "./errors.ts";
 
 /** Runs one cloud call, turning a failure into a classified ProviderError saying what was attempted. */
 export type CloudCall = <R>(what: string, run: () => Promise<R>) => Promise<R>;
@@ -49,12 +50,8 @@ export class SimReservations implements Reservations {
   }
 
   async get(id: string): Promise<ReservationInfo | undefined> {
-    try {
-      return reservationInfo(await this.call(`get capacity reservation ${id}`, () => this.api.getReservation(this.region, id)));
-    } catch (error) {
-      if (isProviderError(error, "notFound")) return undefined;
-      throw error;
-    }
+    const found = await unlessNotFound(() => this.call(`get capacity reservation ${id}`, () => this.api.getReservation(this.region, id)));
+    return found && reservationInfo(found);
   }
 
   async findTagged(tags: Tags): Promise<ReservationInfo[]> {
@@ -63,10 +60,7 @@ export class SimReservations implements Reservations {
   }
 
   async delete(id: string): Promise<void> {
-    try {
-      await this.call(`cancel capacity reservation ${id}`, () => this.api.deleteReservation(this.region, id));
-    } catch (error) {
-      if (!isProviderError(error, "notFound")) throw error;
-    }
+    await unlessNotFound(() => this.call(`cancel capacity reservation ${id}`, () => this.api.deleteReservation(this.region, id)));
   }
+
 }

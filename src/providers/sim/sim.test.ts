@@ -48,7 +48,7 @@ runProviderConformance("sim, in-process", async () => {
     setQuota: async (limits) => void cloud.setQuota("default", REGION, limits),
     close: () => cloud.close(),
   };
-}, ["catalogue", "clusterInfrastructure", "machines", "reservations", "dns"]);
+}, ["catalogue", "clusterInfrastructure", "machines", "reservations", "dns", "poolInfrastructure"]);
 
 runProviderConformance("sim, over HTTP", async () => {
   const server = await startSimCloudServer({ port: 0, profile: "instant", seed: 12 });
@@ -62,7 +62,7 @@ runProviderConformance("sim, over HTTP", async () => {
     setQuota: async (limits) => void (await admin.setQuota("default", REGION, limits)),
     close: () => server.close(),
   };
-}, ["catalogue", "clusterInfrastructure", "machines", "reservations", "dns"]);
+}, ["catalogue", "clusterInfrastructure", "machines", "reservations", "dns", "poolInfrastructure"]);
 
 /** Polls the provider until `check` holds. */
 async function until<R>(check: () => Promise<R | undefined>, what: string): Promise<R> {
