@@ -82,6 +82,14 @@ describe("hostile input", () => {
     assert.equal(response.statusCode, 422, response.body);
     assert.match(status(response).message, /metadata\.name: Required value/);
     assert.equal((await objects.get(registry.byKind("v1", "Secret")!, "default", "db")).metadata.name, "db");
+    for (const [patch, type] of [[{ metadata: { name: null } }, "application/merge-patch+json"], [{ metadata: { name: null } }, "application/strategic-merge-patch+json"], [{ metadata: { name: "" } }, "application/merge-patch+json"]] as const) {
+      const before = await objects.get(registry.byKind("v1", "Secret")!, "default", "db");
+      const refused = await request("PATCH", `${SECRETS}/db`, JSON.stringify(patch), type);
+      assert.equal(refused.statusCode, 422, `${type} ${refused.body}`);
+      assert.match(status(refused).message, /metadata\.name/);
+      const after = await objects.get(registry.byKind("v1", "Secret")!, "default", "db");
+      assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion);
+    }
   });
 
   it("answers a malformed percent-encoding with a Status", async () => {
