@@ -2,7 +2,8 @@
 // nothing is written — never a 500, never an answer after a write that half happened.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createConnection } from "node:net";
+import { createConnection, type Socket } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 import pino from "pino";
 import type { FastifyInstance } from "fastify";
 import { defaultRegistry } from "../api/kinds.ts";
@@ -12,7 +13,7 @@ import { AuthenticatorChain, StaticTokenAuthenticator } from "./authentication.t
 import { ApiMetrics } from "./metrics.ts";
 import { ObjectService } from "./objects.ts";
 import { createApiContext, nestingDepth } from "./routes.ts";
-import { createApiServer } from "./server.ts";
+import { createApiServer, type ApiServerOptions } from "./server.ts";
 
 const registry = defaultRegistry();
 const SECRETS = "/api/v1/namespaces/default/secrets";
@@ -128,32 +129,76 @@ describe("metadata every kind must respect", () => {
 });
 
 describe("connections that never speak", () => {
-  it("drops a client that does not finish its TLS handshake in time", async () => {
+  let serving: Awaited<ReturnType<typeof issueCertificate>>;
+  before(async () => {
     const ca = await createCertificateAuthority({ commonName: "test-ca" });
-    const serving = await issueCertificate(ca, { commonName: "apiserver", ipAddresses: ["127.0.0.1"], usages: ["server"] });
-    const silent = createApiServer({
-      tls: serverTlsOptions(serving),
-      tlsHandshakeTimeoutMs: 300,
-      logger: pino({ level: "silent" }),
-      metrics: new ApiMetrics(),
-      route: () => undefined,
-    });
-    await silent.listen({ host: "127.0.0.1", port: 0 });
-    try {
-      const address = silent.server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      const socket = createConnection({ host: "127.0.0.1", port });
-      const closed = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), 5_000);
-        socket.on("close", () => {
-          clearTimeout(timer);
-          resolve(true);
-        });
-        socket.on("error", () => undefined);
+    serving = await issueCertificate(ca, { commonName: "apiserver", ipAddresses: ["127.0.0.1"], usages: ["server"] });
+  });
+
+  /** A TLS API server with these limits, its port, and a way to stop it. */
+  async function serve(limits: Pick<ApiServerOptions, "tlsHandshakeTimeoutMs" | "headersTimeoutMs" | "maxConnections">) {
+    const app = createApiServer({ tls: serverTlsOptions(serving), ...limits, logger: pino({ level: "silent" }), metrics: new ApiMetrics(), route: () => undefined });
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    const address = app.server.address();
+    return { port: typeof address === "object" && address ? address.port : 0, close: () => app.close() };
+  }
+
+  /** Resolves with how long the server took to close the socket, or undefined if it had not within `withinMs`. */
+  function closedWithin(socket: Socket, withinMs: number): Promise<number | undefined> {
+    const start = Date.now();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), withinMs);
+      socket.on("close", () => {
+        clearTimeout(timer);
+        resolve(Date.now() - start);
       });
-      assert.equal(closed, true, "the half-open connection is closed by the server");
+      socket.on("error", () => undefined);
+      // Read whatever the server says last (a 408), or the close is never seen.
+      socket.resume();
+    });
+  }
+
+  it("drops a client that does not finish its TLS handshake in time", async () => {
+    const server = await serve({ tlsHandshakeTimeoutMs: 300 });
+    try {
+      const socket = createConnection({ host: "127.0.0.1", port: server.port });
+      assert.notEqual(await closedWithin(socket, 5_000), undefined, "the half-open connection is closed by the server");
     } finally {
-      await silent.close();
+      await server.close();
+    }
+  });
+
+  it("drops a client that does not send its request headers in time, instead of holding it for a minute", async () => {
+    const server = await serve({ headersTimeoutMs: 500 });
+    try {
+      const socket = tlsConnect({ host: "127.0.0.1", port: server.port, rejectUnauthorized: false });
+      await new Promise<void>((resolve, reject) => socket.once("secureConnect", resolve).once("error", reject));
+      socket.write("GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+      const after = await closedWithin(socket, 5_000);
+      assert.notEqual(after, undefined, "the connection that never finished its headers is closed");
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("closes a connection beyond the cap at once, and keeps those within it", async () => {
+    const server = await serve({ maxConnections: 2, tlsHandshakeTimeoutMs: 10_000 });
+    const sockets: Socket[] = [];
+    try {
+      const open = async () => {
+        const socket = createConnection({ host: "127.0.0.1", port: server.port });
+        sockets.push(socket);
+        await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+        return socket;
+      };
+      const held = [await open(), await open()];
+      const closings = held.map((socket) => closedWithin(socket, 1_500));
+      const beyond = await open();
+      assert.notEqual(await closedWithin(beyond, 5_000), undefined, "the third connection is closed by the server");
+      assert.deepEqual(await Promise.all(closings), [undefined, undefined], "the two within the cap stay open");
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await server.close();
     }
   });
 });
