@@ -9,6 +9,7 @@ import type { FastifyInstance } from "fastify";
 import { defaultRegistry } from "../api/kinds.ts";
 import { createCertificateAuthority, issueCertificate, serverTlsOptions } from "../bootstrap/pki.ts";
 import { SqliteStore } from "../store/sqlite.ts";
+import type { PostWriteHook } from "./admission.ts";
 import { AuthenticatorChain, StaticTokenAuthenticator } from "./authentication.ts";
 import { ApiMetrics } from "./metrics.ts";
 import { ObjectService } from "./objects.ts";
@@ -125,6 +126,30 @@ describe("metadata every kind must respect", () => {
     await assert.rejects(objects.create(secrets, "default", { metadata: { name: "s", labels: JSON.parse('{"__proto__": "x"}') as Record<string, string> } }), /may not hold a field named "__proto__" \(at metadata\.labels\)/);
     await refused({ annotations: { "bad key": "x" } }, /^metadata\.annotations$/);
     await objects.create(secrets, "default", { metadata: { name: "s", labels: { "app.kubernetes.io/name": "db" }, annotations: { "example.com/note": "any value at all, spaces too" } } });
+  });
+});
+
+describe("a step after a committed write that fails", () => {
+  it("answers the write as done, with a warning, rather than an error after the commit", async () => {
+    const store = SqliteStore.open(":memory:");
+    const failing: PostWriteHook = {
+      name: "FailsOnDelete",
+      afterWrite: (event) => {
+        if (event.operation === "DELETE") return Promise.reject(new Error("the operation record could not be written"));
+      },
+    };
+    const objects = new ObjectService(registry, store, { postWrite: [failing] });
+    const secrets = registry.byKind("v1", "Secret")!;
+    try {
+      await objects.create(registry.byKind("v1", "Namespace")!, undefined, { metadata: { name: "default" } });
+      await objects.create(secrets, "default", { metadata: { name: "gone" } });
+      const deleted = await objects.delete(secrets, "default", "gone");
+      assert.equal(deleted.object.metadata.name, "gone");
+      assert.deepEqual(deleted.warnings, ["the delete is done, but what follows it failed: the operation record could not be written"]);
+      assert.equal(await objects.tryGet(secrets, "default", "gone"), undefined);
+    } finally {
+      await store.close();
+    }
   });
 });
 
