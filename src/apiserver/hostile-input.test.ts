@@ -2,17 +2,19 @@
 // nothing is written — never a 500, never an answer after a write that half happened.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createConnection } from "node:net";
+import { createConnection, type Socket } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 import pino from "pino";
 import type { FastifyInstance } from "fastify";
 import { defaultRegistry } from "../api/kinds.ts";
 import { createCertificateAuthority, issueCertificate, serverTlsOptions } from "../bootstrap/pki.ts";
 import { SqliteStore } from "../store/sqlite.ts";
+import type { PostWriteHook } from "./admission.ts";
 import { AuthenticatorChain, StaticTokenAuthenticator } from "./authentication.ts";
 import { ApiMetrics } from "./metrics.ts";
 import { ObjectService } from "./objects.ts";
 import { createApiContext, nestingDepth } from "./routes.ts";
-import { createApiServer } from "./server.ts";
+import { createApiServer, type ApiServerOptions } from "./server.ts";
 
 const registry = defaultRegistry();
 const SECRETS = "/api/v1/namespaces/default/secrets";
@@ -82,6 +84,14 @@ describe("hostile input", () => {
     assert.equal(response.statusCode, 422, response.body);
     assert.match(status(response).message, /metadata\.name: Required value/);
     assert.equal((await objects.get(registry.byKind("v1", "Secret")!, "default", "db")).metadata.name, "db");
+    for (const [patch, type] of [[{ metadata: { name: null } }, "application/merge-patch+json"], [{ metadata: { name: null } }, "application/strategic-merge-patch+json"], [{ metadata: { name: "" } }, "application/merge-patch+json"]] as const) {
+      const before = await objects.get(registry.byKind("v1", "Secret")!, "default", "db");
+      const refused = await request("PATCH", `${SECRETS}/db`, JSON.stringify(patch), type);
+      assert.equal(refused.statusCode, 422, `${type} ${refused.body}`);
+      assert.match(status(refused).message, /metadata\.name/);
+      const after = await objects.get(registry.byKind("v1", "Secret")!, "default", "db");
+      assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion);
+    }
   });
 
   it("answers a malformed percent-encoding with a Status", async () => {
@@ -119,33 +129,101 @@ describe("metadata every kind must respect", () => {
   });
 });
 
-describe("connections that never speak", () => {
-  it("drops a client that does not finish its TLS handshake in time", async () => {
-    const ca = await createCertificateAuthority({ commonName: "test-ca" });
-    const serving = await issueCertificate(ca, { commonName: "apiserver", ipAddresses: ["127.0.0.1"], usages: ["server"] });
-    const silent = createApiServer({
-      tls: serverTlsOptions(serving),
-      tlsHandshakeTimeoutMs: 300,
-      logger: pino({ level: "silent" }),
-      metrics: new ApiMetrics(),
-      route: () => undefined,
-    });
-    await silent.listen({ host: "127.0.0.1", port: 0 });
+describe("a step after a committed write that fails", () => {
+  it("answers the write as done, with a warning, rather than an error after the commit", async () => {
+    const store = SqliteStore.open(":memory:");
+    const failing: PostWriteHook = {
+      name: "FailsOnDelete",
+      afterWrite: (event) => {
+        if (event.operation === "DELETE") return Promise.reject(new Error("the operation record could not be written"));
+      },
+    };
+    const objects = new ObjectService(registry, store, { postWrite: [failing] });
+    const secrets = registry.byKind("v1", "Secret")!;
     try {
-      const address = silent.server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      const socket = createConnection({ host: "127.0.0.1", port });
-      const closed = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), 5_000);
-        socket.on("close", () => {
-          clearTimeout(timer);
-          resolve(true);
-        });
-        socket.on("error", () => undefined);
-      });
-      assert.equal(closed, true, "the half-open connection is closed by the server");
+      await objects.create(registry.byKind("v1", "Namespace")!, undefined, { metadata: { name: "default" } });
+      await objects.create(secrets, "default", { metadata: { name: "gone" } });
+      const deleted = await objects.delete(secrets, "default", "gone");
+      assert.equal(deleted.object.metadata.name, "gone");
+      assert.deepEqual(deleted.warnings, ["the delete is done, but what follows it failed: the operation record could not be written"]);
+      assert.equal(await objects.tryGet(secrets, "default", "gone"), undefined);
     } finally {
-      await silent.close();
+      await store.close();
+    }
+  });
+});
+
+describe("connections that never speak", () => {
+  let serving: Awaited<ReturnType<typeof issueCertificate>>;
+  before(async () => {
+    const ca = await createCertificateAuthority({ commonName: "test-ca" });
+    serving = await issueCertificate(ca, { commonName: "apiserver", ipAddresses: ["127.0.0.1"], usages: ["server"] });
+  });
+
+  /** A TLS API server with these limits, its port, and a way to stop it. */
+  async function serve(limits: Pick<ApiServerOptions, "tlsHandshakeTimeoutMs" | "headersTimeoutMs" | "maxConnections">) {
+    const app = createApiServer({ tls: serverTlsOptions(serving), ...limits, logger: pino({ level: "silent" }), metrics: new ApiMetrics(), route: () => undefined });
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    const address = app.server.address();
+    return { port: typeof address === "object" && address ? address.port : 0, close: () => app.close() };
+  }
+
+  /** Resolves with how long the server took to close the socket, or undefined if it had not within `withinMs`. */
+  function closedWithin(socket: Socket, withinMs: number): Promise<number | undefined> {
+    const start = Date.now();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), withinMs);
+      socket.on("close", () => {
+        clearTimeout(timer);
+        resolve(Date.now() - start);
+      });
+      socket.on("error", () => undefined);
+      // Read whatever the server says last (a 408), or the close is never seen.
+      socket.resume();
+    });
+  }
+
+  it("drops a client that does not finish its TLS handshake in time", async () => {
+    const server = await serve({ tlsHandshakeTimeoutMs: 300 });
+    try {
+      const socket = createConnection({ host: "127.0.0.1", port: server.port });
+      assert.notEqual(await closedWithin(socket, 5_000), undefined, "the half-open connection is closed by the server");
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("drops a client that does not send its request headers in time, instead of holding it for a minute", async () => {
+    const server = await serve({ headersTimeoutMs: 500 });
+    try {
+      const socket = tlsConnect({ host: "127.0.0.1", port: server.port, rejectUnauthorized: false });
+      await new Promise<void>((resolve, reject) => socket.once("secureConnect", resolve).once("error", reject));
+      socket.write("GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+      const after = await closedWithin(socket, 5_000);
+      assert.notEqual(after, undefined, "the connection that never finished its headers is closed");
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("closes a connection beyond the cap at once, and keeps those within it", async () => {
+    const server = await serve({ maxConnections: 2, tlsHandshakeTimeoutMs: 10_000 });
+    const sockets: Socket[] = [];
+    try {
+      const open = async () => {
+        const socket = createConnection({ host: "127.0.0.1", port: server.port });
+        sockets.push(socket);
+        await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+        return socket;
+      };
+      const held = [await open(), await open()];
+      const closings = held.map((socket) => closedWithin(socket, 1_500));
+      const beyond = await open();
+      assert.notEqual(await closedWithin(beyond, 5_000), undefined, "the third connection is closed by the server");
+      assert.deepEqual(await Promise.all(closings), [undefined, undefined], "the two within the cap stay open");
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await server.close();
     }
   });
 });

@@ -203,8 +203,19 @@ export class ObjectService {
     const result: WriteResult = previous ? { object, warnings, previous } : { object, warnings };
     if (this.admission.hooks.length === 0) return result;
     const withHeaders = (headers: Record<string, string> | undefined): WriteResult => (headers ? { ...result, responseHeaders: headers } : result);
-    const headers = this.admission.afterWrite({ operation, def, object, previous, request, objects: this });
-    return headers instanceof Promise ? headers.then(withHeaders) : withHeaders(headers);
+    // The write is committed: a hook that fails after it must not turn it into an error the client would
+    // retry or report as not done. It is told as a warning instead.
+    const hookFailed = (error: unknown): WriteResult => ({
+      ...result,
+      warnings: [...warnings, `the ${operation.toLowerCase()} is done, but what follows it failed: ${error instanceof Error ? error.message : String(error)}`],
+    });
+    let headers: ReturnType<AdmissionChain["afterWrite"]>;
+    try {
+      headers = this.admission.afterWrite({ operation, def, object, previous, request, objects: this });
+    } catch (error) {
+      return hookFailed(error);
+    }
+    return headers instanceof Promise ? headers.then(withHeaders, hookFailed) : withHeaders(headers);
   }
 
   // ---- encoding ----

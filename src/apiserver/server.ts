@@ -1,7 +1,8 @@
 // The HTTP(S) server: authentication (the authenticator chain of the API a request addresses), one log
 // line and metrics per request, Status bodies for every error, health endpoints, and routing of each
 // request to the API it addresses.
-import type { ServerOptions as HttpsOptions } from "node:https";
+import { createServer as createHttpServer, type RequestListener } from "node:http";
+import { createServer as createHttpsServer, type ServerOptions as HttpsOptions } from "node:https";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { InternalError, isApiError, UnauthorizedError, type Status } from "./errors.ts";
@@ -41,6 +42,13 @@ export interface ApiServerOptions {
   version?: object;
   /** A client that has not finished its TLS handshake by then is dropped (default 10 s; Node's own is 120 s). */
   tlsHandshakeTimeoutMs?: number;
+  /** How many connections are served at once (default 1024); one more is closed as soon as it opens. */
+  maxConnections?: number;
+  /**
+   * A client that has not sent a request's headers this long after it began is dropped (default 10 s;
+   * Node's own is 60 s, checked every 30 s). A watch, once its request is in, is not affected.
+   */
+  headersTimeoutMs?: number;
   /** Told of every request once it is answered (a watch once it starts), for the audit log. */
   audit?: (record: AuditRecord) => void;
 }
@@ -105,10 +113,34 @@ function auditRecord(request: FastifyRequest, info: RequestInfo & { user?: strin
   };
 }
 
+export const DEFAULT_MAX_CONNECTIONS = 1024;
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
+
+/**
+ * The HTTP(S) server under the framework, with the limits a client that never speaks must not outlast:
+ * the TLS handshake, the request headers (checked often enough to hold to that time), a whole request
+ * body in a minute, idle keep-alive connections in 5 s, and a cap on connections at once.
+ */
+function limitedServer(options: ApiServerOptions, handler: RequestListener) {
+  const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const settings = {
+    headersTimeout,
+    requestTimeout: Math.max(60_000, headersTimeout),
+    keepAliveTimeout: 5_000,
+    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4))),
+  };
+  const server = options.tls
+    ? createHttpsServer({ ...settings, handshakeTimeout: options.tlsHandshakeTimeoutMs ?? DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS, ...options.tls }, handler)
+    : createHttpServer(settings, handler);
+  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  return server;
+}
+
 export function createApiServer(options: ApiServerOptions): FastifyInstance {
   const { logger, metrics } = options;
   const app = Fastify({
-    ...(options.tls ? { https: { handshakeTimeout: options.tlsHandshakeTimeoutMs ?? 10_000, ...options.tls } } : {}),
+    serverFactory: (handler) => limitedServer(options, handler as RequestListener),
     logger: false,
     bodyLimit: options.bodyLimitBytes ?? 3 * 1024 * 1024,
     forceCloseConnections: true,

@@ -34,7 +34,7 @@ export function registerApplyCommand(program: Command): void {
     .command("apply")
     .description("create or update the objects of a manifest; with --wait, follow its clusters until Ready")
     .requiredOption("-f, --filename <file>", "manifest (YAML or JSON, several documents allowed), a directory of them, or - for stdin")
-    .option("--wait", "follow each cluster of the manifest until it is Ready (exit 0) or Failed (exit 1)")
+    .option("--wait", "follow each cluster of the manifest until it is Ready (exit 0), or Failed for a reason only a change clears, or still Failed at the timeout (exit 1)")
     .option("--timeout <duration>", "how long --wait waits, e.g. 90s, 30m", "30m")
     .action(async (flags: ApplyFlags, command: Command) => {
       const timeoutMs = parseDuration(flags.timeout, "--timeout");
@@ -143,7 +143,9 @@ async function waitForClusters(session: Session, applied: Applied, timeout: { ms
     );
     for (const { name, outcome } of outcomes) {
       if (outcome.result === "failed") session.err.write(`error: cluster "${name}" failed: ${outcome.reason}${outcome.message ? `: ${outcome.message}` : ""}\n`);
-      if (outcome.result === "timeout") session.err.write(`error: cluster "${name}" was not Ready within ${timeout.text} (phase ${outcome.phase})\n`);
+      if (outcome.result === "timeout" && outcome.failure) {
+        session.err.write(`error: cluster "${name}" failed and did not recover within ${timeout.text}: ${outcome.failure.reason}${outcome.failure.message ? `: ${outcome.failure.message}` : ""}\n`);
+      } else if (outcome.result === "timeout") session.err.write(`error: cluster "${name}" was not Ready within ${timeout.text} (phase ${outcome.phase})\n`);
       if (outcome.result !== "ready") applied.failed = true;
     }
   } finally {

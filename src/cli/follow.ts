@@ -26,6 +26,7 @@ export async function followCluster(client: KubeClient, options: FollowClusterOp
     let listed = false;
     let settled = false;
     let phase = "Pending";
+    let failure: { reason: string; message: string } | undefined;
     let lastRetry = "";
     const retry = (why: string) => {
       if (why !== lastRetry) reporter.note(label, `lost the API (${why}); retrying`);
@@ -38,6 +39,7 @@ export async function followCluster(client: KubeClient, options: FollowClusterOp
       if (cluster) {
         const progress = clusterProgress(cluster, [...machines.items.values()]);
         phase = progress.phase;
+        failure = phase === "Failed" ? { reason: progress.reason ?? "Failed", message: progress.message ?? "" } : undefined;
         reporter.update(progress);
       }
       const outcome = clusterOutcome(cluster, options.goal);
@@ -63,7 +65,7 @@ export async function followCluster(client: KubeClient, options: FollowClusterOp
       stop();
       reject(error);
     };
-    const timer = setTimeout(() => end({ result: "timeout", phase }), options.timeoutMs);
+    const timer = setTimeout(() => end({ result: "timeout", phase, ...(failure ? { failure } : {}) }), options.timeoutMs);
     Promise.all([clusters.start(), machines.start()]).then((started) => {
       listed = true;
       for (const { watching } of started) watching.catch(fail);

@@ -59,6 +59,7 @@ export function outcomeLine(outcome: ProgressOutcome, elapsedMs: number): string
     case "deleted":
       return `${DONE} deleted after ${formatDuration(elapsedMs)}`;
     case "timeout":
+      if (outcome.failure) return `${FAILED} still Failed after ${formatDuration(elapsedMs)}: ${outcome.failure.reason}${outcome.failure.message ? `: ${outcome.failure.message}` : ""}`;
       return `${FAILED} gave up waiting after ${formatDuration(elapsedMs)} (phase ${outcome.phase})`;
   }
 }

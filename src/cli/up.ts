@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import { startControlPlane } from "../controlplane/controlplane.ts";
 import type { StoreKind } from "../controlplane/stores.ts";
 import { createLogger } from "./logging.ts";
-import { parseDuration, parsePort, UsageError } from "./usage.ts";
+import { parseCount, parseDuration, parsePort, UsageError } from "./usage.ts";
 import { isProfileName } from "../simcloud/profiles.ts";
 import { defaultKubeconfigPath } from "./connect.ts";
 
@@ -52,6 +52,8 @@ export interface UpFlags {
   orphanGrace: string;
   orphanDryRun?: boolean;
   auditLog?: string;
+  maxConnections: string;
+  requestHeaderTimeout: string;
 }
 
 export function defaultDataDir(): string {
@@ -89,6 +91,8 @@ export function registerUpCommand(program: Command): void {
     .option("--orphan-sweep-interval <duration>", "how often each connection's cloud is searched for resources whose owner is gone", "5m")
     .option("--orphan-grace <duration>", "how long a cloud resource must stay without its owner before it is deleted", "10m")
     .option("--orphan-dry-run", "report orphaned cloud resources (Events, metric) without deleting them")
+    .option("--max-connections <n>", "connections the API server serves at once; one more is closed as it opens", "1024")
+    .option("--request-header-timeout <duration>", "how long a client may take to finish its TLS handshake, and then to send a request's headers", "10s")
     .action(async (flags: UpFlags) => {
       await runUp(flags);
     });
@@ -147,6 +151,8 @@ export async function runUp(flags: UpFlags): Promise<void> {
       dryRun: flags.orphanDryRun === true,
     },
     auditLog: resolve(flags.auditLog ?? join(dataDir, "audit.log")),
+    maxConnections: parseCount(flags.maxConnections, "--max-connections"),
+    requestHeaderTimeoutMs: parseDuration(flags.requestHeaderTimeout, "--request-header-timeout"),
   });
   process.stdout.write(
     [

@@ -17,3 +17,10 @@ export function parseDuration(text: string, flag: string): number {
   if (!m) throw new UsageError(`${flag} must be a duration such as 500ms, 30s or 5m (got "${text}")`);
   return Number(m[1]) * UNITS[m[2]!]!;
 }
+
+/** A whole number of at least 1, e.g. a count of connections. */
+export function parseCount(text: string, flag: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag} must be a whole number of at least 1 (got "${text}")`);
+  return n;
+}

@@ -73,6 +73,10 @@ export interface ControlPlaneOptions {
   sweeper?: ControllersOptions["sweeper"];
   /** Where every request is recorded (default DIR/audit.log). */
   auditLog?: string;
+  /** Connections the API server serves at once (default 1024). */
+  maxConnections?: number;
+  /** How long a client may take to finish its TLS handshake, and then to send a request's headers (default 10 s). */
+  requestHeaderTimeoutMs?: number;
 }
 
 export interface ControlPlane {
@@ -170,6 +174,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const app = createApiServer({
       // Clients may present a certificate of Slipway's CA (CN = user, O = groups); none is required.
       tls: serverTlsOptions(serving, { clientCaPem: credentials.ca.certPem }),
+      ...(options.maxConnections !== undefined ? { maxConnections: options.maxConnections } : {}),
+      ...(options.requestHeaderTimeoutMs !== undefined ? { tlsHandshakeTimeoutMs: options.requestHeaderTimeoutMs, headersTimeoutMs: options.requestHeaderTimeoutMs } : {}),
       audit: (record) => audit.write(record),
       logger: log,
       metrics,

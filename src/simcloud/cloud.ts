@@ -60,6 +60,12 @@ export interface SimCloudOptions {
   /** The kinds of resource the cloud serves (default every built-in kind, BUILTIN_RESOURCES). */
   resources?: readonly AnyDescriptor[];
   hooks?: SimCloudHooks;
+  /**
+   * Leave the transitions a state file holds (an instance booting, a load balancer coming up) unarmed
+   * until `resumeTransitions()`: for a caller that attaches hooks after construction, so that none falls
+   * due with nobody listening.
+   */
+  deferTransitions?: boolean;
   logger?: Logger;
 }
 
@@ -224,7 +230,12 @@ export class SimCloud extends AccountCloud {
     this.setAccount(DEFAULT_ACCOUNT, options.defaultToken ?? DEFAULT_TOKEN);
     for (const account of options.accounts ?? []) this.setAccount(account.id, account.token);
     if (options.hooks) core.addHooks(options.hooks);
-    core.resumeTransitions();
+    if (!options.deferTransitions) core.resumeTransitions();
+  }
+
+  /** Arms the pending transitions of the state file (once the hooks that must see them are attached). */
+  resumeTransitions(): void {
+    this.core.resumeTransitions();
   }
 
   /** The same API acting as another account. */

@@ -32,7 +32,9 @@ export interface SimCloudServer {
 }
 
 export async function startSimCloudServer(options: SimCloudServerOptions = {}): Promise<SimCloudServer> {
-  const cloud = options.cloud ?? new SimCloud(options);
+  // A cloud made here resumes what its state file left pending only once the workload emulation's hooks
+  // are attached: an instance whose boot fell due while the cloud was down must run its kubeadm.
+  const cloud = options.cloud ?? new SimCloud({ ...options, deferTransitions: true });
   const app = createSimCloudHttp(cloud, {
     adminToken: options.adminToken ?? DEFAULT_ADMIN_TOKEN,
     ...(options.logger ? { logger: options.logger } : {}),
@@ -55,6 +57,7 @@ export async function startSimCloudServer(options: SimCloudServerOptions = {}): 
       throw error;
     }
   }
+  if (!options.cloud) cloud.resumeTransitions();
   let closing: Promise<void> | undefined;
   return {
     url: `http://127.0.0.1:${port}`,

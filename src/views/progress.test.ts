@@ -41,6 +41,9 @@ describe("progressChanges", () => {
   it("tells a new reason, a failed step without a finish time, and machines left while deleting", () => {
     const failed: ClusterStep = { ...running("Network", 1), outcome: "Failed", message: "quota" };
     assert.deepEqual(brief(progressChanges(moment([running("Network", 1)]), moment([failed], { reason: "ReplacingMachine" }), T0)), ["reason:ReplacingMachine!", "step:Network=Failed!"]);
+    const retried = brief(progressChanges(moment([]), moment([], { phase: "Failed", reason: "QuotaExceeded", message: "needs 12 vCPU" }), T0));
+    assert.deepEqual(retried, ["phase:Failed!", "reason:QuotaExceeded!"], "a failure the wait goes on through is told as it happens");
+    assert.deepEqual(brief(progressChanges(moment([]), moment([], { phase: "Failed", reason: "ValidationFailed" }), T0)), ["phase:Failed!"], "one that ends the wait is told by its outcome");
     const deleting = moment([], { phase: "Deleting", deleting: true, machines: { desired: 3, created: 2, booted: 2, joined: 2, ready: 2 } });
     assert.deepEqual(brief(progressChanges(moment([]), deleting, T0)), ["phase:Deleting!", "machines:2"]);
     assert.deepEqual(progressChanges(deleting, { ...deleting, machines: { ...deleting.machines, ready: 0 } }, T0), [], "while deleting, only machines left count");
@@ -75,7 +78,8 @@ describe("clusterProgress and clusterOutcome", () => {
     const ready = { type: "Ready", status: "True" as const, reason: "Ready", lastTransitionTime: at(1) };
     assert.deepEqual(clusterOutcome(cluster({ phase: "Running", conditions: [ready], observedGeneration: 1 }), "ready"), { result: "ready" });
     assert.equal(clusterOutcome(cluster({ phase: "Running", conditions: [ready], observedGeneration: 1 }, 2), "ready"), undefined, "the controllers have not seen the change yet");
-    assert.deepEqual(clusterOutcome(cluster({ phase: "Failed", reason: "QuotaExceeded", message: "needs 12 vCPU" }), "ready"), { result: "failed", reason: "QuotaExceeded", message: "needs 12 vCPU" });
+    assert.deepEqual(clusterOutcome(cluster({ phase: "Failed", reason: "ValidationFailed", message: "no machine type m" }), "ready"), { result: "failed", reason: "ValidationFailed", message: "no machine type m" });
+    assert.equal(clusterOutcome(cluster({ phase: "Failed", reason: "QuotaExceeded", message: "needs 12 vCPU" }), "ready"), undefined, "the controllers retry: quota may be freed");
     assert.deepEqual(clusterOutcome(undefined, "ready"), { result: "failed", reason: "Deleted", message: "the cluster was deleted while it was being made" });
     assert.deepEqual(clusterOutcome(undefined, "deleted"), { result: "deleted" });
     assert.equal(clusterOutcome(cluster({ phase: "Deleting" }), "deleted"), undefined);

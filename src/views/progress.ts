@@ -3,7 +3,7 @@
 // wait is over (Ready, Failed, gone). A terminal prints the changes as lines; a console can show them as
 // a feed — the same changes either way.
 import type { ClusterObject, ClusterStep, MachineObject } from "../api/kinds.ts";
-import { countMachines, isClusterFailed, isClusterReady, type MachineCounts } from "./readiness.ts";
+import { countMachines, failsUntilChanged, isClusterFailed, isClusterReady, type MachineCounts } from "./readiness.ts";
 
 /** What is known of one cluster at one moment. */
 export interface ClusterProgress {
@@ -22,7 +22,8 @@ export type ProgressOutcome =
   | { result: "ready" }
   | { result: "failed"; reason: string; message: string }
   | { result: "deleted" }
-  | { result: "timeout"; phase: string };
+  /** Out of time; `failure` when the cluster was Failed then (for a reason the retries might have cleared). */
+  | { result: "timeout"; phase: string; failure?: { reason: string; message: string } };
 
 /**
  * One change between two moments. `lasting` changes are news to keep (a step done, a new phase);
@@ -49,12 +50,16 @@ export function clusterProgress(cluster: ClusterObject, machines: readonly Machi
   };
 }
 
-/** How a wait for the cluster ends now, if it does: Ready (or Failed) when waiting for it, gone when deleting. */
+/**
+ * How a wait for the cluster ends now, if it does: Ready when waiting for it — or Failed, when the
+ * failure is one only a change clears (a failure the controllers retry may still clear: the wait goes
+ * on, up to its time limit); gone when deleting.
+ */
 export function clusterOutcome(cluster: ClusterObject | undefined, goal: "ready" | "deleted"): ProgressOutcome | undefined {
   if (!cluster) return goal === "deleted" ? { result: "deleted" } : { result: "failed", reason: "Deleted", message: "the cluster was deleted while it was being made" };
   if (goal !== "ready") return undefined;
   if (isClusterReady(cluster)) return { result: "ready" };
-  if (isClusterFailed(cluster)) return { result: "failed", reason: cluster.status?.reason ?? "Failed", message: cluster.status?.message ?? "" };
+  if (isClusterFailed(cluster) && failsUntilChanged(cluster.status?.reason)) return { result: "failed", reason: cluster.status?.reason ?? "Failed", message: cluster.status?.message ?? "" };
   return undefined;
 }
 
@@ -81,7 +86,9 @@ export function progressChanges(before: ClusterProgress | undefined, after: Clus
   if (before?.phase !== after.phase) {
     changes.push({ kind: "phase", phase: after.phase, ...(after.message && !after.reason ? { message: after.message } : {}), lasting: true });
   }
-  if (after.reason && after.phase !== "Failed" && (before?.reason !== after.reason || before.message !== after.message)) {
+  // A failure that ends the wait is told by its outcome; one the controllers retry, as it happens.
+  const told = after.phase === "Failed" && failsUntilChanged(after.reason);
+  if (after.reason && !told && (before?.reason !== after.reason || before.message !== after.message)) {
     changes.push({ kind: "reason", reason: after.reason, ...(after.message ? { message: after.message } : {}), lasting: true });
   }
   if (!before) {

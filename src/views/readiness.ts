@@ -23,6 +23,18 @@ export function isClusterFailed(cluster: ClusterObject): boolean {
   return cluster.status?.phase === "Failed" && observedLatest(cluster);
 }
 
+/**
+ * Reasons of a Failed cluster that only its owner can clear — a spec the checks or the cloud refuse, a
+ * lease that ended, a defect in the controllers — so waiting longer does not help. The controllers retry
+ * every other failure (quota, cloud capacity, a cloud error), and it may clear by itself as they do.
+ */
+const FAILED_UNTIL_CHANGED: ReadonlySet<string> = new Set(["ValidationFailed", "CreateMachineFailed", "LeaseFailed", "InternalError"]);
+
+/** Whether a Failed cluster stays so until someone changes something (its reason says so). */
+export function failsUntilChanged(reason: string | undefined): boolean {
+  return reason === undefined || FAILED_UNTIL_CHANGED.has(reason);
+}
+
 /** Whether the machine's node is Ready. */
 export function isNodeReady(machine: MachineObject): boolean {
   return machine.status?.nodeReady === true;

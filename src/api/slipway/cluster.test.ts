@@ -242,6 +242,8 @@ describe("Cluster updates", () => {
     ["spec.workers[].taints", (c) => (c.spec.workers![0]!.taints = [{ key: "dedicated", value: "db", effect: "NoSchedule" }])],
     ["spec.workers[].strategy.maxSurge", (c) => (c.spec.workers![0]!.strategy = { maxSurge: 3 })],
     ["spec.workers[].strategy.maxUnavailable", (c) => (c.spec.workers![0]!.strategy = { maxUnavailable: 1 })],
+    ["spec.workers[].maxUnhealthy", (c) => (c.spec.workers![0]!.maxUnhealthy = 2)],
+    ["spec.controlPlane.maxUnhealthy", (c) => (c.spec.controlPlane.maxUnhealthy = "100%")],
     ["spec.paused", (c) => (c.spec.paused = true)],
     ["spec.kubernetesVersion", (c) => (c.spec.kubernetesVersion = "v1.32.0")],
   ];
@@ -317,6 +319,11 @@ describe("Cluster updates", () => {
       "spec.workers[0].strategy.maxSurge",
     );
     assert.match(error.message, /maxSurge and maxUnavailable may not both be 0/);
+  });
+
+  it("refuse a maxUnhealthy that is neither a number nor a percentage, naming the field", () => {
+    assert.match(only(updateErrors((c) => (c.spec.workers![0]!.maxUnhealthy = "half")), "spec.workers[0].maxUnhealthy").message, /a number of machines or a percentage such as "40%"/);
+    assert.match(only(updateErrors((c) => (c.spec.controlPlane.maxUnhealthy = "150%")), "spec.controlPlane.maxUnhealthy").message, /from 0% to 100%/);
   });
 
   it("match pools by name, not position", () => {

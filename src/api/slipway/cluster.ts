@@ -9,6 +9,7 @@ import { InvalidCidrError, cidrsOverlap, parseCidr, type Cidr } from "../cidr.ts
 import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
 import { DEFAULT_IMAGE, Taint, nodeLabelErrors, nodeLabels, taintErrors } from "./nodes.ts";
 import { RolloutStrategy, rolloutStrategyErrors } from "./rollout.ts";
+import { MaxUnhealthy, maxUnhealthyErrors } from "./health.ts";
 import { oldestVersion, upgradeErrors } from "./versions.ts";
 
 export const DEFAULT_KUBERNETES_VERSION = "v1.31.2";
@@ -55,6 +56,7 @@ const ControlPlaneSpec = Struct(
       Type.Integer({ default: 1, description: "Number of control-plane machines: 1, 3 or 5 (etcd needs an odd number)." }),
     ),
     image: Type.Optional(Type.String({ default: DEFAULT_IMAGE, description: "Operating-system image of the machines." })),
+    maxUnhealthy: Type.Optional(MaxUnhealthy),
   },
   { description: "The control plane: its machines and where they run." },
 );
@@ -71,6 +73,7 @@ const WorkerPoolSpec = Struct(
     labels: Type.Optional(nodeLabels("Labels the pool's nodes are registered with.")),
     taints: Type.Optional(Type.Array(Taint, { description: "Taints the pool's nodes are registered with." })),
     strategy: Type.Optional(RolloutStrategy),
+    maxUnhealthy: Type.Optional(MaxUnhealthy),
   },
   { description: "A pool of identical worker machines. A change of machineType, image, labels or taints rolls its machines (see strategy)." },
 );
@@ -379,6 +382,7 @@ function workerErrors(workers: WorkerPoolSpec[]): FieldError[] {
       ...nodeLabelErrors(`${field}.labels`, pool.labels),
       ...taintErrors(`${field}.taints`, pool.taints),
       ...rolloutStrategyErrors(`${field}.strategy`, pool.strategy),
+      ...maxUnhealthyErrors(`${field}.maxUnhealthy`, pool.maxUnhealthy),
     );
   });
   return errors;
@@ -451,6 +455,7 @@ export function validateCluster(cluster: ClusterObject, old?: ClusterObject): Fi
   if (replicas !== undefined && !(CONTROL_PLANE_REPLICAS as readonly number[]).includes(replicas)) {
     errors.push(notSupported("spec.controlPlane.replicas", replicas, CONTROL_PLANE_REPLICAS));
   }
+  errors.push(...maxUnhealthyErrors("spec.controlPlane.maxUnhealthy", cluster.spec.controlPlane.maxUnhealthy));
   errors.push(...networkErrors(cluster.spec.network), ...workerErrors(cluster.spec.workers ?? []), ...machineTypeErrors(cluster.spec));
   if (old) errors.push(...immutableFieldErrors(cluster, old));
   return errors;

@@ -53,7 +53,7 @@ describe("MachinePool", () => {
 
   it("can be scaled, re-typed, re-imaged and re-labelled (its machines roll), but not moved to another cluster or connection", () => {
     const old = admit(machinePoolKind, pool()).object;
-    const changed = { replicas: 5, machineType: "m.large", image: "ubuntu-24.04", labels: { tier: "web" }, taints: [{ key: "gpu", effect: "NoSchedule" as const }], strategy: { maxSurge: 2, maxUnavailable: 1 }, version: "v1.31.2", minReadySeconds: 30, providerIDList: ["sim://sim-east-1/i-1"] };
+    const changed = { replicas: 5, machineType: "m.large", image: "ubuntu-24.04", labels: { tier: "web" }, taints: [{ key: "gpu", effect: "NoSchedule" as const }], strategy: { maxSurge: 2, maxUnavailable: 1 }, maxUnhealthy: "50%", version: "v1.31.2", minReadySeconds: 30, providerIDList: ["sim://sim-east-1/i-1"] };
     assert.deepEqual(admit(machinePoolKind, { ...old, spec: { ...old.spec, ...changed } }, old).errors, []);
     const upgraded = admit(machinePoolKind, { ...old, spec: { ...old.spec, version: "v1.31.2" } }, old).object;
     const downgraded = admit(machinePoolKind, { ...upgraded, spec: { ...upgraded.spec, version: "v1.30.4" } }, upgraded);
@@ -65,6 +65,15 @@ describe("MachinePool", () => {
     assert.match(moved.errors[2]!.message, /field is immutable: a pool cannot move to another connection/);
     const stuck = admit(machinePoolKind, { ...old, spec: { ...old.spec, strategy: { maxSurge: 0, maxUnavailable: 0 } } }, old);
     assert.deepEqual(stuck.errors.map((e) => e.field), ["spec.strategy.maxSurge"]);
+  });
+
+  it("takes maxUnhealthy as a number or a percentage, and refuses anything else naming the field", () => {
+    for (const maxUnhealthy of [0, 2, "0%", "40%", "100%"]) assert.deepEqual(admit(machinePoolKind, pool({ maxUnhealthy })).errors, [], String(maxUnhealthy));
+    for (const maxUnhealthy of [-1, 1.5, "40", "forty%", "101%", "4.5%", true, { percent: 40 }] as unknown as (number | string)[]) {
+      const errors = admit(machinePoolKind, pool({ maxUnhealthy })).errors;
+      assert.deepEqual(errors.map((e) => e.field), ["spec.maxUnhealthy"], String(maxUnhealthy));
+    }
+    assert.match(admit(machinePoolKind, pool({ maxUnhealthy: "40" })).errors[0]!.message, /a number of machines or a percentage such as "40%"/);
   });
 
   it("shows desired, existing, ready, available and updated replicas and the phase, as Cluster API's columns", () => {

@@ -11,6 +11,7 @@ import { DEFAULT_IMAGE, Taint, nodeLabelErrors, nodeLabels, taintErrors } from "
 import { LABEL_CLUSTER, MAX_WORKER_REPLICAS } from "./cluster.ts";
 import { LABEL_ROLE, ROLE_WORKER } from "./machine.ts";
 import { RolloutStrategy, rolloutStrategyErrors } from "./rollout.ts";
+import { MaxUnhealthy, maxUnhealthyErrors } from "./health.ts";
 
 /** As Cluster API's MachinePool phases. */
 export const MACHINE_POOL_PHASES = [
@@ -51,6 +52,7 @@ export const MachinePoolSpecSchema = Struct(
     labels: Type.Optional(nodeLabels("Labels the nodes are registered with.")),
     taints: Type.Optional(Type.Array(Taint, { description: "Taints the nodes are registered with." })),
     strategy: Type.Optional(RolloutStrategy),
+    maxUnhealthy: Type.Optional(MaxUnhealthy),
     version: Type.Optional(
       Type.String({ description: "Kubernetes version of the machines' kubelets (default: the cluster's). A change rolls the machines; no downgrade, one minor version at a time." }),
     ),
@@ -178,7 +180,8 @@ export const machinePoolKind: KindDefinition<MachinePoolObject> = {
     pool.spec.selector ??= { matchLabels: poolSelectorLabels(pool) };
   },
   // Every field of the spec is applied by the pool controller: replicas by scaling, machineType, image,
-  // labels and taints by rolling the machines, strategy by how they roll. The cluster and the connection
+  // labels and taints by rolling the machines, strategy by how they roll, maxUnhealthy by how many failed
+  // machines are replaced at once. The cluster and the connection
   // cannot change: a pool does not move.
   validate(pool, old) {
     const errors = [
@@ -186,6 +189,7 @@ export const machinePoolKind: KindDefinition<MachinePoolObject> = {
       ...taintErrors("spec.taints", pool.spec.taints),
       ...rolloutStrategyErrors("spec.strategy", pool.spec.strategy),
       ...selectorErrors(pool),
+      ...maxUnhealthyErrors("spec.maxUnhealthy", pool.spec.maxUnhealthy),
     ];
     if (old) {
       errors.push(

@@ -35,6 +35,9 @@ export const OperationStatusSchema = Struct(
     startTime: Type.Optional(Type.String({ description: "When the operation started (RFC 3339)." })),
     endTime: Type.Optional(Type.String({ description: "When the operation ended (RFC 3339)." })),
     percentComplete: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, description: "Progress, 0 to 100." })),
+    machinesToChange: Type.Optional(
+      Type.Integer({ minimum: 0, description: "For an Update: the machines its change makes, replaces or removes, the most seen at once; percentComplete counts against it." }),
+    ),
     error: Type.Optional(
       Struct(
         {

@@ -25,6 +25,8 @@ describe("keeping a cluster's pools as its spec declares them", () => {
       { op: "remove", path: "/spec/taints" },
       { op: "remove", path: "/spec/strategy" },
     ]);
+    assert.deepEqual(poolSpecPatch(spec(), spec({ maxUnhealthy: "100%" })), [{ op: "add", path: "/spec/maxUnhealthy", value: "100%" }], "the pool's own remediation limit follows the cluster's");
+    assert.deepEqual(poolSpecPatch(spec({ maxUnhealthy: 1 }), spec()), [{ op: "remove", path: "/spec/maxUnhealthy" }]);
     assert.deepEqual(poolSpecPatch(spec(), spec({ replicas: 3, machineType: "s1.medium" })), [
       { op: "add", path: "/spec/machineType", value: "s1.medium" },
       { op: "add", path: "/spec/replicas", value: 3 },

@@ -180,7 +180,7 @@ export const ensureControlPlane: Phase<ClusterScope> = async (ctx, scope) => {
   // Failed machines are replaced with backoff, and not at all past maxUnhealthy (rollout/remediation.ts);
   // until then they hold the next step, as any machine not Running does.
   const failedMachines = scope.controlPlane.filter((m) => m.status?.phase === "Failed" && !m.metadata.deletionTimestamp);
-  const remediation = decideRemediation({ failed: failedMachines.map((m) => m.metadata.name!), desired, record: cluster.status?.controlPlane?.remediation, nowMs: ctx.clock.now() });
+  const remediation = decideRemediation({ failed: failedMachines.map((m) => m.metadata.name!), desired, maxUnhealthy: cluster.spec.controlPlane.maxUnhealthy, record: cluster.status?.controlPlane?.remediation, nowMs: ctx.clock.now() });
   if (remediation.action === "wait" || remediation.action === "paused") {
     scope.waitingOn = `the control plane: ${remediation.message}`;
     return remediation.action === "wait" ? { requeueAfterMs: remediation.afterMs } : undefined;
@@ -291,11 +291,12 @@ export function poolSpec(cluster: ClusterObject, pool: NonNullable<ClusterObject
     ...(pool.labels ? { labels: pool.labels } : {}),
     ...(pool.taints ? { taints: pool.taints } : {}),
     ...(pool.strategy ? { strategy: pool.strategy } : {}),
+    ...(pool.maxUnhealthy !== undefined ? { maxUnhealthy: pool.maxUnhealthy } : {}),
   };
 }
 
 /** The pool's fields the cluster decides; a field the cluster no longer sets is removed from the pool. */
-const MANAGED_POOL_FIELDS = ["machineType", "image", "replicas", "labels", "taints", "strategy", "version"] as const;
+const MANAGED_POOL_FIELDS = ["machineType", "image", "replicas", "labels", "taints", "strategy", "maxUnhealthy", "version"] as const;
 
 /** JSON-patch operations that make the pool's managed fields exactly the wanted ones (maps replaced, not merged). */
 export function poolSpecPatch(existing: MachinePoolObject["spec"], wanted: MachinePoolObject["spec"]): { op: "add" | "remove"; path: string; value?: unknown }[] {

@@ -79,4 +79,19 @@ describe("replacing failed control-plane machines", () => {
     assert.deepEqual(later.deleted, ["demo-cp-3"]);
     assert.equal(cluster.status?.controlPlane?.remediation?.attempts, 2);
   });
+
+  it("follows the control plane's own maxUnhealthy", async () => {
+    const clock = new ManualClock();
+    const cluster = (maxUnhealthy: number | string): ClusterObject => ({
+      apiVersion: "slipway.dev/v1alpha1",
+      kind: "Cluster",
+      metadata: { name: "demo", namespace: "default", uid: "c-1" },
+      spec: { controlPlane: { connection: "east", machineType: "s1.medium", replicas: 3, maxUnhealthy } },
+    });
+    const none = await step(clock, cluster(0), [cp(0), cp(1, true), cp(2)]);
+    assert.deepEqual(none.deleted, [], "0 replaces none");
+    assert.match(none.waitingOn ?? "", /1 machines failed \(demo-cp-1\), more than maxUnhealthy 0 of 3/);
+    const all = await step(clock, cluster("100%"), [cp(0), cp(1, true), cp(2, true)]);
+    assert.deepEqual(all.deleted, ["demo-cp-1", "demo-cp-2"], "100% replaces even two of three");
+  });
 });

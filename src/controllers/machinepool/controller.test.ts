@@ -190,6 +190,15 @@ describe("machine pool controller, with machines driven by hand", () => {
     assert.ok(rolled.some((m) => /deleting demo-w-2$/.test(m ?? "")), rolled.join("\n"));
   });
 
+  it("replaces no failed machine while its maxUnhealthy is 0, and names the limit", async () => {
+    await h.change((spec) => (spec.maxUnhealthy = 0));
+    await h.waitPool((p) => p.status?.observedGeneration === p.metadata.generation);
+    await setMachine("demo-w-0", { phase: "Failed", instanceId: "i-z", failureReason: "BootFailed", failureMessage: "the image did not boot" });
+    const paused = await h.waitPool((p) => p.status?.conditions?.find((c) => c.type === "RemediationAllowed")?.reason === "TooManyUnhealthy");
+    assert.match(paused.status?.conditions?.find((c) => c.type === "RemediationAllowed")?.message ?? "", /1 machines failed \(demo-w-0\), more than maxUnhealthy 0 of 1/);
+    assert.deepEqual((await h.machinesOfPool()).map((m) => [m.metadata.name, m.metadata.deletionTimestamp]), [["demo-w-0", undefined]]);
+  });
+
   it("deletes its machines when deleted, then goes", async () => {
     await h.pools().delete(NAMESPACE, POOL);
     await env.waitFor(machinePoolKind, NAMESPACE, POOL, (p) => p === undefined);

@@ -252,7 +252,7 @@ export const adoptByCluster: Phase<MachinePoolScope> = async (ctx, scope) => {
 async function remediate(ctx: ReconcileContext, scope: MachinePoolScope): Promise<RemediationDecision> {
   const pool = scope.object;
   const failed = scope.machines.filter((m) => isFailedForGood(m) && !isDeleting(m, scope.deleted)).map((m) => m.metadata.name!);
-  const decision = decideRemediation({ failed, desired: desiredReplicas(pool), record: pool.status?.remediation, nowMs: ctx.clock.now() });
+  const decision = decideRemediation({ failed, desired: desiredReplicas(pool), maxUnhealthy: pool.spec.maxUnhealthy, record: pool.status?.remediation, nowMs: ctx.clock.now() });
   const now = nowTimestamp(new Date(ctx.clock.now()));
   if (decision.action === "paused") {
     if (getCondition(pool.status?.conditions, REMEDIATION_ALLOWED)?.reason !== REASON_TOO_MANY_UNHEALTHY) {

@@ -46,18 +46,39 @@ describe("judging an operation by its target", () => {
     const stale = cluster({ ...BUILT, workers: { desired: 1, ready: 1, updated: 1, replicas: 1 } });
     const verdict = judge(operation("Update", 2), stale);
     assert.equal(verdict.phase, "InProgress");
-    assert.equal(verdict.percentComplete, 33, "one of the three wanted workers is in place");
+    assert.equal(verdict.percentComplete, 0, "the two workers the change adds are still to make");
     assert.equal(verdict.message, "Cluster demo is Running: worker machines: 1 of 3 in place, 2 to go");
     const retrying = judge(operation("Update", 2), cluster({ ...BUILT, phase: "Updating", reason: "Retrying", message: "retrying after: the cloud answered 503", observedGeneration: 1 }));
     assert.equal(retrying.phase, "InProgress");
     assert.equal(retrying.message, "Cluster demo is Updating: Retrying: retrying after: the cloud answered 503");
   });
 
+  /** Judges an Update against each status in turn, as the controller does, keeping what it records. */
+  const following = (op: OperationObject, statuses: TargetStatus[], spec: TargetSpec = SPEC) =>
+    statuses.map((status) => {
+      const verdict = judge(op, cluster(status, {}, spec));
+      op = { ...op, status: applyVerdict(op.status, verdict, "2025-01-01T00:00:00Z") };
+      return verdict.percentComplete;
+    });
+
+  it("counts an update from 0 %: only the machines its change makes count, not the cluster already built", () => {
+    // Sixteen workers in place, a new pool of one added: the change is that one machine.
+    const spec: TargetSpec = { controlPlane: { replicas: 1 }, workers: [{ replicas: 8 }, { replicas: 8 }, { replicas: 1 }] };
+    const workers = (ready: number) => ({ desired: 17, ready, updated: ready, replicas: ready });
+    assert.deepEqual(following(operation("Update", 2), [{ ...BUILT, phase: "Updating", workers: workers(16) }, { ...BUILT, workers: workers(17) }], spec), [0, 100]);
+    // A scale from 1 to 3 workers: half done once one of the two new ones is Ready.
+    const scaling = (ready: number) => ({ ...BUILT, phase: "Updating", workers: { desired: 3, ready, updated: ready, replicas: ready } });
+    assert.deepEqual(following(operation("Update", 2), [scaling(1), scaling(2), BUILT]), [0, 50, 100]);
+  });
+
   it("counts a roll by the machines in place: new ones Ready, old ones gone", () => {
-    const rolling = (workers: TargetStatus["workers"]) => judge(operation("Update", 2), cluster({ ...BUILT, phase: "Updating", workers }));
-    assert.equal(rolling({ desired: 3, ready: 3, updated: 0, replicas: 4 }).percentComplete, 0, "a surge machine booting: nothing in place yet");
-    assert.equal(rolling({ desired: 3, ready: 4, updated: 1, replicas: 4 }).percentComplete, 25);
-    assert.equal(rolling({ desired: 3, ready: 3, updated: 3, replicas: 4 }).percentComplete, 75, "an old machine still draining");
+    const rolling = (workers: TargetStatus["workers"]) => ({ ...BUILT, phase: "Updating", workers });
+    const percents = following(operation("Update", 2), [
+      rolling({ desired: 3, ready: 3, updated: 0, replicas: 4 }),
+      rolling({ desired: 3, ready: 4, updated: 1, replicas: 4 }),
+      rolling({ desired: 3, ready: 3, updated: 3, replicas: 4 }),
+    ]);
+    assert.deepEqual(percents, [0, 25, 75], "a surge machine booting: nothing in place yet; then one in place; then an old machine still draining");
     const done = judge(operation("Update", 2), cluster(BUILT));
     assert.equal(done.phase, "Succeeded");
     assert.equal(changeProgress(groupsOf(cluster(BUILT))), undefined, "nothing is changing");

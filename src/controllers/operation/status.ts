@@ -11,10 +11,11 @@
 // favour of that change's operation (a Create follows the cluster to its latest spec instead). Delete is
 // InProgress while the target exists, and Succeeded once it is gone.
 //
-// Progress: a Create counts the finished steps of the target's journal; an Update counts machines — of
-// the groups its change touches, those in place over those in place plus those still to make or remove
-// — so it starts where the change starts, not at the share of the cluster already built; an Upgrade
-// touches every machine: those Ready at the new version over all wanted.
+// Progress: a Create counts the finished steps of the target's journal; an Update counts only the
+// machines its change makes, replaces or removes: the most still to do seen at once (kept in
+// status.machinesToChange) is the whole, what is done of it the part — so it starts at 0 %, not at the
+// share of the cluster already built; an Upgrade touches every machine: those Ready at the new version
+// over all wanted.
 //
 // An operation that ended keeps its phase, error and end time: a client that stopped polling was told
 // the truth about that attempt. A Failed operation whose target later applies the same generation and is
@@ -70,6 +71,8 @@ export interface Verdict {
   message: string;
   /** For a Failed operation: the target has since applied its generation and is Ready. */
   recovered?: boolean;
+  /** For an Update: the machines its change makes, replaces or removes (what its percentage counts against). */
+  machinesToChange?: number;
 }
 
 const TERMINAL: ReadonlySet<OperationPhase> = new Set(["Succeeded", "Failed", "Canceled"]);
@@ -124,13 +127,15 @@ export function groupsOf(target: TargetObject): Group[] {
   return [];
 }
 
-/** Of the groups a change touches, the machines in place over those in place and those still to do. */
-export function changeProgress(groups: readonly Group[]): number | undefined {
-  const changing = groups.filter((g) => g.remaining > 0);
-  if (changing.length === 0) return undefined;
-  const inPlace = changing.reduce((sum, g) => sum + g.inPlace, 0);
-  const total = inPlace + changing.reduce((sum, g) => sum + g.remaining, 0);
-  return Math.min(99, Math.floor((inPlace * 100) / total));
+/**
+ * Of a change: the machines still to make Ready or remove, against the most seen at once (`size`, at
+ * least `seenBefore`); undefined when nothing is left to do.
+ */
+export function changeProgress(groups: readonly Group[], seenBefore = 0): { percent: number; size: number } | undefined {
+  const remaining = groups.reduce((sum, g) => sum + g.remaining, 0);
+  if (remaining === 0) return undefined;
+  const size = Math.max(seenBefore, remaining);
+  return { percent: Math.min(99, Math.floor(((size - remaining) * 100) / size)), size };
 }
 
 /**
@@ -202,8 +207,13 @@ export function judge(op: OperationObject, target: TargetObject | undefined): Ve
   }
   // Counts of a status that has not looked at the change yet say nothing of its progress.
   const seen = (status.observedGeneration ?? 0) >= asked;
-  const progress = op.spec.type === "Create" ? progressOf(status.steps) : !seen ? undefined : op.spec.type === "Upgrade" ? upgradeProgress(groups) : changeProgress(groups);
-  return { phase: "InProgress", ...(progress !== undefined ? { percentComplete: progress } : {}), message: currentActivity(op, target, groups) };
+  const message = currentActivity(op, target, groups);
+  if (op.spec.type === "Update") {
+    const change = seen ? changeProgress(groups, op.status?.machinesToChange) : undefined;
+    return { phase: "InProgress", ...(change ? { percentComplete: change.percent, machinesToChange: change.size } : {}), message };
+  }
+  const progress = op.spec.type === "Create" ? progressOf(status.steps) : seen ? upgradeProgress(groups) : undefined;
+  return { phase: "InProgress", ...(progress !== undefined ? { percentComplete: progress } : {}), message };
 }
 
 /**
@@ -230,6 +240,7 @@ export function applyVerdict(status: OperationStatus | undefined, verdict: Verdi
   if (isTerminal(verdict.phase)) next.endTime = status?.endTime ?? now;
   if (verdict.error) next.error = verdict.error;
   if (verdict.recovered) next.recoveredTime = status?.recoveredTime ?? now;
+  if (verdict.machinesToChange !== undefined) next.machinesToChange = verdict.machinesToChange;
   return next;
 }
 

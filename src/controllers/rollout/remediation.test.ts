@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { decideRemediation, maxUnhealthy, recordReplacement, remediationDelayMs } from "./remediation.ts";
+import { maxUnhealthyCount } from "../../api/slipway/health.ts";
+import { decideRemediation, recordReplacement, remediationDelayMs } from "./remediation.ts";
 
 const T0 = Date.parse("2026-01-01T00:00:00Z");
 const at = (ms: number) => new Date(T0 + ms).toISOString();
@@ -10,8 +11,10 @@ describe("remediation", () => {
     assert.deepEqual([0, 1, 2, 3, 4, 5, 6, 10].map(remediationDelayMs), [0, 10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000]);
   });
 
-  it("tolerates 40 % of the wanted machines failed at once, at least one", () => {
-    assert.deepEqual([1, 2, 3, 5, 10].map(maxUnhealthy), [1, 1, 1, 2, 4]);
+  it("tolerates 40 % of the wanted machines failed at once by default, at least one, or what the set's maxUnhealthy says", () => {
+    assert.deepEqual([1, 2, 3, 5, 10].map((desired) => maxUnhealthyCount(undefined, desired)), [1, 1, 1, 2, 4]);
+    assert.deepEqual([1, 5, 10].map((desired) => maxUnhealthyCount("100%", desired)), [1, 5, 10]);
+    assert.deepEqual([maxUnhealthyCount(2, 10), maxUnhealthyCount(0, 10), maxUnhealthyCount("0%", 10)], [2, 0, 0]);
   });
 
   it("replaces the first failure at once and backs off on the next ones", () => {
@@ -34,5 +37,10 @@ describe("remediation", () => {
     assert.equal(decision.action, "paused");
     assert.match(decision.action === "paused" ? decision.message : "", /2 machines failed \(w-0, w-1\), more than maxUnhealthy 1 of 3/);
     assert.deepEqual(decideRemediation({ failed: [], desired: 3, record: undefined, nowMs: T0 }), { action: "none" });
+    assert.deepEqual(decideRemediation({ failed: ["w-0", "w-1"], desired: 3, maxUnhealthy: "100%", record: undefined, nowMs: T0 }), { action: "replace" }, "a set that tolerates all of its machines failed");
+    const none = decideRemediation({ failed: ["w-0"], desired: 3, maxUnhealthy: 0, record: undefined, nowMs: T0 });
+    assert.match(none.action === "paused" ? none.message : "", /more than maxUnhealthy 0 of 3: not replacing/);
+    const percent = decideRemediation({ failed: ["w-0", "w-1", "w-2"], desired: 5, maxUnhealthy: "50%", record: undefined, nowMs: T0 });
+    assert.match(percent.action === "paused" ? percent.message : "", /more than maxUnhealthy 2 of 5 \(50%\)/);
   });
 });

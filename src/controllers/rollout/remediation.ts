@@ -2,12 +2,13 @@
 // MachineHealthCheck remediates: at once the first time, then with a delay doubling from 10 s up to
 // 5 min after each replacement, so a machine that fails the same way each time does not loop through
 // the cloud; the count starts over once every wanted machine is Ready. With more machines failed at
-// once than maxUnhealthy (40 % of those wanted, at least one), nothing is replaced: something beyond
-// one machine is wrong (the cloud, the image, the network) and replacing only adds to it.
+// once than the set's maxUnhealthy (api/slipway/health.ts; 40 % of those wanted by default, at least
+// one), nothing is replaced: something beyond one machine is wrong (the cloud, the image, the network)
+// and replacing only adds to it.
+import { DEFAULT_MAX_UNHEALTHY, maxUnhealthyCount, type MaxUnhealthy } from "../../api/slipway/health.ts";
 
 export const REMEDIATION_INITIAL_DELAY_MS = 10_000;
 export const REMEDIATION_MAX_DELAY_MS = 5 * 60_000;
-export const MAX_UNHEALTHY_PERCENT = 40;
 /** On the set: False while failed machines wait for their backoff, or while too many failed at once. */
 export const REMEDIATION_ALLOWED = "RemediationAllowed";
 export const REASON_TOO_MANY_UNHEALTHY = "TooManyUnhealthy";
@@ -24,11 +25,6 @@ export function remediationDelayMs(attempts: number): number {
   return Math.min(REMEDIATION_MAX_DELAY_MS, REMEDIATION_INITIAL_DELAY_MS * 2 ** (attempts - 1));
 }
 
-/** Failed machines tolerated at once among `desired`. */
-export function maxUnhealthy(desired: number): number {
-  return Math.max(1, Math.floor((desired * MAX_UNHEALTHY_PERCENT) / 100));
-}
-
 export type RemediationDecision =
   | { action: "none" }
   | { action: "replace" }
@@ -39,16 +35,19 @@ export interface RemediationInput {
   /** Names of the machines failed for good, not yet being deleted. */
   failed: readonly string[];
   desired: number;
+  /** The set's spec.maxUnhealthy (default 40%). */
+  maxUnhealthy?: MaxUnhealthy;
   record: RemediationRecord | undefined;
   nowMs: number;
 }
 
-export function decideRemediation({ failed, desired, record, nowMs }: RemediationInput): RemediationDecision {
+export function decideRemediation({ failed, desired, maxUnhealthy = DEFAULT_MAX_UNHEALTHY, record, nowMs }: RemediationInput): RemediationDecision {
   if (failed.length === 0) return { action: "none" };
-  const limit = maxUnhealthy(desired);
+  const limit = maxUnhealthyCount(maxUnhealthy, desired);
   const names = failed.join(", ");
   if (failed.length > limit) {
-    return { action: "paused", message: `${failed.length} machines failed (${names}), more than maxUnhealthy ${limit} of ${desired}: not replacing them until fewer are failed` };
+    const percent = typeof maxUnhealthy === "string" ? ` (${maxUnhealthy})` : "";
+    return { action: "paused", message: `${failed.length} machines failed (${names}), more than maxUnhealthy ${limit} of ${desired}${percent}: not replacing them until fewer are failed` };
   }
   if (!record) return { action: "replace" };
   const dueMs = Date.parse(record.lastTime) + remediationDelayMs(record.attempts);
