@@ -112,12 +112,15 @@ export class SecretService {
   }
 
   /**
-   * The value, to a running instance with its own identity: the secret must be of the instance's account
+   * The value, to a booting or running instance with its own identity: the secret must be of the instance's account
    * and region, and grant instances with the instance's tags access. Anyone else is refused.
    */
   getSecretValueAsInstance(instanceId: string, region: string, id: string): SecretValue {
     const instance = this.core.state.get("instance", instanceId);
-    if (!instance || instance.state !== "running") throw new UnauthorizedError(`instance ${instanceId} is not running: it has no identity to read secrets with`);
+    // A booting instance (pending: its user data runs now) has its identity already, as EC2's does.
+    if (!instance || (instance.state !== "running" && instance.state !== "pending")) {
+      throw new UnauthorizedError(`instance ${instanceId} is not running: it has no identity to read secrets with`);
+    }
     let record: SecretRecord;
     try {
       record = this.live(findOwned(this.core, instance.account, region, "secret", id));

@@ -23,7 +23,9 @@ import { poolTemplate } from "../machinepool/template.ts";
 import { readBootstrapToken, readClusterPki } from "../pki.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
-import { renderBootstrapData } from "./bootstrap.ts";
+import { renderUserData } from "../../bootstrap/cloudinit.ts";
+import { machineBootstrap } from "./bootstrap.ts";
+import { deleteBootstrapSecret, removeJoinedBootstrapSecret, storeBootstrapSecret } from "./bootstrap-secret.ts";
 import { clusterIssuer } from "../realm/issuer.ts";
 import { hostEndpointsOf, leaveHostEndpoint, serveHostEndpoint } from "./endpoint.ts";
 import { ETCD_MEMBER_REMOVED, isEtcdRetryable, removeMember } from "./etcd.ts";
@@ -39,6 +41,7 @@ import {
   NODE_READY,
   REASONS,
   bootstrapFailureReason,
+  bootstrapSecretFailure,
   has,
   isControlPlane,
   isFailedForGood,
@@ -240,7 +243,7 @@ export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
     // A cluster naming a realm trusts its issuer from the start: its machines wait for the OIDCClient.
     const oidc = await clusterIssuer(ctx.client, scope.cluster!);
     if (oidc && "waiting" in oidc) return wait(ctx, scope, { type: BOOTSTRAP_READY, status: "False", reason: "WaitingForOIDCClient", message: oidc.waiting });
-    userData = renderBootstrapData({
+    const bootstrap = machineBootstrap({
       machine,
       cluster: scope.cluster!,
       endpoint: { host: lb.host, port: lb.port, ...(lb.internalHost ? { internalHost: lb.internalHost } : {}) },
@@ -249,6 +252,14 @@ export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
       token: readBootstrapToken(scope.secrets!.token),
       pool: scope.pool,
     });
+    // Where the cloud keeps secrets, the token and keys go there and the user data only names the secret.
+    let reference;
+    try {
+      reference = await storeBootstrapSecret(ctx, scope, bootstrap);
+    } catch (error) {
+      return createRefused(ctx, scope, error);
+    }
+    userData = renderUserData(bootstrap, reference);
     const secret = {
       apiVersion: "v1",
       kind: "Secret",
@@ -493,7 +504,14 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.nodeGone, message: `node ${status.nodeName ?? machine.metadata.name} was removed from the cluster` });
     return fail(ctx, scope, REASONS.nodeGone, `node ${status.nodeName ?? machine.metadata.name} was removed from the cluster`);
   }
-  const printed = kubeadmFailure(await (await capabilityOf(scope, "machines")).consoleOutput(status.instanceId!));
+  const printedLines = await (await capabilityOf(scope, "machines")).consoleOutput(status.instanceId!);
+  const unreadable = bootstrapSecretFailure(printedLines);
+  if (unreadable) {
+    const message = `the machine could not read its bootstrap secret at boot: ${unreadable}`;
+    condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.bootstrapSecretUnavailable, message });
+    return fail(ctx, scope, REASONS.bootstrapSecretUnavailable, message);
+  }
+  const printed = kubeadmFailure(printedLines);
   if (printed) {
     const reason = bootstrapFailureReason(machine);
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason, message: printed });
@@ -521,6 +539,7 @@ export const machinePhases: readonly Phase<MachineScope>[] = [
   followInstance,
   registerLoadBalancerTarget,
   observeNode,
+  removeJoinedBootstrapSecret,
 ];
 
 // ---- delete ----
@@ -660,4 +679,4 @@ export const deleteNodeObject: Phase<MachineScope> = async (ctx, scope) => {
   }
 };
 
-export const machineDeletePhases: readonly Phase<MachineScope>[] = [drain, removeEtcdMember, deregisterLoadBalancerTarget, terminateInstance, deleteNodeObject];
+export const machineDeletePhases: readonly Phase<MachineScope>[] = [drain, removeEtcdMember, deregisterLoadBalancerTarget, terminateInstance, deleteBootstrapSecret, deleteNodeObject];
