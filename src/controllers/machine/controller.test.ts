@@ -305,6 +305,8 @@ describe("machine controller, refused creates and deadlines", () => {
     const instanceReady = refused.status?.conditions?.find((c) => c.type === "InstanceReady");
     assert.equal(instanceReady?.reason, "QuotaExceeded");
     assert.equal(refused.status?.failureReason, undefined, "a refused create is retried, not given up");
+    const secretsOf = () => env.cloud.listSecrets(REGION, { tags: { [TAG_OWNER_UID]: refused.metadata.uid! } });
+    assert.deepEqual((await secretsOf()).map((s) => s.reads), [0], "its bootstrap secret waits, unread, for the instance");
 
     env.cloud.setQuota("default", "sim-east-1", { instances: 32 });
     const waiting = (await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m?.status?.conditions?.some((c) => c.type === "NodeJoined" && c.reason === "WaitingForControlPlane") === true))!;
@@ -320,6 +322,12 @@ describe("machine controller, refused creates and deadlines", () => {
     assert.equal(failed.status?.failureReason, "DeadlineExceeded");
     assert.match(failed.status?.failureMessage ?? "", /did not join within 1.5s of its instance running and the control plane being initialised/);
     assert.ok(Date.now() - initializedAt >= 500, "not failed before the control plane was initialised");
+
+    // Read once at boot, never joined: it goes with the machine.
+    assert.deepEqual((await secretsOf()).map((s) => [s.reads, s.lastReadBy]), [[1, `instance ${failed.status?.instanceId}`]]);
+    await env.client.of<MachineObject>(machineKind).delete(NAMESPACE, "demo-w-0");
+    await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m === undefined, 10_000);
+    assert.deepEqual(await secretsOf(), [], "the bootstrap secret of a deleted machine is deleted");
   });
 
   it("finds its instance again when the record of it was lost, never making a second one", async () => {
