@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import pino from "pino";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { SimCloudClient } from "./client.ts";
 import { ManualClock } from "./clock.ts";
@@ -12,8 +15,10 @@ import { readyNetwork, waitFor } from "./test-support.ts";
 const REGION = "sim-east-1";
 const VALUE = "token: abcdef.0123456789abcdef\n-----BEGIN PRIVATE KEY-----\nMC4CAQ\n";
 const clouds: SimCloud[] = [];
+const dirs: string[] = [];
 after(async () => {
   for (const cloud of clouds) await cloud.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /** A cloud on a manual clock with a second account, logging into `lines`. */
@@ -98,6 +103,23 @@ describe("secrets", () => {
     assert.throws(() => cloud.getSecretValueAsInstance(foreign, REGION, granted.id), /not found in sim-east-1: it expired or was deleted/, "an instance of another account");
     await cloud.terminateInstance(REGION, mine);
     assert.throws(() => cloud.getSecretValueAsInstance(mine, REGION, granted.id), UnauthorizedError, "an instance no longer running");
+  });
+
+  it("keeps a secret, its reads and its lifetime across a restart of the cloud", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "simcloud-secrets-"));
+    dirs.push(dir);
+    const file = join(dir, "cloud.db");
+    const clock = new ManualClock();
+    const first = new SimCloud({ state: file, profile: "instant", clock });
+    const kept = await first.createSecret(REGION, { name: "kept", value: "v1", ttlSeconds: 120 });
+    await first.getSecretValue(REGION, kept.id);
+    await first.close();
+    clock.advance(60_000);
+    const again = new SimCloud({ state: file, profile: "instant", clock });
+    clouds.push(again);
+    assert.deepEqual([(await again.getSecret(REGION, kept.id)).reads, (await again.getSecretValue(REGION, kept.id)).value], [1, "v1"]);
+    clock.advance(60_000);
+    await assert.rejects(again.getSecretValue(REGION, kept.id), NotFoundError, "its lifetime runs on after the restart");
   });
 
   it("serves create, value and delete over HTTP, the value only at …/value", async () => {
