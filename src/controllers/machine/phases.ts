@@ -1,9 +1,10 @@
 // The Machine controller's phases. Create: wait for what the machine needs (its connection's
 // infrastructure, the control-plane endpoint, the cluster's secrets), write its bootstrap data, create
 // its instance (once: idempotency token), follow the instance until it runs, put control-plane machines
-// behind the load balancer, and follow the node until it is Ready — then keep checking on both.
+// behind the load balancer, and follow the node until it is Ready — then delete its bootstrap secret
+// (bootstrap-secret.ts) and keep checking on both.
 // Delete: cordon and drain the node, remove a control-plane node's etcd member, leave the load balancer,
-// terminate the instance, delete the node.
+// terminate the instance, delete what is left of its bootstrap secret, delete the node.
 import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObject, MachinePoolObject, SecretObject } from "../../api/kinds.ts";
 import { secretKind } from "../../api/core.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
@@ -23,7 +24,7 @@ import { poolTemplate } from "../machinepool/template.ts";
 import { readBootstrapToken, readClusterPki } from "../pki.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
-import { renderUserData } from "../../bootstrap/cloudinit.ts";
+import { renderUserData, type BootstrapSecretRef } from "../../bootstrap/cloudinit.ts";
 import { machineBootstrap } from "./bootstrap.ts";
 import { deleteBootstrapSecret, removeJoinedBootstrapSecret, storeBootstrapSecret } from "./bootstrap-secret.ts";
 import { clusterIssuer } from "../realm/issuer.ts";
@@ -253,7 +254,7 @@ export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
       pool: scope.pool,
     });
     // Where the cloud keeps secrets, the token and keys go there and the user data only names the secret.
-    let reference;
+    let reference: BootstrapSecretRef | undefined;
     try {
       reference = await storeBootstrapSecret(ctx, scope, bootstrap);
     } catch (error) {
