@@ -109,6 +109,14 @@ describe("provisioning clusters on the sim cloud", () => {
 
     const instances = live(await sim.resourcesOf("default/quickstart")).filter((r) => r.kind === "instance");
     assert.equal(instances.length, 7, "one instance per machine");
+    // What the cloud keeps for each instance names its bootstrap secret and holds no token or key; every
+    // bootstrap secret was deleted once its node joined.
+    for (const instance of instances) {
+      const { userData } = await sim.api.getInstanceUserData(instance.region, instance.id);
+      assert.match(userData, new RegExp(`slipway-bootstrap-fetch --secret-id secret-[0-9a-f]{17} --region ${instance.region} --endpoint ${sim.url}`));
+      assert.doesNotMatch(userData, /PRIVATE KEY|token: [a-z0-9]{6}\.[a-z0-9]{16}|BootstrapToken|JoinConfiguration/, `instance ${instance.id}'s user data holds no secret`);
+    }
+    assert.deepEqual((await sim.resourcesOf("default/quickstart")).filter((r) => r.kind === "secret"), [], "no bootstrap secret is left");
 
     // The API has a stable name in the connection's DNS zone: the kubeconfig (which kubectl used above),
     // the cluster's endpoint and kubeadm's certificates name it, not the load balancer's generated name.

@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parse, parseAllDocuments } from "yaml";
 import { createCertificateAuthority, caCertHash, createServiceAccountKeyPair } from "./pki.ts";
-import { initUserData, joinUserData, CloudInitError, KUBEADM_CONFIG_PATH, KUBERNETES_APT_KEY } from "./cloudinit.ts";
+import { bootstrapSecretValue, initBootstrap, initUserData, joinUserData, renderUserData, CloudInitError, KUBEADM_CONFIG_PATH, KUBERNETES_APT_KEY } from "./cloudinit.ts";
 import type { ClusterPki } from "./kubeadm.ts";
 
 async function pki(): Promise<ClusterPki> {
@@ -82,5 +82,20 @@ describe("cloud-init user data", () => {
     const cp = read(joinUserData({ ...join, controlPlane: {} }, p));
     assert.equal(cp.files.get("/etc/kubernetes/pki/ca.key"), p.ca.keyPem);
     assert.ok((cp.kubeadm[0] as { controlPlane?: unknown }).controlPlane);
+  });
+
+  it("keeps the token and keys out of the user data when they are in a secret, which holds them as files", async () => {
+    const p = await pki();
+    const bootstrap = initBootstrap(init, p);
+    const userData = renderUserData(bootstrap, { id: "secret-0123456789abcdef0", region: "sim-east-1", endpoint: "http://127.0.0.1:7480" });
+    const { doc, files } = read(userData);
+    assert.deepEqual(doc.runcmd.slice(-2), ["slipway-bootstrap-fetch --secret-id secret-0123456789abcdef0 --region sim-east-1 --endpoint http://127.0.0.1:7480", `kubeadm init --config ${KUBEADM_CONFIG_PATH}`]);
+    assert.ok(![...files.keys()].some((path) => path.startsWith("/etc/kubernetes/") || path === KUBEADM_CONFIG_PATH), [...files.keys()].join(", "));
+    assert.ok(!userData.includes(init.bootstrapToken) && !userData.includes("PRIVATE KEY"));
+    const secretFiles = new Map((parse(bootstrapSecretValue(bootstrap)) as { path: string; content: string; permissions: string }[]).map((f) => [f.path, f]));
+    assert.equal(secretFiles.get("/etc/kubernetes/pki/ca.key")?.content, p.ca.keyPem);
+    assert.equal(secretFiles.get("/etc/kubernetes/pki/ca.key")?.permissions, "0600");
+    assert.match(secretFiles.get(KUBEADM_CONFIG_PATH)?.content ?? "", /token: abcdef\.0123456789abcdef/);
+    assert.equal(renderUserData(bootstrap), initUserData(init, p), "without a secret the files are inline, as before");
   });
 });

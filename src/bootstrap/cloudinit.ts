@@ -1,8 +1,8 @@
 // cloud-init user data: what a machine installs at first boot (a container runtime, and kubelet, kubeadm
 // and kubectl of the cluster's version from the Kubernetes package repository, held there), how it is
 // prepared for kubeadm (swap off, IP forwarding on, containerd on the systemd cgroup driver), the files
-// it needs, and the kubeadm command it runs. Only written here; a machine (or the sim cloud, as one)
-// reads it.
+// it needs, and the kubeadm command it runs — or, where the cloud keeps secrets, a reference to the secret
+// holding those files, read once at boot. Only written here; a machine (or the sim cloud, as one) reads it.
 import { stringify } from "yaml";
 import { pkiFiles, renderInitConfiguration, renderJoinConfiguration, type ClusterPki, type InitInput, type JoinInput } from "./kubeadm.ts";
 
@@ -85,26 +85,77 @@ function nodeSoftware(kubernetesVersion: string): Required<Pick<CloudConfig, "ap
   };
 }
 
-function userData(kubernetesVersion: string, files: CloudInitFile[], command: string): string {
-  const software = nodeSoftware(kubernetesVersion);
+/**
+ * A machine's bootstrap: its Kubernetes version (for the software it installs), the files kubeadm reads —
+ * the cluster's keys and the bootstrap token among them, so all of them are secret — and its command.
+ */
+export interface NodeBootstrap {
+  kubernetesVersion: string;
+  secretFiles: CloudInitFile[];
+  command: string;
+}
+
+/** Where a booting machine reads its secret files from with its own identity (a secret of its cloud). */
+export interface BootstrapSecretRef {
+  id: string;
+  region: string;
+  endpoint?: string;
+}
+
+/** The command that reads the machine's bootstrap secret at boot and writes its files (before kubeadm runs). */
+export const BOOTSTRAP_FETCH_COMMAND = "slipway-bootstrap-fetch";
+
+export function fetchCommand(ref: BootstrapSecretRef): string {
+  return [BOOTSTRAP_FETCH_COMMAND, "--secret-id", ref.id, "--region", ref.region, ...(ref.endpoint ? ["--endpoint", ref.endpoint] : [])].join(" ");
+}
+
+/**
+ * The user data: the node's software and preparation, then its files and kubeadm command. With a secret
+ * reference the files stay out of it: the machine reads them from the secret at boot, so the user data
+ * (which the cloud keeps for the instance's whole life) holds no token and no key.
+ */
+export function renderUserData(bootstrap: NodeBootstrap, secret?: BootstrapSecretRef): string {
+  const software = nodeSoftware(bootstrap.kubernetesVersion);
   return renderCloudConfig({
     aptSources: software.aptSources,
     packages: software.packages,
-    files: [...software.files, ...files],
-    commands: [...software.commands, command],
+    files: secret ? software.files : [...software.files, ...bootstrap.secretFiles],
+    commands: [...software.commands, ...(secret ? [fetchCommand(secret)] : []), bootstrap.command],
   });
 }
 
-/** User data of the first control-plane machine: the node's software, the cluster PKI, kubeadm's config, `kubeadm init`. */
-export function initUserData(input: InitInput, pki: ClusterPki): string {
-  return userData(input.kubernetesVersion, [...pkiFiles(pki), { path: KUBEADM_CONFIG_PATH, content: renderInitConfiguration(input), permissions: "0640" }], `kubeadm init --config ${KUBEADM_CONFIG_PATH}`);
+/** The value of the machine's bootstrap secret: its secret files, as cloud-config's write_files entries. */
+export function bootstrapSecretValue(bootstrap: NodeBootstrap): string {
+  return stringify(
+    bootstrap.secretFiles.map((f) => ({ path: f.path, owner: f.owner ?? "root:root", permissions: f.permissions ?? "0640", content: f.content })),
+    { lineWidth: 0 },
+  );
 }
 
-/** User data of a joining machine; control-plane machines also carry the cluster PKI. */
+/** The first control-plane machine: the cluster PKI, kubeadm's config, `kubeadm init`. */
+export function initBootstrap(input: InitInput, pki: ClusterPki): NodeBootstrap {
+  return {
+    kubernetesVersion: input.kubernetesVersion,
+    secretFiles: [...pkiFiles(pki), { path: KUBEADM_CONFIG_PATH, content: renderInitConfiguration(input), permissions: "0640" }],
+    command: `kubeadm init --config ${KUBEADM_CONFIG_PATH}`,
+  };
+}
+
+/** A joining machine; control-plane machines also carry the cluster PKI. */
+export function joinBootstrap(input: JoinInput, pki?: ClusterPki): NodeBootstrap {
+  return {
+    kubernetesVersion: input.kubernetesVersion,
+    secretFiles: [...(input.controlPlane && pki ? pkiFiles(pki) : []), { path: KUBEADM_CONFIG_PATH, content: renderJoinConfiguration(input), permissions: "0640" }],
+    command: `kubeadm join --config ${KUBEADM_CONFIG_PATH}`,
+  };
+}
+
+/** User data of the first control-plane machine, its secret files inline. */
+export function initUserData(input: InitInput, pki: ClusterPki): string {
+  return renderUserData(initBootstrap(input, pki));
+}
+
+/** User data of a joining machine, its secret files inline. */
 export function joinUserData(input: JoinInput, pki?: ClusterPki): string {
-  return userData(
-    input.kubernetesVersion,
-    [...(input.controlPlane && pki ? pkiFiles(pki) : []), { path: KUBEADM_CONFIG_PATH, content: renderJoinConfiguration(input), permissions: "0640" }],
-    `kubeadm join --config ${KUBEADM_CONFIG_PATH}`,
-  );
+  return renderUserData(joinBootstrap(input, pki));
 }

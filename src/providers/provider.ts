@@ -14,6 +14,9 @@
 //    give a cluster's API a stable name.
 //  - `poolInfrastructure`: a cloud's scale sets (AWS Auto Scaling groups, Azure VM scale sets, GCP managed
 //    instance groups): identical instances the cloud itself keeps at a desired count over zones.
+//  - `bootstrapSecrets`: a store the cloud keeps secrets in for a while (Secrets Manager, SSM), so that a
+//    machine's user data carries a reference and its bootstrap token and keys are read once at boot.
+//    A provider without it (ssh: it copies the bootstrap files over SSH) puts them in the user data.
 // An IaaS cloud (the `sim` provider) offers all of them; a provider of hosts reached over SSH offers
 // `machines` (and perhaps a catalogue of its hosts) and has no network or load balancer. Controllers ask
 // for the capability they need (`capabilityOf`), and a connection whose provider lacks it fails with
@@ -375,6 +378,53 @@ export interface PoolInfrastructure {
   delete(id: string): Promise<void>;
 }
 
+/** A machine's bootstrap secret material, kept by the cloud until the machine joined (or the lifetime ends). */
+export interface BootstrapSecretSpec {
+  /** Unique in the connection: letters, digits and /_+=.@-, at most 256 characters. */
+  name: string;
+  /** The material; never answered again by the provider. */
+  value: string;
+  /** The cloud deletes the secret this long after it was made, read or not. */
+  ttlSeconds: number;
+  /** Only running instances of the connection's account carrying every one of these tags may read it. */
+  readableBy: Tags;
+}
+
+/** Where a booting machine reads its secret from, with its own identity: written into its user data. */
+export interface BootstrapSecretReference {
+  id: string;
+  region: string;
+  /** The cloud API's endpoint, when the machine cannot know it otherwise. */
+  endpoint?: string;
+}
+
+export interface BootstrapSecretInfo {
+  id: string;
+  name: string;
+  tags: Tags;
+  /** RFC 3339. */
+  expiresAt: string;
+  /** Reads so far (a machine reads it once, at boot). */
+  reads: number;
+  reference: BootstrapSecretReference;
+}
+
+/**
+ * Secrets a machine reads once at boot. Rules beside those of every create (1–3, 6): the value is never
+ * returned by any operation of the capability nor logged; only instances with the `readableBy` tags may
+ * read it (not other instances, not other accounts); once its lifetime ends it is gone (`get` answers
+ * undefined, `findTagged` leaves it out); a name already taken is `invalid`.
+ */
+export interface BootstrapSecrets {
+  create(spec: BootstrapSecretSpec, options: CreateOptions): Promise<BootstrapSecretInfo>;
+  /** The secret, or undefined once it expired or was deleted. */
+  get(id: string): Promise<BootstrapSecretInfo | undefined>;
+  /** Secrets carrying every given tag. */
+  findTagged(tags: Tags): Promise<BootstrapSecretInfo[]>;
+  /** Deletes a secret; one already gone is a success. */
+  delete(id: string): Promise<void>;
+}
+
 export interface Capabilities {
   catalogue: Catalogue;
   clusterInfrastructure: ClusterInfrastructure;
@@ -382,6 +432,7 @@ export interface Capabilities {
   reservations: Reservations;
   dns: Dns;
   poolInfrastructure: PoolInfrastructure;
+  bootstrapSecrets: BootstrapSecrets;
 }
 
 export type CapabilityName = keyof Capabilities;
@@ -394,6 +445,7 @@ export const CAPABILITY_DESCRIPTIONS: Record<CapabilityName, string> = {
   reservations: "capacity reservations (machines held in a zone for a time window)",
   dns: "DNS (names in a zone of the connection, leading to load balancers or addresses)",
   poolInfrastructure: "pool infrastructure (scale sets: instances the cloud keeps at a desired count over zones)",
+  bootstrapSecrets: "bootstrap secrets (read once by a booting machine, then deleted)",
 };
 
 /** An API server behind a control-plane endpoint that one of the provider's own machines serves. */

@@ -16,6 +16,7 @@ import { findOwned, hasTags, listOwned } from "./lookup.ts";
 import { profileNamed, type DelayName, type LatencyProfile, type ProfileName } from "./profiles.ts";
 import { DEFAULT_QUOTA, DEFAULT_ZONE_CAPACITY } from "./quotas.ts";
 import { ResourceRegistry } from "./registry.ts";
+import { secrets, type SecretValue } from "./secret-service.ts";
 import {
   flatMethods,
   operationNames,
@@ -335,6 +336,15 @@ export class SimCloud extends AccountCloud {
   /** The names whose A record is an alias of the load balancer with that DNS name. */
   namesAliasing(loadBalancerDnsName: string): string[] {
     return this.services.of(dnsRecords).aliasesOf(loadBalancerDnsName);
+  }
+
+  /**
+   * A secret's value as a running instance reads it with its own identity (its account, its tags), for the
+   * workload emulator's boot: the secret must grant instances with those tags access (secret-service.ts).
+   */
+  getSecretValueAsInstance(instanceId: string, region: string, secretId: string): SecretValue {
+    checkRegion(region);
+    return this.services.of(secrets).getSecretValueAsInstance(instanceId, region, secretId);
   }
 
   /** DNS names of the load balancers an instance is registered with. */

@@ -112,7 +112,9 @@ describe("instance boot", () => {
       imageId: net.imageId,
       userData: "#cloud-config\nruncmd: [kubeadm init]\n",
     });
-    assert.equal("userData" in good, false, "user data is never returned");
+    assert.equal("userData" in good, false, "user data is not in the instance's view");
+    assert.deepEqual(await cloud.getInstanceUserData(REGION, good.id), { instanceId: good.id, userData: "#cloud-config\nruncmd: [kubeadm init]\n" }, "its account reads it back");
+    await assert.rejects(cloud.forAccount("nobody").getInstanceUserData(REGION, good.id), NotFoundError, "another account does not");
     assert.match(good.userDataSha256 ?? "", /^[0-9a-f]{64}$/);
     await waitFor(async () => (await cloud.getInstance(REGION, good.id)).state === "running", "running");
     assert.deepEqual(seen, [{ id: good.id, userData: "#cloud-config\nruncmd: [kubeadm init]\n", firstBoot: true, state: "running" }]);

@@ -109,6 +109,11 @@ export class InstanceService {
     return record;
   }
 
+  userDataOf(account: string, region: string, id: string): { instanceId: string; userData: string } {
+    const record = findOwned(this.core, account, region, "instance", id);
+    return { instanceId: record.id, userData: record.userData };
+  }
+
   stopInstance(account: string, region: string, id: string): Instance {
     const record = findOwned(this.core, account, region, "instance", id);
     if (record.state === "stopped" || (record.state === "stopping" && record.transition?.action === "stopped")) {
@@ -330,6 +335,17 @@ export const instances = defineResource({
     stopInstance: instanceAction("stop", (service, account, region, id) => service.stopInstance(account, region, id)),
     /** Starts a stopped instance (pending → running); a no-op when pending or running. */
     startInstance: instanceAction("start", (service, account, region, id) => service.startInstance(account, region, id)),
+    /**
+     * The instance's user data (POST …/instances/{id}/user-data), to its account, as EC2's
+     * DescribeInstanceAttribute answers it: whatever a launch puts there can be read back for the
+     * instance's whole life, which is why bootstrap secrets go into a secret instead.
+     */
+    getInstanceUserData: action({
+      path: "user-data",
+      body: () => ({}),
+      parse: (): [] => [],
+      run: (service: InstanceService, account: string, region: string, id: string) => service.userDataOf(account, region, id),
+    }),
     /** Terminates an instance (stopping → terminated); a no-op when terminated. */
     terminateInstance: instanceAction("terminate", (service, account, region, id) => service.terminateInstance(account, region, id)),
   },

@@ -10,8 +10,9 @@ import { publicIps } from "./publicip-service.ts";
 import { ResourceRegistry } from "./registry.ts";
 import { reservations } from "./reservation-service.ts";
 import { scaleSets } from "./scaleset-service.ts";
+import { secrets } from "./secret-service.ts";
 
-export const BUILTIN_RESOURCES = [networks, subnets, securityGroups, keyPairs, publicIps, loadBalancers, instances, scaleSets, reservations, dnsZones, dnsRecords] as const;
+export const BUILTIN_RESOURCES = [networks, subnets, securityGroups, keyPairs, publicIps, loadBalancers, instances, scaleSets, reservations, dnsZones, dnsRecords, secrets] as const;
 
 export type BuiltinResources = typeof BUILTIN_RESOURCES;
 

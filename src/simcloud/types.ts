@@ -156,7 +156,7 @@ export interface Instance extends ResourceBase {
   publicIpId?: string;
   /** The capacity reservation it was launched into, if any (it ends with the reservation). */
   reservationId?: string;
-  /** SHA-256 of the user data (the data itself is never returned: it carries bootstrap secrets). */
+  /** SHA-256 of the user data (the data itself only through getInstanceUserData). */
   userDataSha256?: string;
   /** When the instance last reached running. */
   launchedAt?: string;

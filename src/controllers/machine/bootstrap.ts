@@ -3,7 +3,7 @@
 // control-plane endpoint, the cluster's PKI and bootstrap token, and (for pool machines) the pool.
 import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import { DEFAULT_KUBERNETES_VERSION, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
-import { initUserData, joinUserData } from "../../bootstrap/cloudinit.ts";
+import { initBootstrap, joinBootstrap, renderUserData, type NodeBootstrap } from "../../bootstrap/cloudinit.ts";
 import type { ClusterPki, NodeRegistration, OidcIssuer } from "../../bootstrap/kubeadm.ts";
 import { caCertHash } from "../../bootstrap/pki.ts";
 import { LABEL_POOL } from "../../api/slipway/machinepool.ts";
@@ -57,14 +57,19 @@ export function machineVersion(machine: MachineObject, cluster: ClusterObject): 
   return machine.spec.version ?? cluster.spec.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION;
 }
 
-/** The user data of the machine: init for the machine annotated for it, join for every other one. */
+/** The user data of the machine, its secret files inline (for providers that keep no secrets). */
 export function renderBootstrapData(input: BootstrapInput): string {
+  return renderUserData(machineBootstrap(input));
+}
+
+/** The bootstrap of the machine: init for the machine annotated for it, join for every other one. */
+export function machineBootstrap(input: BootstrapInput): NodeBootstrap {
   const { machine, cluster, pki, token } = input;
   const controlPlaneEndpoint = `${input.endpoint.host}:${input.endpoint.port}`;
   const node = nodeRegistration(machine, input.pool);
   if (isInitMachine(machine)) {
     const network = { ...NETWORK_DEFAULTS, ...cluster.spec.network };
-    return initUserData(
+    return initBootstrap(
       {
         clusterName: cluster.metadata.name!,
         kubernetesVersion: machineVersion(machine, cluster),
@@ -84,7 +89,7 @@ export function renderBootstrapData(input: BootstrapInput): string {
   const controlPlane = isControlPlane(machine);
   const kubernetesVersion = machineVersion(machine, cluster);
   // Joining control-plane machines carry the shared PKI; workers never do.
-  return joinUserData(
+  return joinBootstrap(
     { kubernetesVersion, controlPlaneEndpoint: `${input.endpoint.internalHost ?? input.endpoint.host}:${input.endpoint.port}`, bootstrapToken: token, caCertHashes: [caCertHash(pki.ca.certPem)], node, ...(controlPlane ? { controlPlane: {} } : {}) },
     controlPlane ? pki : undefined,
   );

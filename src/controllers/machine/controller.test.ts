@@ -4,14 +4,14 @@ import type { ClusterObject, EventObject, MachineObject, SecretObject } from "..
 import { eventKind, secretKind } from "../../api/core.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
 import { machineKind, ANNOTATION_BOOTSTRAP, FINALIZER_MACHINE } from "../../api/slipway/machine.ts";
-import { joinUserData } from "../../bootstrap/cloudinit.ts";
+import { joinBootstrap, joinUserData, renderUserData } from "../../bootstrap/cloudinit.ts";
 import { controllerRef, TAG_OWNER_UID } from "../contract.ts";
 import { names } from "../../api/slipway/names.ts";
 import { readBootstrapToken } from "../pki.ts";
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
 import { registerMachineController } from "./controller.ts";
 import { waitFor } from "../../simcloud/test-support.ts";
-import { applyNetworkPlugin, clusterFixture, registerControlPlaneInitialized, CLUSTER, CONNECTION, NAMESPACE, workloadNodes, type ClusterFixture } from "./test-support.ts";
+import { applyNetworkPlugin, clusterFixture, registerControlPlaneInitialized, CLUSTER, CONNECTION, NAMESPACE, REGION, workloadNodes, type ClusterFixture } from "./test-support.ts";
 
 function machine(fixture: ClusterFixture, name: string, role: "control-plane" | "worker", init = false): MachineObject {
   return {
@@ -91,6 +91,21 @@ describe("machine controller", () => {
     assert.equal(secret.metadata.ownerReferences?.[0]?.uid, worker.metadata.uid);
     assert.doesNotMatch(Buffer.from(secret.data!.value!, "base64").toString(), /PRIVATE KEY/);
 
+    // The user data the cloud keeps for each instance names a cloud secret and holds no token and no key;
+    // the secret was read once at boot and is gone now that the node joined.
+    const token = readBootstrapToken(await env.client.of<SecretObject>(secretKind).get(NAMESPACE, names.tokenSecret(CLUSTER)));
+    for (const m of [cp, worker]) {
+      const { userData } = await env.cloud.getInstanceUserData(REGION, m.status!.instanceId!);
+      assert.match(userData, /^ {2}- slipway-bootstrap-fetch --secret-id secret-[0-9a-f]{17} --region sim-east-1$/m, `${m.metadata.name} reads its secret at boot`);
+      assert.ok(!userData.includes(token) && !userData.includes(token.split(".")[1]!), `${m.metadata.name}'s user data holds no bootstrap token`);
+      assert.doesNotMatch(userData, /PRIVATE KEY|BEGIN CERTIFICATE|kubeadm\.k8s\.io/, `${m.metadata.name}'s user data holds no key, certificate or kubeadm configuration`);
+      assert.deepEqual(await env.cloud.listSecrets(REGION, { tags: { [TAG_OWNER_UID]: m.metadata.uid! } }), [], `${m.metadata.name}'s bootstrap secret is deleted`);
+      const bootstrap = m.status?.conditions?.find((c) => c.type === "BootstrapReady");
+      assert.equal(bootstrap?.reason, "BootstrapSecretDeleted");
+      const deleted = (await eventsOf(env, m.metadata.name!)).find((e) => e.reason === "BootstrapSecretDeleted");
+      assert.match(deleted?.message ?? "", new RegExp(`^deleted bootstrap secret slipway/default/${m.metadata.name}-\\S+ \\(secret-[0-9a-f]{17}, read 1 time\\(s\\)\\): node ${m.metadata.name} joined$`));
+    }
+
     const reasons = (await eventsOf(env, "demo-w-0")).map((e) => e.reason);
     for (const reason of ["InstanceCreated", "InstanceRunning", "NodeJoined", "NodeReady"]) assert.ok(reasons.includes(reason), `event ${reason} in ${reasons.join(", ")}`);
   });
@@ -118,6 +133,28 @@ describe("machine controller", () => {
     const ready = failed.status?.conditions?.find((c) => c.type === "Ready");
     assert.equal(ready?.reason, "JoinWorkerFailed");
     assert.ok((await eventsOf(env, "demo-w-bad")).some((e) => e.type === "Warning" && e.reason === "JoinWorkerFailed"));
+  });
+
+  it("fails a machine whose bootstrap secret expired before it booted with BootstrapSecretUnavailable, and it never runs kubeadm", async () => {
+    // Bootstrap data already in its Secret is used as it is: here, naming a cloud secret whose lifetime ended.
+    const expired = await env.cloud.createSecret(REGION, { name: "slipway/default/demo-w-late", value: "[]", ttlSeconds: 1 });
+    await waitFor(async () => (await env.cloud.listSecrets(REGION)).every((s) => s.id !== expired.id) || undefined, "the secret to expire", 5_000);
+    const bootstrap = joinBootstrap({ kubernetesVersion: "v1.31.2", controlPlaneEndpoint: `${fixture.loadBalancer.dnsName}:6443`, bootstrapToken: "abcdef.0123456789abcdef", caCertHashes: [], node: { name: "demo-w-late" } });
+    await env.client.of<SecretObject>(secretKind).create({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: names.bootstrapSecret("demo-w-late"), namespace: NAMESPACE },
+      type: "Opaque",
+      data: { value: Buffer.from(renderUserData(bootstrap, { id: expired.id, region: REGION })).toString("base64") },
+    } as SecretObject);
+    await machines().create(machine(fixture, "demo-w-late", "worker"));
+    const failed = (await phaseOf("demo-w-late", "Failed"))!;
+    assert.equal(failed.status?.failureReason, "BootstrapSecretUnavailable");
+    assert.equal(failed.status?.failureMessage, `the machine could not read its bootstrap secret at boot: secret ${expired.id} could not be read: secret ${expired.id} not found in sim-east-1: it expired or was deleted`);
+    assert.equal(failed.status?.conditions?.find((c) => c.type === "Ready")?.reason, "BootstrapSecretUnavailable");
+    assert.ok((await eventsOf(env, "demo-w-late")).some((e) => e.type === "Warning" && e.reason === "BootstrapSecretUnavailable"));
+    const bootLog = (await env.cloud.getInstance(REGION, failed.status!.instanceId!)).bootLog.join("\n");
+    assert.doesNotMatch(bootLog, /kubeadm|\[preflight\]/, "the machine stopped before kubeadm");
   });
 
   it("fails a Running machine whose instance dies", async () => {
@@ -268,6 +305,8 @@ describe("machine controller, refused creates and deadlines", () => {
     const instanceReady = refused.status?.conditions?.find((c) => c.type === "InstanceReady");
     assert.equal(instanceReady?.reason, "QuotaExceeded");
     assert.equal(refused.status?.failureReason, undefined, "a refused create is retried, not given up");
+    const secretsOf = () => env.cloud.listSecrets(REGION, { tags: { [TAG_OWNER_UID]: refused.metadata.uid! } });
+    assert.deepEqual((await secretsOf()).map((s) => s.reads), [0], "its bootstrap secret waits, unread, for the instance");
 
     env.cloud.setQuota("default", "sim-east-1", { instances: 32 });
     const waiting = (await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m?.status?.conditions?.some((c) => c.type === "NodeJoined" && c.reason === "WaitingForControlPlane") === true))!;
@@ -283,6 +322,12 @@ describe("machine controller, refused creates and deadlines", () => {
     assert.equal(failed.status?.failureReason, "DeadlineExceeded");
     assert.match(failed.status?.failureMessage ?? "", /did not join within 1.5s of its instance running and the control plane being initialised/);
     assert.ok(Date.now() - initializedAt >= 500, "not failed before the control plane was initialised");
+
+    // Read once at boot, never joined: it goes with the machine.
+    assert.deepEqual((await secretsOf()).map((s) => [s.reads, s.lastReadBy]), [[1, `instance ${failed.status?.instanceId}`]]);
+    await env.client.of<MachineObject>(machineKind).delete(NAMESPACE, "demo-w-0");
+    await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m === undefined, 10_000);
+    assert.deepEqual(await secretsOf(), [], "the bootstrap secret of a deleted machine is deleted");
   });
 
   it("finds its instance again when the record of it was lost, never making a second one", async () => {

@@ -1,9 +1,10 @@
 // The Machine controller's phases. Create: wait for what the machine needs (its connection's
 // infrastructure, the control-plane endpoint, the cluster's secrets), write its bootstrap data, create
 // its instance (once: idempotency token), follow the instance until it runs, put control-plane machines
-// behind the load balancer, and follow the node until it is Ready — then keep checking on both.
+// behind the load balancer, and follow the node until it is Ready — then delete its bootstrap secret
+// (bootstrap-secret.ts) and keep checking on both.
 // Delete: cordon and drain the node, remove a control-plane node's etcd member, leave the load balancer,
-// terminate the instance, delete the node.
+// terminate the instance, delete what is left of its bootstrap secret, delete the node.
 import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObject, MachinePoolObject, SecretObject } from "../../api/kinds.ts";
 import { secretKind } from "../../api/core.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
@@ -23,7 +24,9 @@ import { poolTemplate } from "../machinepool/template.ts";
 import { readBootstrapToken, readClusterPki } from "../pki.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
-import { renderBootstrapData } from "./bootstrap.ts";
+import { renderUserData, type BootstrapSecretRef } from "../../bootstrap/cloudinit.ts";
+import { machineBootstrap } from "./bootstrap.ts";
+import { deleteBootstrapSecret, removeJoinedBootstrapSecret, storeBootstrapSecret } from "./bootstrap-secret.ts";
 import { clusterIssuer } from "../realm/issuer.ts";
 import { hostEndpointsOf, leaveHostEndpoint, serveHostEndpoint } from "./endpoint.ts";
 import { ETCD_MEMBER_REMOVED, isEtcdRetryable, removeMember } from "./etcd.ts";
@@ -39,6 +42,7 @@ import {
   NODE_READY,
   REASONS,
   bootstrapFailureReason,
+  bootstrapSecretFailure,
   has,
   isControlPlane,
   isFailedForGood,
@@ -240,7 +244,7 @@ export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
     // A cluster naming a realm trusts its issuer from the start: its machines wait for the OIDCClient.
     const oidc = await clusterIssuer(ctx.client, scope.cluster!);
     if (oidc && "waiting" in oidc) return wait(ctx, scope, { type: BOOTSTRAP_READY, status: "False", reason: "WaitingForOIDCClient", message: oidc.waiting });
-    userData = renderBootstrapData({
+    const bootstrap = machineBootstrap({
       machine,
       cluster: scope.cluster!,
       endpoint: { host: lb.host, port: lb.port, ...(lb.internalHost ? { internalHost: lb.internalHost } : {}) },
@@ -249,6 +253,14 @@ export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
       token: readBootstrapToken(scope.secrets!.token),
       pool: scope.pool,
     });
+    // Where the cloud keeps secrets, the token and keys go there and the user data only names the secret.
+    let reference: BootstrapSecretRef | undefined;
+    try {
+      reference = await storeBootstrapSecret(ctx, scope, bootstrap);
+    } catch (error) {
+      return createRefused(ctx, scope, error);
+    }
+    userData = renderUserData(bootstrap, reference);
     const secret = {
       apiVersion: "v1",
       kind: "Secret",
@@ -494,7 +506,14 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.nodeGone, message: `node ${status.nodeName ?? machine.metadata.name} was removed from the cluster` });
     return fail(ctx, scope, REASONS.nodeGone, `node ${status.nodeName ?? machine.metadata.name} was removed from the cluster`);
   }
-  const printed = kubeadmFailure(await (await capabilityOf(scope, "machines")).consoleOutput(status.instanceId!));
+  const printedLines = await (await capabilityOf(scope, "machines")).consoleOutput(status.instanceId!);
+  const unreadable = bootstrapSecretFailure(printedLines);
+  if (unreadable) {
+    const message = `the machine could not read its bootstrap secret at boot: ${unreadable}`;
+    condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.bootstrapSecretUnavailable, message });
+    return fail(ctx, scope, REASONS.bootstrapSecretUnavailable, message);
+  }
+  const printed = kubeadmFailure(printedLines);
   if (printed) {
     const reason = bootstrapFailureReason(machine);
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason, message: printed });
@@ -522,6 +541,7 @@ export const machinePhases: readonly Phase<MachineScope>[] = [
   followInstance,
   registerLoadBalancerTarget,
   observeNode,
+  removeJoinedBootstrapSecret,
 ];
 
 // ---- delete ----
@@ -661,4 +681,4 @@ export const deleteNodeObject: Phase<MachineScope> = async (ctx, scope) => {
   }
 };
 
-export const machineDeletePhases: readonly Phase<MachineScope>[] = [drain, removeEtcdMember, deregisterLoadBalancerTarget, terminateInstance, deleteNodeObject];
+export const machineDeletePhases: readonly Phase<MachineScope>[] = [drain, removeEtcdMember, deregisterLoadBalancerTarget, terminateInstance, deleteBootstrapSecret, deleteNodeObject];

@@ -5,6 +5,7 @@ import type { MachineObject, MachineStatus } from "../../api/kinds.ts";
 import { type MachinePhase, ANNOTATION_BOOTSTRAP, ROLE_CONTROL_PLANE } from "../../api/slipway/machine.ts";
 import { READY, getCondition, isTrue, setCondition, summarize, type ConditionInput } from "../../runtime/conditions.ts";
 import { InternalReconcileError } from "../../runtime/failures.ts";
+import { BOOTSTRAP_FETCH_COMMAND } from "../../bootstrap/cloudinit.ts";
 
 /** The bootstrap data Secret exists (and what it needs did: infrastructure, endpoint, cluster secrets). */
 export const BOOTSTRAP_READY = "BootstrapReady";
@@ -59,6 +60,10 @@ export const REASONS = {
   drainSkipped: "DrainSkipped",
   drainTimedOut: "DrainTimedOut",
   evictionBlocked: "EvictionBlocked",
+  /** The machine's bootstrap secret was deleted once its node joined: nothing secret is left in the cloud. */
+  bootstrapSecretDeleted: "BootstrapSecretDeleted",
+  /** The machine could not read its bootstrap secret at boot (expired, deleted, refused): it never ran kubeadm. */
+  bootstrapSecretUnavailable: "BootstrapSecretUnavailable",
 } as const;
 
 /** Reasons of a create the cloud refused for a cause that can be fixed (quota, spec): retried in place. */
@@ -108,6 +113,13 @@ const KUBEADM_MISSING = /: kubeadm: (not found|command not found)$/;
  * the indented lines that follow it (the individual preflight errors) — or, when kubeadm never ran
  * because nothing installed it, the shell's line with the package errors before it.
  */
+/** What a machine printed when it could not read its bootstrap secret at boot, if it did. */
+export function bootstrapSecretFailure(consoleLines: readonly string[]): string | undefined {
+  const prefix = `${BOOTSTRAP_FETCH_COMMAND}: error: `;
+  const line = consoleLines.map((l) => l.replace(STAMP, "")).find((l) => l.startsWith(prefix));
+  return line?.slice(prefix.length).trim();
+}
+
 export function kubeadmFailure(consoleLines: readonly string[]): string | undefined {
   const lines = consoleLines.map((line) => line.replace(STAMP, ""));
   const first = lines.findIndex((line) => KUBEADM_ERROR.test(line));

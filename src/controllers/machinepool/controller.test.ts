@@ -6,9 +6,10 @@ import { ConflictError } from "../../apiserver/errors.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
 import { machineKind, ANNOTATION_BOOTSTRAP } from "../../api/slipway/machine.ts";
 import { machinePoolKind } from "../../api/slipway/machinepool.ts";
-import { controllerRef } from "../contract.ts";
+import { controllerRef, TAG_OWNER_UID } from "../contract.ts";
+import { waitFor } from "../../simcloud/test-support.ts";
 import { registerMachineController } from "../machine/controller.ts";
-import { applyNetworkPlugin, clusterFixture, registerControlPlaneInitialized, CLUSTER, CONNECTION, NAMESPACE, workloadNodes, type ClusterFixture } from "../machine/test-support.ts";
+import { applyNetworkPlugin, clusterFixture, registerControlPlaneInitialized, CLUSTER, CONNECTION, NAMESPACE, REGION, workloadNodes, type ClusterFixture } from "../machine/test-support.ts";
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
 import { registerMachinePoolController } from "./controller.ts";
 
@@ -290,6 +291,29 @@ describe("machine pool controller, with real machines and nodes", () => {
     const replacing = (await poolEvents(env)).find((e) => e.reason === "ReplacingMachine");
     assert.match(replacing?.message ?? "", new RegExp(`${victim!.metadata.name}: InstanceFailure`));
     assert.equal((await workloadNodes(fixture)).filter((n) => n.ready).length, 3);
+  });
+
+  it("replaces a machine that could not read its bootstrap secret at boot, as any failed boot", async () => {
+    await h.waitPool((p) => p.status?.phase === "Running" && p.status.readyReplicas === 2);
+    const limits = (await env.cloud.getQuota(REGION)).limits;
+    // The new machine's secret is made before its instance, which the quota holds back for now.
+    env.cloud.setQuota("default", REGION, { instances: 0 });
+    await h.scale(3);
+    const refused = await waitFor(async () => (await h.machinesOfPool()).find((m) => m.status?.conditions?.some((c) => c.type === "InstanceReady" && c.reason === "QuotaExceeded")), "a machine held back by the quota", 20_000);
+    const [secret] = await env.cloud.listSecrets(REGION, { tags: { [TAG_OWNER_UID]: refused.metadata.uid! } });
+    assert.ok(secret, "its bootstrap secret exists before its instance");
+    // As if it had expired while the machine waited: the instance boots, cannot read it, and never runs kubeadm.
+    await env.cloud.deleteSecret(REGION, secret.id);
+    env.cloud.setQuota("default", REGION, { instances: limits.instances });
+    await env.waitFor(machineKind, NAMESPACE, refused.metadata.name!, (m) => m === undefined, 20_000);
+    await h.waitPool((p) => p.status?.phase === "Running" && p.status.readyReplicas === 3 && p.status.reason === undefined);
+    const replacing = (await poolEvents(env)).filter((e) => e.reason === "ReplacingMachine").map((e) => e.message ?? "");
+    assert.ok(
+      replacing.some((m) => m.startsWith(`replacing machine ${refused.metadata.name}: BootstrapSecretUnavailable: the machine could not read its bootstrap secret at boot: secret ${secret.id} could not be read`)),
+      replacing.join("\n"),
+    );
+    await h.scale(2);
+    await h.waitPool((p) => p.status?.phase === "Running" && p.status.replicas === 2);
   });
 
   it("rolls a change of node labels and taints: new nodes register with them, the old ones are drained and removed", async () => {

@@ -43,34 +43,48 @@ describe("the orphan sweeper", () => {
     const replaced = await network("replaced", "Cluster/kept", "uid-of-an-earlier-cluster");
     // Not Slipway's: no owner tags at all.
     const foreign = await infrastructure.create("network", { cidr: "10.1.0.0/16" }, { token: "someone-else", tags: { team: "data" } });
-    return { infrastructure, metrics, owned, gone, replaced, foreign };
+    // A machine's bootstrap secret, left behind by a machine that no longer exists, and one whose owner does.
+    const secrets = await env.providers.capability(connection, "bootstrapSecrets");
+    const secret = (name: string, owner: string, ownerUid: string) =>
+      secrets.create({ name: `slipway/default/${name}`, value: "abcdef.0123456789abcdef", ttlSeconds: 3600, readableBy: { [TAG_OWNER_UID]: ownerUid } }, {
+        token: `sweeper-test/secret/${name}`,
+        tags: { [TAG_CLUSTER]: "default/kept", [TAG_CLUSTER_UID]: cluster.metadata.uid!, [TAG_OWNER]: owner, [TAG_OWNER_UID]: ownerUid },
+      });
+    const orphanSecret = await secret("kept-w-0", "Machine/kept-w-0", "uid-of-a-deleted-worker");
+    const keptSecret = await secret("kept", "Cluster/kept", cluster.metadata.uid!);
+    return { infrastructure, secrets, metrics, owned, gone, replaced, foreign, orphanSecret, keptSecret };
   }
 
   it("deletes resources whose owner is gone once the grace period has passed, with an Event and a metric, and leaves the rest", async () => {
-    const { infrastructure, metrics, owned, gone, replaced, foreign } = await setUp({ dryRun: false });
+    const { infrastructure, secrets, metrics, owned, gone, replaced, foreign, orphanSecret, keptSecret } = await setUp({ dryRun: false });
     const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && ((await infrastructure.get("network", gone.id)) || (await infrastructure.get("network", replaced.id)))) {
+    const orphansLeft = async () => (await infrastructure.get("network", gone.id)) || (await infrastructure.get("network", replaced.id)) || (await secrets.get(orphanSecret.id));
+    while (Date.now() < deadline && (await orphansLeft())) {
       await new Promise((r) => setTimeout(r, 50));
     }
     assert.equal(await infrastructure.get("network", gone.id), undefined, "an orphan whose owner was deleted is deleted");
     assert.equal(await infrastructure.get("network", replaced.id), undefined, "an orphan whose owner was replaced (another uid) is deleted");
     assert.ok(await infrastructure.get("network", owned.id), "a resource whose owner exists is kept");
     assert.ok(await infrastructure.get("network", foreign.id), "a resource without Slipway's tags is not Slipway's to delete");
+    assert.equal(await secrets.get(orphanSecret.id), undefined, "a bootstrap secret of a machine that is gone is deleted");
+    assert.ok(await secrets.get(keptSecret.id), "a bootstrap secret whose owner exists is kept");
     const events = (await env!.client.of(eventKind).list("default")).items.filter((e) => (e as { reason?: string }).reason === "OrphanDeleted");
-    assert.equal(events.length, 2);
-    assert.match((events[0] as { message?: string }).message ?? "", /network .* no longer exists/);
+    assert.equal(events.length, 3);
+    assert.ok(events.some((e) => /^deleted bootstrapSecret secret-\S+ \(tagged for Machine\/kept-w-0/.test((e as { message?: string }).message ?? "")));
+    assert.ok(events.some((e) => /^deleted network .* no longer exists/.test((e as { message?: string }).message ?? "")));
     assert.match(await metrics.metrics(), /slipway_orphaned_cloud_resources_total\{connection="east",kind="network",action="deleted"\} 2/);
+    assert.match(await metrics.metrics(), /slipway_orphaned_cloud_resources_total\{connection="east",kind="bootstrapSecret",action="deleted"\} 1/);
   });
 
   it("only reports in dry-run mode", async () => {
     const { infrastructure, metrics, gone } = await setUp({ dryRun: true });
     const deadline = Date.now() + 10_000;
     let reported: unknown[] = [];
-    while (Date.now() < deadline && reported.length < 2) {
+    while (Date.now() < deadline && reported.length < 3) {
       reported = (await env!.client.of(eventKind).list("default")).items.filter((e) => (e as { reason?: string }).reason === "OrphanFound");
       await new Promise((r) => setTimeout(r, 50));
     }
-    assert.equal(reported.length, 2);
+    assert.equal(reported.length, 3);
     assert.ok(await infrastructure.get("network", gone.id), "nothing is deleted in a dry run");
     assert.match(await metrics.metrics(), /action="reported"\} [1-9]/);
   });

@@ -40,7 +40,7 @@ const INFRASTRUCTURE_KINDS = ["loadBalancer", "securityGroup", "subnet", "networ
 /** Everything the connection's provider holds under Slipway's owner tag, capability by capability. */
 async function tagged(providers: ProviderResolver, connection: ConnectionObject): Promise<Swept[]> {
   const provider = await providers.open(connection);
-  const { machines, clusterInfrastructure, reservations, dns, poolInfrastructure } = provider.capabilities;
+  const { machines, clusterInfrastructure, reservations, dns, poolInfrastructure, bootstrapSecrets } = provider.capabilities;
   const found: Swept[] = [];
   // Pools before instances: an instance of a pool that is left is replaced by the cloud.
   for (const pool of (await poolInfrastructure?.findTagged({})) ?? []) {
@@ -49,6 +49,10 @@ async function tagged(providers: ProviderResolver, connection: ConnectionObject)
   // Then instances, before the infrastructure: deleting them frees what it is held by.
   for (const instance of (await machines?.findTagged("instance", {})) ?? []) {
     found.push({ kind: "instance", id: instance.id, tags: instance.tags, delete: () => machines!.delete("instance", instance.id) });
+  }
+  // A bootstrap secret of a machine that is gone (a crash between its create and the machine's record).
+  for (const secret of (await bootstrapSecrets?.findTagged({})) ?? []) {
+    found.push({ kind: "bootstrapSecret", id: secret.id, tags: secret.tags, delete: () => bootstrapSecrets!.delete(secret.id) });
   }
   for (const record of (await dns?.findTagged({})) ?? []) found.push({ kind: "dnsRecord", id: record.id, tags: record.tags, delete: () => dns!.delete(record.id) });
   for (const reservation of (await reservations?.findTagged({})) ?? []) {

@@ -10,6 +10,7 @@ import {
   capabilityOf,
   isProviderError,
   type Capabilities,
+  type BootstrapSecretReference,
   type CapabilityName,
   type InfrastructureResourceKind,
   type Provider,
@@ -45,6 +46,8 @@ export interface ProviderUnderTest {
   clearFaults?(): Promise<void>;
   /** Sets some of the account's limits in the provider's region. */
   setQuota?(limits: Partial<QuotaResources>): Promise<void>;
+  /** Reads a bootstrap secret as the running instance would at boot, with its own identity (rejects when refused). */
+  readBootstrapSecretAsInstance?(instanceId: string, reference: BootstrapSecretReference): Promise<string>;
   /** Zone, machine type and image of the machines the suite makes (default: from the catalogue). */
   machineTemplate?: MachineTemplate;
   close(): Promise<void>;

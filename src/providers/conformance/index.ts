@@ -5,6 +5,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { CAPABILITY_DESCRIPTIONS, capabilitiesOf, type CapabilityName } from "../provider.ts";
 import { caseStarter, type CaseStarter, type ProviderConformanceOptions, type ProviderUnderTest } from "./case.ts";
+import { bootstrapSecretsConformance } from "./bootstrap-secrets.ts";
 import { catalogueConformance } from "./catalogue.ts";
 import { clusterInfrastructureConformance } from "./cluster-infrastructure.ts";
 import { dnsConformance } from "./dns.ts";
@@ -22,6 +23,7 @@ const SUITES: Record<CapabilityName, (start: CaseStarter) => void> = {
   reservations: reservationsConformance,
   dns: dnsConformance,
   poolInfrastructure: poolInfrastructureConformance,
+  bootstrapSecrets: bootstrapSecretsConformance,
 };
 
 /**

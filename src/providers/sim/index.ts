@@ -60,12 +60,13 @@ export function simProviderFactory(options: SimProviderOptions = {}): SimProvide
       if (target.endpoint === undefined && options.cloud) {
         return new SimProvider(embeddedAccount(options.cloud, credentialToken ?? options.token), target.region, target.name);
       }
+      const endpoint = target.endpoint ?? options.endpoint ?? SIM_DEFAULT_ENDPOINT;
       const client = new SimCloudClient({
-        endpoint: target.endpoint ?? options.endpoint ?? SIM_DEFAULT_ENDPOINT,
+        endpoint,
         token: credentialToken ?? options.token ?? DEFAULT_TOKEN,
         ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       });
-      return new SimProvider(client, target.region, target.name);
+      return new SimProvider(client, target.region, target.name, endpoint);
     },
   };
 }

@@ -24,6 +24,7 @@ import { toProviderError } from "./errors.ts";
 import { SimDns } from "./dns.ts";
 import { SimPools } from "./pools.ts";
 import { SimReservations } from "./reservations.ts";
+import { SimBootstrapSecrets } from "./secrets.ts";
 import { instanceInfo, loadBalancerInfo, plainInfo } from "./views.ts";
 
 /** What the provider does with one kind of resource. */
@@ -80,17 +81,20 @@ export class SimProvider implements Provider, Catalogue, ClusterInfrastructure, 
    * @param api the cloud, for the Connection's account
    * @param region the Connection's region
    * @param connection namespace/name of the Connection, for messages
+   * @param endpoint the cloud's URL when it is reached over HTTP (machines read their bootstrap secret there)
    */
   constructor(
     private readonly api: Sim.CloudApi,
     readonly region: string,
     private readonly connection = "",
+    endpoint?: string,
   ) {
     this.operations = this.kindOperations();
     const reservations = new SimReservations(api, region, (what, run) => this.call(what, run));
     const dns = new SimDns(api, region, (what, run) => this.call(what, run));
     const poolInfrastructure = new SimPools(api, region, (what, run) => this.call(what, run));
-    this.capabilities = { catalogue: this, clusterInfrastructure: this, machines: this, reservations, dns, poolInfrastructure };
+    const bootstrapSecrets = new SimBootstrapSecrets(api, region, (what, run) => this.call(what, run), endpoint);
+    this.capabilities = { catalogue: this, clusterInfrastructure: this, machines: this, reservations, dns, poolInfrastructure, bootstrapSecrets };
   }
 
   /** Runs one cloud call; any failure becomes a classified ProviderError saying what was attempted. */

@@ -46,9 +46,10 @@ runProviderConformance("sim, in-process", async () => {
     injectFault: async (operation, fault) => cloud.setFaults(faultConfig(operation, fault)),
     clearFaults: async () => cloud.setFaults({}),
     setQuota: async (limits) => void cloud.setQuota("default", REGION, limits),
+    readBootstrapSecretAsInstance: async (instanceId, reference) => cloud.getSecretValueAsInstance(instanceId, reference.region, reference.id).value,
     close: () => cloud.close(),
   };
-}, ["catalogue", "clusterInfrastructure", "machines", "reservations", "dns", "poolInfrastructure"]);
+}, ["catalogue", "clusterInfrastructure", "machines", "reservations", "dns", "poolInfrastructure", "bootstrapSecrets"]);
 
 runProviderConformance("sim, over HTTP", async () => {
   const server = await startSimCloudServer({ port: 0, profile: "instant", seed: 12 });
@@ -60,9 +61,13 @@ runProviderConformance("sim, over HTTP", async () => {
     injectFault: async (operation, fault) => void (await admin.setFaults(faultConfig(operation, fault))),
     clearFaults: async () => void (await admin.setFaults({})),
     setQuota: async (limits) => void (await admin.setQuota("default", REGION, limits)),
+    readBootstrapSecretAsInstance: async (instanceId, reference) => {
+      assert.equal(reference.endpoint, server.url, "the reference names the cloud's endpoint");
+      return server.cloud.getSecretValueAsInstance(instanceId, reference.region, reference.id).value;
+    },
     close: () => server.close(),
   };
-}, ["catalogue", "clusterInfrastructure", "machines", "reservations", "dns", "poolInfrastructure"]);
+}, ["catalogue", "clusterInfrastructure", "machines", "reservations", "dns", "poolInfrastructure", "bootstrapSecrets"]);
 
 /** Polls the provider until `check` holds. */
 async function until<R>(check: () => Promise<R | undefined>, what: string): Promise<R> {

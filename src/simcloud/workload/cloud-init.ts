@@ -35,6 +35,15 @@ export interface MachineSetup {
   output: string[];
 }
 
+/**
+ * Reads a secret of the machine's cloud with the machine's own identity (its instance), as the bootstrap
+ * fetch command does at boot; throws with the cloud's reason when it may not or the secret is gone.
+ */
+export type SecretReader = (reference: { id: string; region: string }) => string;
+
+/** The command of the user data that writes the machine's secret files from a cloud secret (bootstrap/cloudinit.ts). */
+const FETCH_COMMAND = "slipway-bootstrap-fetch";
+
 export class UserDataError extends Error {
   override readonly name = "UserDataError";
 }
@@ -129,11 +138,53 @@ function install(machine: MachineSetup, index: PackageIndex, requests: readonly 
   machine.containerRuntime = containerRuntimeOf(machine.installed) ?? machine.containerRuntime;
 }
 
-/** Runs one command of runcmd; true when it is the kubeadm command (where cloud-init hands over). */
-function run(machine: MachineSetup, index: PackageIndex, command: string, line: number): boolean {
+/** The value of an option of a command line ("--secret-id X"). */
+function option(args: readonly string[], name: string): string | undefined {
+  const at = args.indexOf(name);
+  return at >= 0 ? args[at + 1] : undefined;
+}
+
+/**
+ * The bootstrap fetch: reads the secret the user data names, once, and writes the files it holds. True
+ * when it failed: the machine stops there (its error printed) and never runs kubeadm.
+ */
+function fetchSecretFiles(machine: MachineSetup, args: readonly string[], readSecret: SecretReader | undefined): boolean {
+  const id = option(args, "--secret-id");
+  const region = option(args, "--region");
+  const failed = (why: string) => (machine.output.push(`${FETCH_COMMAND}: error: ${why}`), true);
+  if (!id || !region) return failed("usage: --secret-id ID --region REGION [--endpoint URL]");
+  if (!readSecret) return failed(`secret ${id}: this machine has no cloud identity to read secrets with`);
+  let value: string;
+  try {
+    value = readSecret({ id, region });
+  } catch (error) {
+    return failed(`secret ${id} could not be read: ${(error as Error).message}`);
+  }
+  let entries: unknown;
+  try {
+    entries = parse(value);
+  } catch {
+    entries = undefined;
+  }
+  if (!Array.isArray(entries)) return failed(`secret ${id} does not hold a list of files`);
+  const files = new Map<string, string>();
+  for (const [i, entry] of entries.entries()) {
+    const f = (entry ?? {}) as { path?: unknown; content?: unknown };
+    if (typeof f.path !== "string" || (f.content !== undefined && typeof f.content !== "string")) return failed(`secret ${id}: files[${i}] needs a path and text content`);
+    files.set(f.path, f.content ?? "");
+  }
+  for (const [path, content] of files) machine.files.set(path, content);
+  machine.output.push(`${FETCH_COMMAND}: wrote ${entries.length} file(s) from secret ${id}`);
+  return false;
+}
+
+/** Runs one command of runcmd; true when cloud-init stops there: at the kubeadm command (it hands over), or a failed fetch. */
+function run(machine: MachineSetup, index: PackageIndex, command: string, line: number, readSecret: SecretReader | undefined): boolean {
   const words = command.trim().replace(/^sudo\s+/, "").split(/\s+/);
   const [program = "", ...args] = words;
   switch (program) {
+    case FETCH_COMMAND:
+      return fetchSecretFiles(machine, args, readSecret);
     case "kubeadm":
       if (!machine.kubeadmVersion) {
         machine.output.push(`${RUNCMD_SCRIPT}: ${line}: kubeadm: not found`);
@@ -179,7 +230,7 @@ function run(machine: MachineSetup, index: PackageIndex, command: string, line: 
 }
 
 /** Runs the user data of a machine made from `image`, as cloud-init would at first boot. */
-export function runCloudInit(config: CloudConfig, image: Image): MachineSetup {
+export function runCloudInit(config: CloudConfig, image: Image, readSecret?: SecretReader): MachineSetup {
   const machine = baseline(image);
   machine.files = new Map(config.files);
   const index = new PackageIndex(image.version, config.aptSources);
@@ -188,7 +239,7 @@ export function runCloudInit(config: CloudConfig, image: Image): MachineSetup {
   for (const [i, entry] of config.commands.entries()) {
     // Each runcmd entry is one line of a shell script after its "#!/bin/sh" line.
     for (const command of entry.split(/&&|;/)) {
-      if (run(machine, index, command, i + 2)) return machine;
+      if (run(machine, index, command, i + 2, readSecret)) return machine;
     }
   }
   return machine;

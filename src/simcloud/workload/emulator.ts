@@ -263,7 +263,9 @@ export class WorkloadEmulator {
 
   /** A machine booted for the first time: cloud-init runs its user data, and kubeadm if it installed it. */
   private async machineBooted(instance: Instance, userData: string): Promise<void> {
-    const outcome = bootOutcome(userData, { vcpus: instance.vcpus, memoryMiB: instance.memoryMiB, image: image(instance.region, instance.imageId) });
+    // The bootstrap fetch reads its secret through the cloud with this instance's identity.
+    const readSecret = (ref: { id: string; region: string }) => this.cloud.getSecretValueAsInstance(instance.id, ref.region, ref.id).value;
+    const outcome = bootOutcome(userData, { vcpus: instance.vcpus, memoryMiB: instance.memoryMiB, image: image(instance.region, instance.imageId), readSecret });
     this.print(instance.id, outcome.output);
     if (!outcome.command) return;
     const plan = outcome.plan;

@@ -7,7 +7,7 @@ import { createHash, createHmac, createPrivateKey, createPublicKey } from "node:
 import { InvalidCidrError, cidrsOverlap, parseCidr } from "../../api/cidr.ts";
 import { PkiError, isValidBootstrapToken, keyMatchesCertificate } from "../../bootstrap/pki.ts";
 import type { Image } from "../types.ts";
-import { UserDataError, readCloudConfig, runCloudInit, type MachineSetup } from "./cloud-init.ts";
+import { UserDataError, readCloudConfig, runCloudInit, type MachineSetup, type SecretReader } from "./cloud-init.ts";
 import { KubeadmConfigError, readKubeadmConfig, type KubeadmConfig, type NodeRegistration } from "./kubeadm-config.ts";
 import type { OidcIssuerSettings } from "../../apiserver/oidc-authentication.ts";
 
@@ -30,6 +30,8 @@ export interface MachineFacts {
   vcpus: number;
   memoryMiB: number;
   image: Image;
+  /** Reads a cloud secret with the machine's own identity (its bootstrap fetch). */
+  readSecret?: SecretReader;
 }
 
 /** What the node will report of itself: versions of what the machine installed. */
@@ -473,7 +475,7 @@ export function bootOutcome(userData: string, facts: MachineFacts): BootOutcome 
     return { output: [`util.py[WARNING]: ${error.message}`, "cloud-init: the user data was not run"] };
   }
   if (!config) return { output: [] };
-  const setup = runCloudInit(config, facts.image);
+  const setup = runCloudInit(config, facts.image, facts.readSecret);
   if (!setup.kubeadmCommand) return { setup, output: setup.output };
   const command = parseCommand(setup.kubeadmCommand);
   const outcome = { setup, command: command.verb, output: setup.output };

@@ -1,0 +1,88 @@
+// A machine's bootstrap secret: where its connection's cloud keeps secrets (the bootstrapSecrets
+// capability), the bootstrap token and the cluster's keys go into a cloud secret named for the machine,
+// readable only by the machine's own instance (by its owner-uid tag) and only until the machine could have
+// booted and joined; the user data carries a reference to it. Once the node joined, or when the machine is
+// deleted, the secret is deleted: nothing secret stays in the cloud, as ARO deletes its ignition.
+import { createHash } from "node:crypto";
+import type { MachineObject } from "../../api/kinds.ts";
+import { nowTimestamp } from "../../apiserver/objects.ts";
+import { bootstrapSecretValue, type BootstrapSecretRef, type NodeBootstrap } from "../../bootstrap/cloudinit.ts";
+import type { BootstrapSecrets } from "../../providers/provider.ts";
+import { getCondition, setCondition } from "../../runtime/conditions.ts";
+import type { ReconcileContext } from "../../runtime/controller.ts";
+import type { Phase } from "../../runtime/reconciler.ts";
+import { cloudTags, idempotencyToken, TAG_OWNER_UID } from "../contract.ts";
+import type { MachineScope } from "./phases.ts";
+import { BOOTSTRAP_READY, REASONS } from "./status.ts";
+
+/** Longest name the cloud accepts for a secret. */
+const NAME_MAX = 256;
+
+/** The secret's name: the machine's namespace, name and uid, or a hash of them when that is too long. */
+export function bootstrapSecretName(machine: MachineObject): string {
+  const { namespace, name, uid } = machine.metadata;
+  const plain = `slipway/${namespace}/${name}-${uid!.slice(0, 8)}`;
+  if (plain.length <= NAME_MAX) return plain;
+  return `slipway/${createHash("sha256").update(`${namespace}/${name}/${uid}`).digest("hex")}`;
+}
+
+/** The connection's secret store, if its provider has one. */
+async function storeOf(scope: MachineScope): Promise<BootstrapSecrets | undefined> {
+  if (!scope.connection) return undefined;
+  return (await scope.deps.providers.open(scope.connection)).capabilities.bootstrapSecrets;
+}
+
+/**
+ * Puts the bootstrap's secret files into a cloud secret, once (idempotency token), and answers where the
+ * machine reads it; undefined when the provider keeps no secrets (they then go into the user data).
+ */
+export async function storeBootstrapSecret(ctx: ReconcileContext, scope: MachineScope, bootstrap: NodeBootstrap): Promise<BootstrapSecretRef | undefined> {
+  const store = await storeOf(scope);
+  if (!store) return undefined;
+  const machine = scope.object;
+  const cluster = scope.cluster!;
+  // Readable for as long as the machine may take to boot and join; the node's join deletes it sooner.
+  const ttlSeconds = Math.ceil((scope.timings.bootDeadlineMs + scope.timings.joinDeadlineMs) / 1000);
+  const secret = await store.create(
+    { name: bootstrapSecretName(machine), value: bootstrapSecretValue(bootstrap), ttlSeconds, readableBy: { [TAG_OWNER_UID]: machine.metadata.uid! } },
+    {
+      token: idempotencyToken(machine.metadata.uid!, "bootstrap-secret"),
+      tags: cloudTags({ namespace: cluster.metadata.namespace!, name: cluster.metadata.name!, uid: cluster.metadata.uid! }, machine, "bootstrap"),
+    },
+  );
+  ctx.log.info({ step: "storeBootstrapSecret", secret: secret.id, expiresAt: secret.expiresAt }, "bootstrap secret stored");
+  return secret.reference;
+}
+
+/** Deletes the machine's bootstrap secrets (found by its owner-uid tag); answers how many there were. */
+export async function deleteBootstrapSecrets(ctx: ReconcileContext, scope: MachineScope, why: string): Promise<number> {
+  const store = await storeOf(scope);
+  if (!store) return 0;
+  const found = await store.findTagged({ [TAG_OWNER_UID]: scope.object.metadata.uid! });
+  for (const secret of found) {
+    await store.delete(secret.id);
+    ctx.log.info({ step: "deleteBootstrapSecret", secret: secret.id, reads: secret.reads }, "bootstrap secret deleted");
+    await ctx.event(scope.object, "Normal", REASONS.bootstrapSecretDeleted, `deleted bootstrap secret ${secret.name} (${secret.id}, read ${secret.reads} time(s)): ${why}`);
+  }
+  return found.length;
+}
+
+/**
+ * Once the node joined and is Ready (the phase runs after observeNode, which halts until then), its
+ * bootstrap secret goes, once: the BootstrapReady condition says it went.
+ */
+export const removeJoinedBootstrapSecret: Phase<MachineScope> = async (ctx, scope) => {
+  const machine = scope.object;
+  if (!machine.status?.bootstrapped || getCondition(machine.status.conditions, BOOTSTRAP_READY)?.reason === REASONS.bootstrapSecretDeleted) return;
+  if (!(await storeOf(scope))) return;
+  const node = machine.status.nodeName ?? machine.metadata.name;
+  const deleted = await deleteBootstrapSecrets(ctx, scope, `node ${node} joined`);
+  const message = deleted > 0 ? `the bootstrap secret was deleted after node ${node} joined` : `node ${node} joined; no bootstrap secret is left in the cloud`;
+  setCondition(machine.status, { type: BOOTSTRAP_READY, status: "True", reason: REASONS.bootstrapSecretDeleted, message }, nowTimestamp(new Date(ctx.clock.now())));
+};
+
+/** Delete path: whatever bootstrap secret is left goes with the machine. */
+export const deleteBootstrapSecret: Phase<MachineScope> = async (ctx, scope) => {
+  if (!scope.connection) return;
+  await deleteBootstrapSecrets(ctx, scope, `machine ${scope.object.metadata.name} is being deleted`);
+};
