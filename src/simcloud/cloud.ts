@@ -55,6 +55,8 @@ export interface SimCloudOptions {
   zoneCapacity?: number;
   /** How long terminated instances stay visible, in simulated milliseconds (default 60 000). */
   terminatedRetentionMs?: number;
+  /** Where its public addresses come from (an IPv4 CIDR); default the documentation ranges. Clouds on one public network need ranges of their own. */
+  publicRange?: string;
   /** Throttling buckets; default the profile's, false for none. */
   rateLimits?: LatencyProfile["rateLimits"] | false;
   /** The kinds of resource the cloud serves (default every built-in kind, BUILTIN_RESOURCES). */
@@ -203,6 +205,7 @@ function assemble(options: SimCloudOptions): { core: CloudCore; services: Servic
     quota: { ...DEFAULT_QUOTA, ...options.quota },
     zoneCapacity: options.zoneCapacity ?? DEFAULT_ZONE_CAPACITY,
     terminatedRetentionMs: options.terminatedRetentionMs ?? 60_000,
+    ...(options.publicRange ? { publicRange: options.publicRange } : {}),
     rateLimits: options.rateLimits ?? profile.rateLimits,
     logger: options.logger ?? pino({ level: "silent" }),
   });

@@ -73,6 +73,8 @@ export interface CoreOptions {
   zoneCapacity: number;
   /** How long terminated instances stay visible, in simulated milliseconds. */
   terminatedRetentionMs: number;
+  /** The range public addresses come from (default: the documentation ranges). */
+  publicRange?: string;
   rateLimits: LatencyProfile["rateLimits"] | false;
   logger: Logger;
 }
@@ -113,6 +115,7 @@ export class CloudCore {
   readonly limiter: RateLimiter | undefined;
   readonly logger: Logger;
   readonly terminatedRetentionMs: number;
+  readonly publicRange: string | undefined;
   private readonly ids: Prng;
   private readonly latency: Prng;
   private readonly faultRng: Prng;
@@ -130,6 +133,7 @@ export class CloudCore {
     this.timeScale = options.timeScale;
     this.logger = options.logger;
     this.terminatedRetentionMs = options.terminatedRetentionMs;
+    this.publicRange = options.publicRange;
     this.ids = new Prng(options.seed, 1);
     this.latency = new Prng(options.seed, 2);
     this.faultRng = new Prng(options.seed, 3);

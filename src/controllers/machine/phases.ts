@@ -243,7 +243,8 @@ export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
     userData = renderBootstrapData({
       machine,
       cluster: scope.cluster!,
-      endpoint: { host: lb.host, port: lb.port, ...(lb.internalHost ? { internalHost: lb.internalHost } : {}) },
+      // A machine of another cloud than the control plane's reaches its API at the public name only.
+      endpoint: { host: lb.host, port: lb.port, ...(lb.internalHost && !inOtherCloud(scope) ? { internalHost: lb.internalHost } : {}) },
       ...(oidc ? { oidc: oidc.issuer } : {}),
       pki: { ...readClusterPki(scope.secrets!.pki), ...(oidc ? { oidcCaPem: oidc.caPem } : {}) },
       token: readBootstrapToken(scope.secrets!.token),
@@ -276,6 +277,11 @@ async function createRefused(ctx: ReconcileContext, scope: MachineScope, error: 
   condition(ctx, scope, { type: INSTANCE_READY, status: "False", reason, message });
   await ctx.event(scope.object, "Warning", reason, `creating the instance of ${describe(scope)} failed: ${message}`);
   return { halt: true, requeueAfterMs: scope.timings.retryFailedAfterMs };
+}
+
+/** Whether the machine is in another cloud than the cluster's control plane (its infrastructure gives it a public address). */
+function inOtherCloud(scope: MachineScope): boolean {
+  return scope.infrastructure?.status?.publicAddresses === true && scope.infrastructure.metadata.uid !== scope.controlPlaneInfrastructure?.metadata.uid;
 }
 
 function addressesOf(machine: MachineObject, instance: InstanceInfo): NonNullable<MachineObject["status"]>["addresses"] {
@@ -319,6 +325,8 @@ export const ensureInstance: Phase<MachineScope> = async (ctx, scope) => {
                 subnetId: subnetId!,
                 securityGroupIds: [infra.securityGroupId!],
                 ...(infra.keyPairId ? { keyPairId: infra.keyPairId } : {}),
+                // Where the cluster spans clouds, the other clouds' nodes reach this one at its public address.
+                ...(infra.publicAddresses ? { publicIp: true } : {}),
               },
             }),
         ...(scope.reservationId ? { reservationId: scope.reservationId } : {}),
