@@ -13,6 +13,7 @@ import { dnsRecords, type Resolution } from "./dns-service.ts";
 import { instances } from "./instance-service.ts";
 import { loadBalancers, type ConnectionSource, type LoadBalancerRoute } from "./loadbalancer-service.ts";
 import { findOwned, hasTags, listOwned } from "./lookup.ts";
+import { publicRoute, type PublicRoute } from "./public-network.ts";
 import { profileNamed, type DelayName, type LatencyProfile, type ProfileName } from "./profiles.ts";
 import { DEFAULT_QUOTA, DEFAULT_ZONE_CAPACITY } from "./quotas.ts";
 import { ResourceRegistry } from "./registry.ts";
@@ -317,6 +318,11 @@ export class SimCloud extends AccountCloud {
   /** Where a connection to a load balancer's `dnsName:port` from `source` lands (for the workload emulator). */
   routeThroughLoadBalancer(dnsName: string, port: number, source: ConnectionSource): LoadBalancerRoute {
     return this.services.of(loadBalancers).route(dnsName, port, source);
+  }
+
+  /** Where a connection from another cloud's public address `from` to `host:port` lands here (public-network.ts). */
+  routeFromPublic(from: string | undefined, host: string, port: number): PublicRoute {
+    return publicRoute(this.core, (dnsName, p) => this.routeThroughLoadBalancer(dnsName, p, {}), from, host, port);
   }
 
   /** What a name resolves to for an account's machines, through its DNS zones: a load balancer, addresses, or nothing. */

@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { Clock, TimerHandle } from "./clock.ts";
 import { InvalidParameterError } from "./errors.ts";
 import { FaultInjector, type FaultConfig } from "./faults.ts";
+import { parseCidr } from "./ipam.ts";
 import type { DelayName, DelayRange, LatencyProfile, ProfileName } from "./profiles.ts";
 import { QuotaBook } from "./quotas.ts";
 import { RecordIndex } from "./record-index.ts";
@@ -133,6 +134,7 @@ export class CloudCore {
     this.timeScale = options.timeScale;
     this.logger = options.logger;
     this.terminatedRetentionMs = options.terminatedRetentionMs;
+    if (options.publicRange) parseCidr(options.publicRange, "publicRange");
     this.publicRange = options.publicRange;
     this.ids = new Prng(options.seed, 1);
     this.latency = new Prng(options.seed, 2);
