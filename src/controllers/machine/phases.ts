@@ -44,7 +44,7 @@ import {
   isFailedForGood,
   isInitMachine,
   isRegisteredTarget,
-  kubeadmFailure,
+  kubeadmFailure, kubeadmRetrying,
   setFailure,
   since,
 } from "./status.ts";
@@ -501,7 +501,8 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.nodeGone, message: `node ${status.nodeName ?? machine.metadata.name} was removed from the cluster` });
     return fail(ctx, scope, REASONS.nodeGone, `node ${status.nodeName ?? machine.metadata.name} was removed from the cluster`);
   }
-  const printed = kubeadmFailure(await (await capabilityOf(scope, "machines")).consoleOutput(status.instanceId!));
+  const output = await (await capabilityOf(scope, "machines")).consoleOutput(status.instanceId!);
+  const printed = kubeadmFailure(output);
   if (printed) {
     const reason = bootstrapFailureReason(machine);
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason, message: printed });
@@ -514,7 +515,8 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.deadlineExceeded, message });
     return fail(ctx, scope, REASONS.deadlineExceeded, message);
   }
-  const why = "unknown" in lookup ? ` (${lookup.unknown})` : "";
+  const retrying = kubeadmRetrying(output);
+  const why = "unknown" in lookup ? ` (${lookup.unknown})` : retrying ? `: ${retrying}` : "";
   return wait(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.waitingForNode, message: `waiting for node ${machine.metadata.name} to join${why}` });
 };
 
