@@ -46,8 +46,10 @@ describe("a cluster across two clouds", () => {
   before(async () => {
     // Each cloud hands out public addresses of its own; cloud B's machines reach cloud A's public side.
     a = await startSimCloud({ profile: "fast", seed: 31, args: ["--public-range", "203.0.113.0/24"] });
-    b = await startSimCloud({ profile: "fast", seed: 32, timeScale: 0.1, args: ["--public-range", "198.51.100.0/24", "--peer", a.url] });
-    plane = await startSlipway({ args: ["--sim-endpoint", a.url, "--sim-token", SIM_TOKEN, "--poll-interval", "200ms"] });
+    [b, plane] = await Promise.all([
+      startSimCloud({ profile: "fast", seed: 32, timeScale: 0.1, args: ["--public-range", "198.51.100.0/24", "--peer", a.url] }),
+      startSlipway({ args: ["--sim-endpoint", a.url, "--sim-token", SIM_TOKEN, "--poll-interval", "200ms"] }),
+    ]);
     kc = plane.kubeconfig;
   });
 
