@@ -1,7 +1,11 @@
 // Which ports a cloud's security group opens to which addresses of the other clouds' nodes.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { cloudOf, crossCloudRules, sameRules, spansClouds, type CrossCloudNode } from "./crosscloud.ts";
+import type { ConnectionObject, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
+import type { ClusterInfrastructure, FirewallRule } from "../../providers/provider.ts";
+import type { ReconcileContext } from "../../runtime/controller.ts";
+import { cloudOf, crossCloudRules, crossCloudView, sameRules, spansClouds, type CrossCloudNode } from "./crosscloud.ts";
+import { ensureCrossCloudRules, nodeFirewallRules, type InfrastructureScope } from "./phases.ts";
 
 const A = "sim http://a";
 const B = "sim http://b";
@@ -59,5 +63,88 @@ describe("cross-cloud rules", () => {
     assert.ok(sameRules([all, api], [api, { ...all, fromPort: 0, toPort: 65535 }]));
     assert.ok(!sameRules([all, api], [all]));
     assert.ok(!sameRules([api], [{ ...api, cidr: "198.51.100.3/32" }]));
+  });
+});
+
+describe("the cross-cloud rules of an Infrastructure", () => {
+  const context = { clock: { now: () => Date.parse("2025-01-01T00:00:00Z") } } as unknown as ReconcileContext;
+  const settings = { deadlineMs: 1, loadBalancerDeadlineMs: 1, pollMs: 1, failureRetryMs: 30_000, dependencyRetryMs: 1 };
+  const connections: Record<string, Pick<ConnectionObject, "spec">> = {
+    a: { spec: { provider: "sim", region: "sim-east-1", endpoint: "http://a" } },
+    b: { spec: { provider: "sim", region: "sim-west-1", endpoint: "http://b" } },
+    a2: { spec: { provider: "sim", region: "sim-west-1", endpoint: "http://a" } },
+  };
+  const infra = (connection: string, controlPlane: boolean): InfrastructureObject => ({
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Infrastructure",
+    metadata: { name: `c-${connection}`, namespace: "default", uid: `uid-${connection}` },
+    spec: { clusterName: "c", connection, region: connections[connection]!.spec.region, nodeCIDR: "10.0.0.0/16", ...(controlPlane ? { controlPlane: true } : {}) },
+    status: { securityGroupId: `sg-${connection}` },
+  });
+  const machine = (connection: string, role: "control-plane" | "worker", address?: string) =>
+    ({ spec: { clusterName: "c", connection, role, machineType: "s1.small" }, status: address ? { addresses: [{ type: "ExternalIP", address }] } : {} }) as unknown as MachineObject;
+
+  class FakeGroups {
+    rules = new Map<string, FirewallRule[]>();
+    sets = 0;
+    async firewallRules(id: string) {
+      return this.rules.get(id) ?? [];
+    }
+    async setFirewallRules(id: string, rules: FirewallRule[]) {
+      this.sets++;
+      this.rules.set(id, rules);
+    }
+  }
+
+  function scopeOf(object: InfrastructureObject, groups: FakeGroups, pools: string[], machines: MachineObject[]): InfrastructureScope {
+    const cluster = { spec: { controlPlane: { connection: "a" }, workers: pools.map((connection) => ({ connection })) } } as never;
+    return {
+      original: object,
+      object,
+      settings,
+      providers: {} as never,
+      infrastructure: groups as unknown as ClusterInfrastructure,
+      notices: [],
+      crossCloud: () => crossCloudView(object, { connectionOf: (name) => connections[name], infrastructures: [], machines, cluster }),
+    };
+  }
+
+  it("admits the other cloud's node addresses when the cluster spans clouds, and puts back a rule removed by hand", async () => {
+    const groups = new FakeGroups();
+    groups.rules.set("sg-a", nodeFirewallRules("10.0.0.0/16"));
+    const machines = [machine("a", "control-plane", "203.0.113.5"), machine("b", "worker", "198.51.100.3")];
+    const scope = scopeOf(infra("a", true), groups, ["b"], machines);
+    assert.equal(await ensureCrossCloudRules(context, scope), undefined);
+    assert.equal(scope.object.status?.publicAddresses, true);
+    assert.equal(scope.object.status?.crossCloudRules, 3);
+    assert.deepEqual(groups.rules.get("sg-a")!.filter((r) => r.cidr.endsWith("/32")).map((r) => r.fromPort), [6443, 10250, 179]);
+    assert.match(scope.notices[0]?.message ?? "", /admits 1 node address\(es\) of the other clouds \(3 rule\(s\)\)/);
+
+    await ensureCrossCloudRules(context, scope);
+    assert.equal(groups.sets, 1, "rules already right are left alone");
+    groups.rules.set("sg-a", nodeFirewallRules("10.0.0.0/16"));
+    await ensureCrossCloudRules(context, scope);
+    assert.equal(groups.sets, 2);
+    assert.equal(groups.rules.get("sg-a")!.length, nodeFirewallRules("10.0.0.0/16").length + 3);
+  });
+
+  it("touches nothing in a cluster within one cloud, two regions of it included", async () => {
+    const groups = new FakeGroups();
+    const scope = scopeOf(infra("a", true), groups, ["a2"], [machine("a", "control-plane"), machine("a2", "worker")]);
+    assert.equal(await ensureCrossCloudRules(context, scope), undefined);
+    assert.equal(groups.sets, 0);
+    assert.equal(scope.object.status?.publicAddresses, undefined);
+  });
+
+  it("goes back to the node rules alone once the cluster no longer spans clouds", async () => {
+    const groups = new FakeGroups();
+    const object = infra("a", true);
+    object.status = { ...object.status, publicAddresses: true, crossCloudRules: 3 };
+    groups.rules.set("sg-a", [...nodeFirewallRules("10.0.0.0/16"), { direction: "ingress", protocol: "tcp", fromPort: 6443, toPort: 6443, cidr: "198.51.100.3/32" }]);
+    const scope = scopeOf(object, groups, [], [machine("a", "control-plane", "203.0.113.5")]);
+    await ensureCrossCloudRules(context, scope);
+    assert.ok(sameRules(groups.rules.get("sg-a")!, nodeFirewallRules("10.0.0.0/16")));
+    assert.equal(scope.object.status?.publicAddresses, undefined);
+    assert.equal(scope.object.status?.crossCloudRules, undefined);
   });
 });
