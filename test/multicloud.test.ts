@@ -106,6 +106,15 @@ describe("a cluster across two clouds", () => {
     await a.api.setSecurityGroupRules(group.region, group.id, complete);
     await waitRunning("both workers Ready again", (s) => s.workers?.ready === 2);
     assert.equal(readyNodes(), 3);
+
+    // A machine going takes its address out of the other cloud's rules.
+    ok("patch", "cluster", "across", "--type", "merge", "-p", JSON.stringify({ spec: { workers: [{ name: "b", connection: "cloud-b", machineType: "s1.small", replicas: 1 }] } }));
+    await eventually(() => machines().filter((m) => m.spec.role === "worker").length === 1, { timeoutMs: 30_000, what: "one worker left" });
+    const [left] = machines().filter((m) => m.spec.role === "worker");
+    await eventually(async () => {
+      const cidrs = (await a.api.getSecurityGroup(group.region, group.id)).rules.filter((r) => r.cidr.endsWith("/32")).map((r) => r.cidr);
+      return cidrs.length === 3 && cidrs.every((cidr) => cidr === `${external(left!)}/32`);
+    }, { timeoutMs: 30_000, what: "cloud A's rules admitting the remaining worker only" });
   });
 
   it("deletes the cluster leaving nothing tagged in either cloud", async () => {
