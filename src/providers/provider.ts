@@ -208,6 +208,10 @@ export interface Catalogue {
 export interface ClusterInfrastructure extends TaggedResources<InfrastructureResourceKind> {
   registerTargets(loadBalancerId: string, instanceIds: string[]): Promise<void>;
   deregisterTargets(loadBalancerId: string, instanceIds: string[]): Promise<void>;
+  /** A security group's rules as they are now (a provider whose rules cannot change after creation has none). */
+  firewallRules?(securityGroupId: string): Promise<FirewallRule[]>;
+  /** Replaces a security group's rules with `rules`, whole. */
+  setFirewallRules?(securityGroupId: string, rules: FirewallRule[]): Promise<void>;
 }
 
 /** The machines nodes run on. */

@@ -84,6 +84,8 @@ interface ServeOptions {
   faults?: string;
   token: string;
   adminToken: string;
+  peer: string[];
+  publicRange?: string;
 }
 
 async function serve(options: ServeOptions, io: CliOutput): Promise<void> {
@@ -97,6 +99,8 @@ async function serve(options: ServeOptions, io: CliOutput): Promise<void> {
     ...(options.faults ? { faults: loadFaultConfig(options.faults) } : {}),
     defaultToken: options.token,
     adminToken: options.adminToken,
+    ...(options.peer.length > 0 ? { peers: options.peer } : {}),
+    ...(options.publicRange ? { publicRange: options.publicRange } : {}),
     logger: pino({ level: "warn" }, pino.destination(2)),
   });
   const workloads = server.workloadUrl ? `; workload clusters at ${server.workloadUrl}/clusters/<id>` : "";
@@ -130,6 +134,8 @@ export function registerSimCloudCommands(program: Command, io: CliOutput = proce
     .option("--faults <file>", "JSON fault configuration")
     .option("--token <token>", "bearer token of the default account", process.env.SLIPWAY_SIM_TOKEN ?? DEFAULT_TOKEN)
     .option("--admin-token <token>", "bearer token of /admin/v1", process.env.SLIPWAY_SIM_ADMIN_TOKEN ?? DEFAULT_ADMIN_TOKEN)
+    .option("--peer <url>", "another sim cloud on the public network: its public addresses and names are reachable from here (repeatable)", (url: string, all: string[]) => [...all, url], [] as string[])
+    .option("--public-range <cidr>", "the range this cloud's public addresses come from (clouds on one public network need ranges of their own)")
     .action(async (options: ServeOptions) => {
       try {
         await serve(options, io);

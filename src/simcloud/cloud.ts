@@ -13,6 +13,7 @@ import { dnsRecords, type Resolution } from "./dns-service.ts";
 import { instances } from "./instance-service.ts";
 import { loadBalancers, type ConnectionSource, type LoadBalancerRoute } from "./loadbalancer-service.ts";
 import { findOwned, hasTags, listOwned } from "./lookup.ts";
+import { publicRoute, type PublicRoute } from "./public-network.ts";
 import { profileNamed, type DelayName, type LatencyProfile, type ProfileName } from "./profiles.ts";
 import { DEFAULT_QUOTA, DEFAULT_ZONE_CAPACITY } from "./quotas.ts";
 import { ResourceRegistry } from "./registry.ts";
@@ -56,6 +57,8 @@ export interface SimCloudOptions {
   zoneCapacity?: number;
   /** How long terminated instances stay visible, in simulated milliseconds (default 60 000). */
   terminatedRetentionMs?: number;
+  /** Where its public addresses come from (an IPv4 CIDR); default the documentation ranges. Clouds on one public network need ranges of their own. */
+  publicRange?: string;
   /** Throttling buckets; default the profile's, false for none. */
   rateLimits?: LatencyProfile["rateLimits"] | false;
   /** The kinds of resource the cloud serves (default every built-in kind, BUILTIN_RESOURCES). */
@@ -210,6 +213,7 @@ function assemble(options: SimCloudOptions): { core: CloudCore; services: Servic
     quota: { ...DEFAULT_QUOTA, ...options.quota },
     zoneCapacity: options.zoneCapacity ?? DEFAULT_ZONE_CAPACITY,
     terminatedRetentionMs: options.terminatedRetentionMs ?? 60_000,
+    ...(options.publicRange ? { publicRange: options.publicRange } : {}),
     rateLimits: options.rateLimits ?? profile.rateLimits,
     logger: options.logger ?? pino({ level: "silent" }),
   });
@@ -326,6 +330,11 @@ export class SimCloud extends AccountCloud {
   /** Where a connection to a load balancer's `dnsName:port` from `source` lands (for the workload emulator). */
   routeThroughLoadBalancer(dnsName: string, port: number, source: ConnectionSource): LoadBalancerRoute {
     return this.services.of(loadBalancers).route(dnsName, port, source);
+  }
+
+  /** Where a connection from another cloud's public address `from` to `host:port` lands here (public-network.ts). */
+  routeFromPublic(from: string | undefined, host: string, port: number): PublicRoute {
+    return publicRoute(this.core, (dnsName, p) => this.routeThroughLoadBalancer(dnsName, p, {}), from, host, port);
   }
 
   /** What a name resolves to for an account's machines, through its DNS zones: a load balancer, addresses, or nothing. */

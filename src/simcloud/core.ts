@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { Clock, TimerHandle } from "./clock.ts";
 import { InvalidParameterError } from "./errors.ts";
 import { FaultInjector, type FaultConfig } from "./faults.ts";
+import { parseCidr } from "./ipam.ts";
 import type { DelayName, DelayRange, LatencyProfile, ProfileName } from "./profiles.ts";
 import { QuotaBook } from "./quotas.ts";
 import { RecordIndex } from "./record-index.ts";
@@ -73,6 +74,8 @@ export interface CoreOptions {
   zoneCapacity: number;
   /** How long terminated instances stay visible, in simulated milliseconds. */
   terminatedRetentionMs: number;
+  /** The range public addresses come from (default: the documentation ranges). */
+  publicRange?: string;
   rateLimits: LatencyProfile["rateLimits"] | false;
   logger: Logger;
 }
@@ -113,6 +116,7 @@ export class CloudCore {
   readonly limiter: RateLimiter | undefined;
   readonly logger: Logger;
   readonly terminatedRetentionMs: number;
+  readonly publicRange: string | undefined;
   private readonly ids: Prng;
   private readonly latency: Prng;
   private readonly faultRng: Prng;
@@ -130,6 +134,8 @@ export class CloudCore {
     this.timeScale = options.timeScale;
     this.logger = options.logger;
     this.terminatedRetentionMs = options.terminatedRetentionMs;
+    if (options.publicRange) parseCidr(options.publicRange, "publicRange");
+    this.publicRange = options.publicRange;
     this.ids = new Prng(options.seed, 1);
     this.latency = new Prng(options.seed, 2);
     this.faultRng = new Prng(options.seed, 3);

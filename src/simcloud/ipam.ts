@@ -74,9 +74,9 @@ export function lowestFreeAddress(subnet: Cidr, used: ReadonlySet<string>): stri
 /** Public addresses come from the documentation ranges (RFC 5737): nothing ever answers on them. */
 const PUBLIC_POOLS = ["203.0.113.0/24", "198.51.100.0/24", "192.0.2.0/24"].map((text) => parseCidr(text));
 
-/** The first free public address of the pools, or undefined when all are taken. */
-export function lowestFreePublicAddress(used: ReadonlySet<string>): string | undefined {
-  for (const pool of PUBLIC_POOLS) {
+/** The first free public address of the pools (or of `range`), or undefined when all are taken. */
+export function lowestFreePublicAddress(used: ReadonlySet<string>, range?: string): string | undefined {
+  for (const pool of range ? [parseCidr(range)] : PUBLIC_POOLS) {
     for (let value = pool.base + 1; value < pool.base + rangeSize(pool.prefix) - 1; value++) {
       const address = formatAddress(value);
       if (!used.has(address)) return address;

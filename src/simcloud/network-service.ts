@@ -6,14 +6,17 @@ import { InvalidParameterError } from "./errors.ts";
 import { contains, overlaps, parseCidr } from "./ipam.ts";
 import { findOwned, listOwned, requireReady, requireUnused } from "./lookup.ts";
 import type { NetworkRecord, SecurityGroupRecord, SubnetRecord } from "./records.ts";
-import { defineResource } from "./resource-kinds.ts";
+import { action, defineResource } from "./resource-kinds.ts";
 import {
+  checkInput,
   CreateNetworkInputSchema,
   CreateSecurityGroupInputSchema,
   CreateSubnetInputSchema,
   type CreateNetworkInput,
   type CreateSecurityGroupInput,
   type CreateSubnetInput,
+  SecurityGroupRulesSchema,
+  type SecurityGroupRule,
 } from "./schemas.ts";
 import type { Network, SecurityGroup } from "./types.ts";
 import { plainView, subnetView, viewOf } from "./views.ts";
@@ -148,6 +151,14 @@ export class NetworkService {
     return record;
   }
 
+  /** Replaces a security group's rules; instances using it are filtered by the new ones at once. */
+  setSecurityGroupRules(account: string, region: string, id: string, rules: SecurityGroupRule[]): SecurityGroup {
+    const group = findOwned(this.core, account, region, "securityGroup", id);
+    group.rules = structuredClone(rules);
+    this.core.write(() => this.core.state.put(group));
+    return plainView(group);
+  }
+
   deleteSecurityGroup(account: string, region: string, id: string): void {
     const group = findOwned(this.core, account, region, "securityGroup", id);
     requireUnused(
@@ -160,7 +171,7 @@ export class NetworkService {
 }
 
 /** Checks of a security group's rules that need no other resource. */
-function checkRules(input: CreateSecurityGroupInput): void {
+function checkRules(input: { rules: SecurityGroupRule[] }): void {
   input.rules.forEach((rule, index) => {
     parseCidr(rule.cidr, `securityGroup.rules.${index}.cidr`);
     if (rule.fromPort > rule.toPort) {
@@ -225,5 +236,18 @@ export const securityGroups = defineResource({
   /** DependencyViolation while an instance that is not terminated uses it. */
   delete: { run: (service, account, region, id) => service.deleteSecurityGroup(account, region, id) },
   view: (_core, record: SecurityGroupRecord): SecurityGroup => plainView(record),
-  actions: {},
+  actions: {
+    /** Replaces every rule (what `rules` lists is the whole new set). */
+    setSecurityGroupRules: action({
+      path: "rules",
+      body: (rules: SecurityGroupRule[]) => ({ rules }),
+      parse: (body: unknown): [SecurityGroupRule[]] => {
+        const input = checkInput(SecurityGroupRulesSchema, body ?? {}, "securityGroup");
+        checkRules(input);
+        return [input.rules];
+      },
+      run: (service: NetworkService, account: string, region: string, id: string, rules: SecurityGroupRule[]) =>
+        service.setSecurityGroupRules(account, region, id, rules),
+    }),
+  },
 });

@@ -15,7 +15,7 @@ export function allocatePublicAddress(core: CloudCore): string {
   for (const instance of core.state.all("instance")) {
     if (instance.ephemeralPublicIp && instance.publicIp && instance.state !== "terminated") used.add(instance.publicIp);
   }
-  const address = lowestFreePublicAddress(used);
+  const address = lowestFreePublicAddress(used, core.publicRange);
   if (!address) throw new InsufficientCapacityError("no public addresses left in the pool; retry later");
   return address;
 }

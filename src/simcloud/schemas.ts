@@ -43,6 +43,9 @@ export const SecurityGroupRuleSchema = Strict({
   cidr: Type.String(),
 });
 
+/** A security group's whole set of rules, as its setRules action replaces them. */
+export const SecurityGroupRulesSchema = Strict({ rules: Type.Array(SecurityGroupRuleSchema, { maxItems: 60 }) });
+
 export const CreateSecurityGroupInputSchema = Strict({
   networkId: Id,
   name: Type.String({ minLength: 1, maxLength: 255 }),

@@ -3,6 +3,7 @@
 import { SimCloud, type SimCloudOptions } from "./cloud.ts";
 import { createSimCloudHttp } from "./http.ts";
 import { startWorkloadEmulation, type WorkloadEmulation } from "./workload/index.ts";
+import { registerPublicJoin } from "./workload/public-join.ts";
 
 export const DEFAULT_PORT = 7480;
 export const DEFAULT_ADMIN_TOKEN = "sim-admin-token";
@@ -19,6 +20,8 @@ export interface SimCloudServerOptions extends SimCloudOptions {
    * leaves the workload emulation off (for a caller that runs its own).
    */
   workloadPort?: number | false;
+  /** Base URLs of the other sim clouds whose public addresses and names this cloud's machines reach (public-join.ts). */
+  peers?: readonly string[];
 }
 
 export interface SimCloudServer {
@@ -39,6 +42,8 @@ export async function startSimCloudServer(options: SimCloudServerOptions = {}): 
     adminToken: options.adminToken ?? DEFAULT_ADMIN_TOKEN,
     ...(options.logger ? { logger: options.logger } : {}),
   });
+  let workloads: WorkloadEmulation | undefined;
+  registerPublicJoin(app, () => workloads?.emulator);
   try {
     await app.listen({ host: "127.0.0.1", port: options.port ?? DEFAULT_PORT });
   } catch (error) {
@@ -47,10 +52,13 @@ export async function startSimCloudServer(options: SimCloudServerOptions = {}): 
   }
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : (options.port ?? DEFAULT_PORT);
-  let workloads: WorkloadEmulation | undefined;
   if (options.workloadPort !== false) {
     try {
-      workloads = await startWorkloadEmulation(cloud, { port: options.workloadPort ?? 0, ...(options.logger ? { logger: options.logger } : {}) });
+      workloads = await startWorkloadEmulation(cloud, {
+        port: options.workloadPort ?? 0,
+        ...(options.logger ? { logger: options.logger } : {}),
+        ...(options.peers ? { peers: options.peers } : {}),
+      });
     } catch (error) {
       await app.close();
       if (!options.cloud) await cloud.close();

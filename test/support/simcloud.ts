@@ -27,7 +27,7 @@ process.on("exit", () => {
   for (const p of running) p.kill("SIGKILL");
 });
 
-export async function startSimCloud(options: { profile?: string; seed?: number; timeScale?: number; state?: string } = {}): Promise<RunningSimCloud> {
+export async function startSimCloud(options: { profile?: string; seed?: number; timeScale?: number; state?: string; args?: string[] } = {}): Promise<RunningSimCloud> {
   const port = await freePort();
   const state = options.state ?? join(mkdtempSync(join(tmpdir(), "slipway-sim-")), "sim.db");
   const args = [
@@ -39,6 +39,7 @@ export async function startSimCloud(options: { profile?: string; seed?: number; 
     "--time-scale", String(options.timeScale ?? 1),
     "--token", SIM_TOKEN,
     "--admin-token", SIM_ADMIN_TOKEN,
+    ...(options.args ?? []),
   ];
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
   running.add(child);

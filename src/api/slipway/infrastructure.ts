@@ -62,6 +62,12 @@ export const InfrastructureStatusSchema = Struct(
       ),
     ),
     zones: Type.Optional(Type.Array(Type.String(), { description: "Availability zones used, each with a subnet; machines are spread over them." })),
+    publicAddresses: Type.Optional(
+      Type.Boolean({ description: "True where the cluster spans clouds: machines made here get a public address, which the other clouds' nodes reach them at." }),
+    ),
+    crossCloudRules: Type.Optional(
+      Type.Integer({ description: "Rules of the security group that admit the other clouds' node addresses (the Kubernetes ports only)." }),
+    ),
     conditions: Type.Optional(Type.Array(Condition, { description: "Current conditions, e.g. Ready." })),
     observedGeneration: Type.Optional(Type.Integer({ description: "The spec generation this status describes." })),
     reason: Type.Optional(Type.String({ description: "Why the infrastructure is failing, e.g. CreateNetworkFailed." })),

@@ -3,10 +3,11 @@
 // and deletes it all again (see phases.ts). It reconciles an Infrastructure when it changes and when
 // its Connection does; an Infrastructure lives in the shard of its cluster. While its cluster is paused
 // an Infrastructure is left as it is.
-import type { ClusterObject, ConnectionObject, InfrastructureObject } from "../../api/kinds.ts";
+import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind, FINALIZER_INFRASTRUCTURE } from "../../api/slipway/infrastructure.ts";
+import { machineKind } from "../../api/slipway/machine.ts";
 import type { Controller } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
@@ -14,6 +15,7 @@ import type { BackoffOptions } from "../../runtime/queue.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
 import { unlessPaused } from "../contract.ts";
 import type { ProviderResolver } from "../providers.ts";
+import { crossCloudView, machineAddressesChanged } from "./crosscloud.ts";
 import { infrastructureDeletePhases, infrastructurePhases, type InfrastructureScope, type InfrastructureSettings } from "./phases.ts";
 import { statusEvents, summarizeInfrastructure } from "./status.ts";
 
@@ -23,6 +25,8 @@ export const INFRASTRUCTURE_COMPONENT = "slipway.dev/infrastructure-controller";
 export const CONNECTION_INDEX = "infrastructure-connection";
 /** Index of the infrastructures by cluster: "<namespace>/<cluster>". */
 export const INFRA_CLUSTER_INDEX = "infrastructure-controller.cluster";
+/** Index of the machines by cluster, for the rules between clouds: "<namespace>/<cluster>". */
+export const MACHINE_CLUSTER_INDEX = "infrastructure-controller.machine-cluster";
 
 export interface InfrastructureControllerDeps {
   providers: ProviderResolver;
@@ -51,6 +55,7 @@ export function registerInfrastructureController(
   const infrastructures = manager.informer(infrastructureKind);
   const connections = manager.informer(connectionKind);
   const clusters = manager.informer(clusterKind);
+  const machines = manager.informer(machineKind);
   const settings: InfrastructureSettings = {
     deadlineMs: options.deadlineMs ?? DEFAULT_INFRASTRUCTURE_SETTINGS.deadlineMs,
     loadBalancerDeadlineMs: options.loadBalancerDeadlineMs ?? DEFAULT_INFRASTRUCTURE_SETTINGS.loadBalancerDeadlineMs,
@@ -60,6 +65,7 @@ export function registerInfrastructureController(
   };
   infrastructures.cache.addIndex(CONNECTION_INDEX, (infra) => [keyFor(infra.metadata.namespace, infra.spec.connection)]);
   infrastructures.cache.addIndex(INFRA_CLUSTER_INDEX, (infra) => [keyFor(infra.metadata.namespace, infra.spec.clusterName)]);
+  machines.cache.addIndex(MACHINE_CLUSTER_INDEX, (machine) => [keyFor(machine.metadata.namespace, machine.spec.clusterName)]);
 
   const reconcile = objectReconciler<InfrastructureObject, InfrastructureScope>({
     kind: infrastructureKind,
@@ -72,6 +78,16 @@ export function registerInfrastructureController(
       providers: deps.providers,
       connection: connections.cache.get(keyFor(base.object.metadata.namespace, base.object.spec.connection)) as ConnectionObject | undefined,
       notices: [],
+      crossCloud: () => {
+        const clusterKey = keyFor(base.object.metadata.namespace, base.object.spec.clusterName);
+        const connectionOf = (name: string) => connections.cache.get(keyFor(base.object.metadata.namespace, name)) as ConnectionObject | undefined;
+        return crossCloudView(base.object, {
+          connectionOf,
+          infrastructures: infrastructures.cache.byIndex(INFRA_CLUSTER_INDEX, clusterKey),
+          machines: machines.cache.byIndex(MACHINE_CLUSTER_INDEX, clusterKey),
+          cluster: clusters.cache.get(clusterKey) as ClusterObject | undefined,
+        });
+      },
     }),
     phases: infrastructurePhases,
     deletePhases: infrastructureDeletePhases,
@@ -97,6 +113,12 @@ export function registerInfrastructureController(
   });
   controller.watch(connections, (connection) =>
     infrastructures.cache.indexKeys(CONNECTION_INDEX, keyFor(connection.metadata.namespace, connection.metadata.name ?? "")),
+  );
+  // A machine's public address, coming or going, changes the rules of the other clouds' security groups.
+  controller.watch<MachineObject>(
+    machines,
+    (machine) => infrastructures.cache.indexKeys(INFRA_CLUSTER_INDEX, keyFor(machine.metadata.namespace, machine.spec.clusterName)),
+    machineAddressesChanged,
   );
   // Of its cluster, an infrastructure waits only for the end of a pause.
   controller.watch<ClusterObject>(

@@ -31,6 +31,7 @@ import { DELETE_ORDER, deleteOwned, findOrCreate, RESOURCE_NAMES, TokenChainErro
 import { ensureClusterSshKey, SshKeySecretError } from "./sshkey.ts";
 import { apiNamesOf, deleteApiRecords, ensureApiRecords, type ApiNames } from "./api-names.ts";
 import { ensureHostsInfrastructure, hostEndpointsOf, releaseHostsInfrastructure } from "./hosts.ts";
+import { crossCloudRules, sameRules, type CrossCloudView } from "./crosscloud.ts";
 import {
   CATALOG_RESOLVED,
   mayHaveCloudResources,
@@ -86,6 +87,8 @@ export interface InfrastructureScope extends Scope<InfrastructureObject> {
   /** The provider's DNS, when it offers one (the API's names live there: api-names.ts). */
   dns?: Dns;
   cluster?: ClusterIdentity;
+  /** Whether the cluster spans clouds and what this connection's rules for the others are made from. */
+  crossCloud?: () => CrossCloudView | undefined;
   /**
    * Events about what this reconcile did, recorded once its status is written: a reconcile that worked
    * from a stale read (its write is refused) did nothing worth telling.
@@ -480,12 +483,47 @@ async function apiRecordsStep(ctx: ReconcileContext, scope: InfrastructureScope,
   }
 }
 
+/**
+ * Where the cluster spans clouds: machines made here get public addresses, and the security group admits
+ * the other clouds' node addresses on the Kubernetes ports (crosscloud.ts). The rules are compared with
+ * the group's own on every reconcile, so a rule changed by hand is put back when a machine comes or goes.
+ */
+export const ensureCrossCloudRules: Phase<InfrastructureScope> = async (ctx, scope) => {
+  const view = scope.crossCloud?.();
+  const status = statusOf(scope.object);
+  const provider = scope.infrastructure;
+  if (!view || !status.securityGroupId || !provider?.firewallRules || !provider.setFirewallRules) return;
+  if (!view.spans && !status.publicAddresses && !status.crossCloudRules) return;
+  if (view.spans) status.publicAddresses = true;
+  else delete status.publicAddresses;
+  const crossCloud = view.spans ? crossCloudRules(view.input) : [];
+  const wanted = [...nodeFirewallRules(scope.object.spec.nodeCIDR), ...crossCloud];
+  try {
+    const current = await provider.firewallRules(status.securityGroupId);
+    if (!sameRules(current, wanted)) {
+      await provider.setFirewallRules(status.securityGroupId, wanted);
+      const addresses = new Set(crossCloud.map((rule) => rule.cidr)).size;
+      notify(scope, "Normal", "UpdatedFirewallRules", `security group ${status.securityGroupId} admits ${addresses} node address(es) of the other clouds (${crossCloud.length} rule(s))`);
+    }
+  } catch (error) {
+    if (isProviderError(error, "throttled")) return { halt: true, requeueAfterMs: error.retryAfterMs ?? scope.settings.pollMs };
+    if (permanent(error)) {
+      stepFailed(status, "securityGroup", `the rules for the other clouds: ${error.message}`, nowOf(ctx));
+      return { halt: true, requeueAfterMs: scope.settings.failureRetryMs };
+    }
+    throw error;
+  }
+  if (crossCloud.length > 0) status.crossCloudRules = crossCloud.length;
+  else delete status.crossCloudRules;
+};
+
 export const infrastructurePhases: readonly Phase<InfrastructureScope>[] = [
   openConnection,
   resolveCatalog,
   ensureNetwork,
   ensureSubnet,
   ensureAccessAndEndpoint,
+  ensureCrossCloudRules,
 ];
 
 // ---- deletion ----

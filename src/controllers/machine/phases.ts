@@ -48,7 +48,7 @@ import {
   isFailedForGood,
   isInitMachine,
   isRegisteredTarget,
-  kubeadmFailure,
+  kubeadmFailure, kubeadmRetrying,
   setFailure,
   since,
 } from "./status.ts";
@@ -247,7 +247,8 @@ export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
     const bootstrap = machineBootstrap({
       machine,
       cluster: scope.cluster!,
-      endpoint: { host: lb.host, port: lb.port, ...(lb.internalHost ? { internalHost: lb.internalHost } : {}) },
+      // A machine of another cloud than the control plane's reaches its API at the public name only.
+      endpoint: { host: lb.host, port: lb.port, ...(lb.internalHost && !inOtherCloud(scope) ? { internalHost: lb.internalHost } : {}) },
       ...(oidc ? { oidc: oidc.issuer } : {}),
       pki: { ...readClusterPki(scope.secrets!.pki), ...(oidc ? { oidcCaPem: oidc.caPem } : {}) },
       token: readBootstrapToken(scope.secrets!.token),
@@ -288,6 +289,11 @@ async function createRefused(ctx: ReconcileContext, scope: MachineScope, error: 
   condition(ctx, scope, { type: INSTANCE_READY, status: "False", reason, message });
   await ctx.event(scope.object, "Warning", reason, `creating the instance of ${describe(scope)} failed: ${message}`);
   return { halt: true, requeueAfterMs: scope.timings.retryFailedAfterMs };
+}
+
+/** Whether the machine is in another cloud than the cluster's control plane (its infrastructure gives it a public address). */
+function inOtherCloud(scope: MachineScope): boolean {
+  return scope.infrastructure?.status?.publicAddresses === true && scope.infrastructure.metadata.uid !== scope.controlPlaneInfrastructure?.metadata.uid;
 }
 
 function addressesOf(machine: MachineObject, instance: InstanceInfo): NonNullable<MachineObject["status"]>["addresses"] {
@@ -331,6 +337,8 @@ export const ensureInstance: Phase<MachineScope> = async (ctx, scope) => {
                 subnetId: subnetId!,
                 securityGroupIds: [infra.securityGroupId!],
                 ...(infra.keyPairId ? { keyPairId: infra.keyPairId } : {}),
+                // Where the cluster spans clouds, the other clouds' nodes reach this one at its public address.
+                ...(infra.publicAddresses ? { publicIp: true } : {}),
               },
             }),
         ...(scope.reservationId ? { reservationId: scope.reservationId } : {}),
@@ -506,14 +514,14 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.nodeGone, message: `node ${status.nodeName ?? machine.metadata.name} was removed from the cluster` });
     return fail(ctx, scope, REASONS.nodeGone, `node ${status.nodeName ?? machine.metadata.name} was removed from the cluster`);
   }
-  const printedLines = await (await capabilityOf(scope, "machines")).consoleOutput(status.instanceId!);
-  const unreadable = bootstrapSecretFailure(printedLines);
+  const output = await (await capabilityOf(scope, "machines")).consoleOutput(status.instanceId!);
+  const unreadable = bootstrapSecretFailure(output);
   if (unreadable) {
     const message = `the machine could not read its bootstrap secret at boot: ${unreadable}`;
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.bootstrapSecretUnavailable, message });
     return fail(ctx, scope, REASONS.bootstrapSecretUnavailable, message);
   }
-  const printed = kubeadmFailure(printedLines);
+  const printed = kubeadmFailure(output);
   if (printed) {
     const reason = bootstrapFailureReason(machine);
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason, message: printed });
@@ -526,7 +534,8 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
     condition(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.deadlineExceeded, message });
     return fail(ctx, scope, REASONS.deadlineExceeded, message);
   }
-  const why = "unknown" in lookup ? ` (${lookup.unknown})` : "";
+  const retrying = kubeadmRetrying(output);
+  const why = "unknown" in lookup ? ` (${lookup.unknown})` : retrying ? `: ${retrying}` : "";
   return wait(ctx, scope, { type: NODE_JOINED, status: "False", reason: REASONS.waitingForNode, message: `waiting for node ${machine.metadata.name} to join${why}` });
 };
 

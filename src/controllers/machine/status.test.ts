@@ -13,6 +13,7 @@ import {
   bootstrapFailureReason,
   createFailure,
   kubeadmFailure,
+  kubeadmRetrying,
   machinePhase,
   summarizeMachine,
 } from "./status.ts";
@@ -51,6 +52,16 @@ describe("machine status", () => {
       "error execution phase preflight: [preflight] Some fatal errors occurred: [ERROR Config]: bad token [ERROR Config]: bad hash",
     );
     assert.equal(kubeadmFailure(["2025-01-01T00:00:01Z [discovery] the API server does not answer yet; retrying"]), undefined);
+  });
+
+  it("reads the endpoint kubeadm join cannot reach from its last discovery retry", () => {
+    const endpoint = "api.c.sim-east-1.sim.slipway.internal:6443";
+    const console = [
+      `2025-01-01T00:00:01Z [discovery] Failed to request cluster-info, will try again: Get "https://${endpoint}/api/v1/namespaces/kube-public/configmaps/cluster-info": dial tcp ${endpoint}: connect: connection refused`,
+      `2025-01-01T00:00:06Z [discovery] Failed to request cluster-info, will try again: Get "https://${endpoint}/api/v1/namespaces/kube-public/configmaps/cluster-info": dial tcp ${endpoint}: i/o timeout`,
+    ];
+    assert.equal(kubeadmRetrying(console), `kubeadm cannot reach the control-plane endpoint: Get "https://${endpoint}/api/v1/namespaces/kube-public/configmaps/cluster-info": dial tcp ${endpoint}: i/o timeout`);
+    assert.equal(kubeadmRetrying(["2025-01-01T00:00:01Z cloud-init: running kubeadm join"]), undefined);
   });
 
   it("reads a kubeadm that was never installed as a failure, with apt's errors", () => {

@@ -137,6 +137,15 @@ export function kubeadmFailure(consoleLines: readonly string[]): string | undefi
   return [lines[first]!.trim(), ...details].join(" ");
 }
 
+/** What kubeadm join last said it retries while it cannot reach the control-plane endpoint, if it does. */
+export function kubeadmRetrying(consoleLines: readonly string[]): string | undefined {
+  for (let i = consoleLines.length - 1; i >= 0; i--) {
+    const retry = /\[discovery\] Failed to request cluster-info, will try again: (.*)$/.exec(consoleLines[i]!);
+    if (retry) return `kubeadm cannot reach the control-plane endpoint: ${retry[1]!.trim()}`;
+  }
+  return undefined;
+}
+
 /** The phase the status adds up to. */
 export function machinePhase(machine: MachineObject): MachinePhase {
   const status = machine.status ?? {};

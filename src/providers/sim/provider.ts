@@ -287,6 +287,15 @@ export class SimProvider implements Provider, Catalogue, ClusterInfrastructure, 
     );
   }
 
+  async firewallRules(securityGroupId: string): Promise<FirewallRule[]> {
+    const group = await this.call(`get security group ${securityGroupId}`, () => this.api.getSecurityGroup(this.region, securityGroupId));
+    return group.rules.map((rule) => ({ ...rule }));
+  }
+
+  async setFirewallRules(securityGroupId: string, rules: FirewallRule[]): Promise<void> {
+    await this.call(`set the rules of security group ${securityGroupId}`, () => this.api.setSecurityGroupRules(this.region, securityGroupId, rules.map(simRule)));
+  }
+
   async deregisterTargets(loadBalancerId: string, instanceIds: string[]): Promise<void> {
     if (instanceIds.length === 0) return;
     try {

@@ -28,6 +28,7 @@ import { KubeadmSteps, providerIdOf } from "./kubeadm-steps.ts";
 import { bootOutcome } from "./kubeadm-plan.ts";
 import { NETWORK_PLUGINS } from "./network-plugins.ts";
 import { hasQuorum, snapshot, type EtcdMember } from "./etcd.ts";
+import { guestRecord, type PublicJoinAnswer, type PublicJoinRequest } from "./public-join.ts";
 import { EmulatorRecords, hostOf, portOf, type ClusterRecord, type MachineAction, type MachineRecord } from "./records.ts";
 
 /** Where the objects of every cluster live in the store: /clusters/<id>/… */
@@ -47,6 +48,8 @@ export interface WorkloadEmulatorOptions {
   store: Store;
   registry: Registry;
   logger: Logger;
+  /** Base URLs of the other clouds on the public network, asked about endpoints this cloud does not know (public-join.ts). */
+  peers?: readonly string[];
 }
 
 export class WorkloadEmulator {
@@ -91,7 +94,9 @@ export class WorkloadEmulator {
     this.detach = this.cloud.addHooks(hooks);
     for (const machine of this.records.allMachines()) {
       const instance = this.cloud.findInstance(machine.instanceId);
-      if ((!instance || instance.state === "terminated") && machine.state !== "lost" && !machine.terminated) {
+      if (machine.guest) {
+        this.arm(machine);
+      } else if ((!instance || instance.state === "terminated") && machine.state !== "lost" && !machine.terminated) {
         void this.onCluster(machine.endpoint, () => this.machineDown(machine.instanceId, true));
       } else if ((machine.state === "waiting" || machine.state === "starting") && !machine.due) {
         await this.schedule(machine, machine.state === "starting" ? "upload" : "join", 0);
@@ -386,6 +391,33 @@ export class WorkloadEmulator {
       return machine && this.serves(machine, route.targetPort) ? [machine] : [];
     });
     return machines.length > 0 ? { machines } : { error: `dial tcp ${endpoint}: connect: connection refused` };
+  }
+
+  /** The other clouds on the public network. */
+  get peers(): readonly string[] {
+    return this.options.peers ?? [];
+  }
+
+  /**
+   * Where a connection from another cloud's public address `from` to `endpoint` lands here: machines whose
+   * API server answers, the error, or undefined when the endpoint is not one of this cloud's.
+   */
+  reachFromPublic(from: string | undefined, endpoint: string): Reach | undefined {
+    const route = this.cloud.routeFromPublic(from, hostOf(endpoint), portOf(endpoint));
+    if ("unknown" in route) return undefined;
+    if ("error" in route) return { error: route.error };
+    const machines = route.targets.flatMap((id) => {
+      const machine = this.records.machine(id);
+      return machine && this.serves(machine, route.targetPort) ? [machine] : [];
+    });
+    return machines.length > 0 ? { machines } : { error: `dial tcp ${endpoint}: connect: connection refused` };
+  }
+
+  /** A machine of another cloud joins a cluster here through the public network (public-join.ts). */
+  joinGuest(request: PublicJoinRequest): Promise<PublicJoinAnswer> {
+    const reach = this.reachFromPublic(request.machine.publicIp, request.plan.endpoint);
+    if (!reach) return Promise.resolve({ unknown: true });
+    return this.exclusive(request.plan.endpoint, () => this.steps.joinGuest(guestRecord(request), request.plan, reach));
   }
 
   /** Whether a client outside the cloud reaches the cluster's API at its endpoint now (its etcd must have quorum). */

@@ -49,6 +49,8 @@ export interface WorkloadEmulationOptions {
    */
   store?: Store | string;
   logger?: Logger;
+  /** Base URLs of the other clouds on the public network (public-join.ts). */
+  peers?: readonly string[];
   /** How often the store's history is compacted (default 5 minutes; 0 never). */
   compactionIntervalMs?: number;
 }
@@ -76,7 +78,7 @@ export async function startWorkloadEmulation(cloud: SimCloud, options: WorkloadE
   const ownsStore = typeof options.store !== "object";
   const store: Store = typeof options.store === "object" ? options.store : SqliteStore.open(options.store ?? defaultStorePath(cloud));
   const registry = workloadRegistry();
-  const emulator = new WorkloadEmulator({ cloud, store, registry, logger: logger.child({ component: "workload-emulator" }) });
+  const emulator = new WorkloadEmulator({ cloud, store, registry, logger: logger.child({ component: "workload-emulator" }), ...(options.peers ? { peers: options.peers } : {}) });
   // With no port asked for, the port of the previous run on this store: the clusters' endpoints (and the
   // kubeconfigs handed out for them) stay where they were across a restart.
   const remembered = options.port ? undefined : await store.get(PORT_KEY);

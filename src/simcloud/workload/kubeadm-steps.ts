@@ -8,7 +8,8 @@
 import { isIP } from "node:net";
 import { formatIPv4, parseCidr } from "../../api/cidr.ts";
 import { caCertHash } from "../../bootstrap/pki.ts";
-import { NODE_GONE_AFTER_MS, type WorkloadEmulator } from "./emulator.ts";
+import { NODE_GONE_AFTER_MS, type Reach, type WorkloadEmulator } from "./emulator.ts";
+import { joinThroughPeers, PUBLIC_RETRY_MS, type GuestFacts, type PublicJoinAnswer } from "./public-join.ts";
 import { addMember } from "./etcd.ts";
 import { KubeadmFailure, PKI_DIR, clusterInfoUrl, kubeletVersionProblems, pkiFileErrors, publicKeyDigest, type InitPlan, type JoinPlan, type KubeadmPlan } from "./kubeadm-plan.ts";
 import { nodePodCidr, type NodeFacts } from "./manifests.ts";
@@ -39,6 +40,24 @@ function controlPlaneSkew(kubelet: string, running: string): { check: string; me
 }
 
 /** The id Kubernetes nodes carry for a sim cloud instance (`spec.providerID`). */
+/** What `kubeadm join` prints once the node joined. */
+function joinedLines(controlPlane: boolean): string[] {
+  return [
+    "[preflight] Reading configuration from the cluster...",
+    ...(controlPlane ? ["[control-plane] Creating static Pod manifests", "[etcd] Announced new etcd member joining to the existing etcd cluster"] : []),
+    "[kubelet-start] Starting the kubelet",
+    "[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap",
+    controlPlane ? "This node has joined the cluster and a new control plane instance was created." : "This node has joined the cluster.",
+    "Run 'kubectl get nodes' on the control-plane to see this node join the cluster.",
+  ];
+}
+
+/** What a machine tells the cloud it joins across the public network about itself. */
+function guestFacts(machine: MachineRecord): GuestFacts {
+  const { instanceId, region, zone, machineType, vcpus, memoryMiB, privateIp, publicIp } = machine;
+  return { instanceId, region, zone, machineType, vcpus, memoryMiB, privateIp, ...(publicIp ? { publicIp } : {}) };
+}
+
 export function providerIdOf(machine: MachineRecord): string {
   return `sim://${machine.region}/${machine.instanceId}`;
 }
@@ -297,7 +316,14 @@ export class KubeadmSteps {
       this.emulator.print(machine.instanceId, ["[preflight] Running pre-flight checks", ...plan.warnings]);
     }
     const url = clusterInfoUrl(plan.endpoint);
-    const found = this.discover(plan.endpoint, machine);
+    let found = this.discover(plan.endpoint, machine);
+    // An endpoint this cloud does not know may be another cloud's, reached over the public network.
+    if ("error" in found && this.emulator.peers.length > 0) {
+      const remote = await joinThroughPeers(this.emulator.peers, { machine: guestFacts(machine), plan });
+      if (remote && "joined" in remote) return this.joinedElsewhere(machine, plan);
+      if (remote && "failure" in remote) return this.fail(machine, remote.failure);
+      if (remote) found = { error: remote.error, retryAt: this.emulator.now() + this.emulator.scaled(PUBLIC_RETRY_MS) };
+    }
     if ("error" in found) {
       const deadline = (machine.waitingSince ?? this.emulator.now()) + this.emulator.scaled(plan.discoveryTimeoutMs);
       const error = `Get "${url}": ${found.error}`;
@@ -322,20 +348,45 @@ export class KubeadmSteps {
     }
     if (plan.controlPlane) machine.servingSince = this.emulator.now();
     await this.registerNode(found.cluster, machine, plan);
-    this.emulator.print(machine.instanceId, [
-      "[preflight] Reading configuration from the cluster...",
-      ...(plan.controlPlane ? ["[control-plane] Creating static Pod manifests", "[etcd] Announced new etcd member joining to the existing etcd cluster"] : []),
-      "[kubelet-start] Starting the kubelet",
-      "[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap",
-      plan.controlPlane ? "This node has joined the cluster and a new control plane instance was created." : "This node has joined the cluster.",
-      "Run 'kubectl get nodes' on the control-plane to see this node join the cluster.",
-    ]);
+    this.emulator.print(machine.instanceId, joinedLines(plan.controlPlane));
     if (plan.controlPlane) await this.emulator.servingChanged(machine);
+  }
+
+  /** The machine joined a cluster of another cloud: its node is there, and this cloud only runs it. */
+  private async joinedElsewhere(machine: MachineRecord, plan: JoinPlan): Promise<void> {
+    machine.state = "joined";
+    machine.software = plan.software;
+    delete machine.plan;
+    delete machine.waitingSince;
+    delete machine.lastError;
+    await this.records.saveMachine(machine);
+    this.emulator.print(machine.instanceId, joinedLines(false));
+  }
+
+  /**
+   * A machine of another cloud that reached the endpoint through the public network: the same discovery
+   * checks as for a machine of this cloud, then its node registers here. Joining again after it joined
+   * answers that it did (its first answer may have been lost).
+   */
+  async joinGuest(guest: MachineRecord, plan: JoinPlan, reach: Reach): Promise<PublicJoinAnswer> {
+    const known = this.records.machine(guest.instanceId);
+    if (known?.guest && known.state === "joined") return { joined: true };
+    if (known && !known.guest) return { failure: [`error execution phase kubelet-start: instance ${guest.instanceId} is already a machine of this cloud`] };
+    if (plan.controlPlane) return { failure: ["error execution phase preflight: a control-plane machine joins only from the control plane's own cloud"] };
+    const found = this.clusterServing(reach);
+    if ("error" in found) return { error: found.error };
+    const failure = await this.discoveryFailure(found.cluster, plan, guest);
+    if (failure) return { failure: failure.lines };
+    await this.registerNode(found.cluster, guest, plan);
+    return { joined: true };
   }
 
   /** The cluster whose cluster-info the endpoint serves to this machine, or the error discovery meets. */
   private discover(endpoint: string, machine: MachineRecord): { cluster: ClusterRecord } | { error: string; retryAt?: number } {
-    const reach = this.emulator.reach(endpoint, machine);
+    return this.clusterServing(this.emulator.reach(endpoint, machine));
+  }
+
+  private clusterServing(reach: Reach): { cluster: ClusterRecord } | { error: string; retryAt?: number } {
     if ("error" in reach) return reach;
     const serving = reach.machines.find((m) => m.clusterId !== undefined) ?? reach.machines[0]!;
     const cluster = serving.clusterId ? this.records.cluster(serving.clusterId) : undefined;

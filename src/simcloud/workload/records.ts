@@ -91,6 +91,8 @@ export interface MachineRecord {
   /** Lines kubeadm prints when it runs (a configuration it refused). */
   failure?: string[];
   clusterId?: string;
+  /** A machine of another cloud that joined through the public network (public-join.ts): its instance is not in this cloud. */
+  guest?: boolean;
   /** The next step and when it is due (epoch ms of the cloud's clock). */
   due?: { action: MachineAction; at: number };
   /** Since when kubeadm tries the control-plane endpoint (epoch ms): discovery, or init's later phases. */
