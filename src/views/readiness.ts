@@ -28,7 +28,7 @@ export function isClusterFailed(cluster: ClusterObject): boolean {
  * lease that ended, a defect in the controllers — so waiting longer does not help. The controllers retry
  * every other failure (quota, cloud capacity, a cloud error), and it may clear by itself as they do.
  */
-const FAILED_UNTIL_CHANGED: ReadonlySet<string> = new Set(["ValidationFailed", "CreateMachineFailed", "LeaseFailed", "InternalError"]);
+const FAILED_UNTIL_CHANGED: ReadonlySet<string> = new Set(["ValidationFailed", "CreateMachineFailed", "LeaseFailed", "ControlPlaneLost", "InternalError"]);
 
 /** Whether a Failed cluster stays so until someone changes something (its reason says so). */
 export function failsUntilChanged(reason: string | undefined): boolean {

@@ -146,6 +146,25 @@ describe("cluster status", () => {
     assert.deepEqual(healed.object.status?.controlPlane, { desired: 1, ready: 1, updated: 1, replicas: 1 });
   });
 
+  it("fails with ControlPlaneLost, naming the machine, once an initialised cluster has no control-plane machine left", () => {
+    const c = cluster();
+    const built = scope(c, [controlPlane(0), worker(0), worker(1)]);
+    summarizeCluster(ctx, built, undefined);
+    assert.equal(built.object.status?.phase, "Running");
+    // Its only control-plane instance died: the machine failed and is being replaced, the replacement waits.
+    const dead: MachineObject = { ...controlPlane(0), metadata: { ...controlPlane(0).metadata, deletionTimestamp: T }, status: { phase: "Failed", failureReason: "InstanceLost", failureMessage: "instance i-demo-cp-0 terminated" } };
+    const replacement: MachineObject = { ...controlPlane(1), status: { phase: "Pending" } };
+    const lost = scope(built.object, [dead, replacement, worker(0), worker(1)]);
+    summarizeCluster(ctx, lost, undefined);
+    assert.equal(lost.object.status?.phase, "Failed");
+    assert.equal(lost.object.status?.reason, "ControlPlaneLost");
+    assert.match(lost.object.status?.message ?? "", /^no control-plane machine is left serving the cluster: demo-cp-0 \(InstanceLost: instance i-demo-cp-0 terminated\);/);
+    // One Ready control-plane machine among the others (a roll, a 3-machine control plane) is no loss.
+    const rolling = scope(built.object, [{ ...dead, status: undefined }, controlPlane(1), worker(0), worker(1)]);
+    summarizeCluster(ctx, rolling, undefined);
+    assert.notEqual(rolling.object.status?.reason, "ControlPlaneLost");
+  });
+
   it("takes a pool's failure as its own only when the pool's status speaks of the spec the cluster wants", () => {
     const failed = pool("s1.small", { phase: "Failed", reason: "CreateMachineFailed", message: "Machine demo-w-0: insufficient capacity", observedGeneration: 1 });
     const machines = [controlPlane(0), worker(0), worker(1)];

@@ -48,6 +48,22 @@ function replacing(scope: ClusterScope): { reason: string; message: string } | u
   return { reason: failed[0]!.status?.failureReason ?? "ReplacingMachine", message: scope.waitingOn ? `${message}; waiting for ${scope.waitingOn}` : message };
 }
 
+/**
+ * An initialised cluster whose control-plane machines are all failed or going, none Ready: its etcd went
+ * with them, so nothing that replaces them can join (and a second `kubeadm init` would be another
+ * cluster). Said as a failure naming each lost machine, not left as an endless "waiting".
+ */
+function controlPlaneLost(scope: ClusterScope, initialized: boolean): { reason: string; message: string } | undefined {
+  if (!initialized || scope.controlPlane.some(isMachineReady)) return undefined;
+  const lost = scope.controlPlane.filter((m) => m.metadata.deletionTimestamp !== undefined || m.status?.phase === "Failed");
+  if (lost.length === 0) return undefined;
+  const which = lost.map((m) => `${m.metadata.name}${m.status?.failureReason ? ` (${m.status.failureReason}: ${m.status.failureMessage ?? "failed"})` : " (being removed)"}`).join(", ");
+  return {
+    reason: "ControlPlaneLost",
+    message: `no control-plane machine is left serving the cluster: ${which}; its etcd data went with them, so a replacement cannot join. Delete the cluster and create it again (a control plane of 3 machines survives the loss of one)`,
+  };
+}
+
 /** The current template of each worker pool, by MachinePool name: from the spec for those the cluster declares, an adopted pool's own. */
 function workerTemplates(scope: ClusterScope): Map<string, PoolTemplate> {
   const cluster = scope.object;
@@ -134,6 +150,7 @@ export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, err
       ? { type: "InfrastructureReady", status: "True", reason: "Ready", message: `${scope.infrastructures.length} connection(s) ready` }
       : { type: "InfrastructureReady", status: "False", reason: "Provisioning", message: pendingInfra(scope.infrastructures) },
   );
+  const wasInitialized = isTrue(st.conditions, CONDITION_CONTROL_PLANE_INITIALIZED);
   const initialized = scope.controlPlane.some((m) => m.status?.bootstrapped);
   set(initialized ? { type: CONDITION_CONTROL_PLANE_INITIALIZED, status: "True", reason: "Initialized", message: "kubeadm init completed" } : { type: CONDITION_CONTROL_PLANE_INITIALIZED, status: "False", reason: "WaitingForInit", message: "the first control-plane machine has not initialised the cluster yet" });
   const cpExtra = scope.controlPlane.length - cpDesired;
@@ -157,7 +174,7 @@ export function summarizeCluster(ctx: ReconcileContext, scope: ClusterScope, err
   const ready = validated && infraReady && initialized && ["ControlPlaneReady", "WorkersReady", "NetworkPluginInstalled"].every((t) => isTrue(st.conditions, t));
   set(ready ? { type: "Ready", status: "True", reason: "Ready", message: "every node is Ready" } : { type: "Ready", status: "False", reason: "NotReady", message: scope.waitingOn ? `waiting for ${scope.waitingOn}` : "provisioning" });
 
-  const failing = scope.problem ?? failingChild(scope);
+  const failing = scope.problem ?? failingChild(scope) ?? controlPlaneLost(scope, initialized || wasInitialized);
   const wasRunning = st.phase === "Running" || st.phase === "Updating";
   // On its way: to Running again once built, else through validation and provisioning.
   const progressing = wasRunning || (st.phase === "Failed" && initialized) ? "Updating" : validated ? "Provisioning" : "Validating";
