@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { auditCloud, clusterMismatch, type SoakCluster, type SoakResource } from "./soak-check.ts";
+import { auditCloud, clusterMismatch, survivableVictims, type SoakCluster, type SoakResource } from "./soak-check.ts";
 
 function running(overrides: Partial<NonNullable<SoakCluster["status"]>> = {}): SoakCluster {
   const node = (name: string, role: string) => ({ name, role, ready: true, version: "v1.30.2" });
@@ -77,4 +77,24 @@ test("a clean cloud audits clean", () => {
   const owners = new Set(["Machine/a-cp-0 uid-Machine/a-cp-0"]);
   const audit = auditCloud([tagged("instance", "i-1", "Machine/a-cp-0", {}, "running")], new Map([["default/a", "u-a"]]), owners);
   assert.deepEqual(audit, { leaks: [], duplicates: [], settling: [] });
+});
+
+test("a host failure is survivable for any worker, and for a control-plane machine only of a whole, Ready control plane of three", () => {
+  const cluster = (name: string, replicas: number, ready: number, deleting = false): SoakCluster => ({
+    metadata: { name, uid: `u-${name}`, ...(deleting ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}) },
+    spec: { kubernetesVersion: "v1.30.2", controlPlane: { replicas } },
+    status: { controlPlane: { ready, replicas } },
+  });
+  const instance = (id: string, name: string, role: string, state = "running"): SoakResource => ({ kind: "instance", id, state, tags: { "slipway.dev/cluster": `default/${name}`, "slipway.dev/role": role } });
+  const clusters = [cluster("one", 1, 1), cluster("three", 3, 3), cluster("rolling", 3, 2), cluster("gone", 3, 3, true)];
+  const resources = [
+    instance("i-one-cp", "one", "control-plane"),
+    instance("i-one-w", "one", "worker"),
+    instance("i-three-cp", "three", "control-plane"),
+    instance("i-three-w", "three", "worker", "pending"),
+    instance("i-rolling-cp", "rolling", "control-plane"),
+    instance("i-gone-w", "gone", "worker"),
+    { kind: "network", id: "vpc-1", state: "available", tags: { "slipway.dev/cluster": "default/one" } },
+  ];
+  assert.deepEqual(survivableVictims(resources, clusters).map((r) => r.id), ["i-one-w", "i-three-cp"]);
 });

@@ -113,3 +113,18 @@ export function auditCloud(resources: readonly SoakResource[], clusters: Readonl
     .map(([key, rs]) => ({ key, ids: rs.map((r) => r.id), why: `${rs.length} live ${rs[0]!.kind}s for one ${rs[0]!.tags[TAG_OWNER] ?? "cluster"}` }));
   return { leaks, duplicates, settling };
 }
+
+/**
+ * The running instances a host failure may take without losing a cluster: any worker, and a
+ * control-plane machine of a cluster whose control plane has three or more members, all Ready.
+ */
+export function survivableVictims(resources: readonly SoakResource[], clusters: readonly SoakCluster[]): SoakResource[] {
+  const byName = new Map(clusters.map((c) => [`default/${c.metadata.name}`, c]));
+  return resources.filter((r) => {
+    const cluster = byName.get(r.tags[TAG_CLUSTER] ?? "");
+    if (r.kind !== "instance" || r.state !== "running" || !cluster || cluster.metadata.deletionTimestamp) return false;
+    if (r.tags[TAG_ROLE] !== "control-plane") return true;
+    const cp = cluster.status?.controlPlane;
+    return cp !== undefined && (cp.ready ?? 0) >= 3 && cp.ready === cp.replicas;
+  });
+}
