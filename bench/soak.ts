@@ -173,7 +173,15 @@ async function main(): Promise<void> {
   const jitter = (meanS: number) => meanS * 1000 * rng.between(0.5, 1.5);
 
   progress(`seed ${plan.seed}, ${plan.minutes} min, up to ${plan.clusters} clusters, profile ${plan.profile} × ${plan.timeScale}`);
-  const sim: RunningSimCloud = await startSimCloud({ profile: plan.profile, timeScale: plan.timeScale, seed: plan.seed, state: join(root, "sim.db") });
+  // A busy machine may take longer to start the sim cloud than the helper waits: try again.
+  let sim: RunningSimCloud | undefined;
+  for (let attempt = 1; !sim; attempt++) {
+    sim = await startSimCloud({ profile: plan.profile, timeScale: plan.timeScale, seed: plan.seed, state: join(root, `sim-${attempt}.db`) }).catch((error: unknown) => {
+      if (attempt >= 3) throw error;
+      progress(`the sim cloud did not start (attempt ${attempt}), trying again`);
+      return undefined;
+    });
+  }
   onTeardown(() => sim.stop());
   for (const { region } of REGIONS) {
     await sim.admin.setQuota("default", region, { vcpus: PLENTY, instances: PLENTY, networks: PLENTY, loadBalancers: PLENTY, publicIps: PLENTY });
