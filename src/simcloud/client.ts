@@ -4,7 +4,7 @@
 import * as http from "node:http";
 import * as https from "node:https";
 import { InternalError, isSimCloudErrorCode, simCloudError, type ErrorBody } from "./errors.ts";
-import type { FaultConfig } from "./faults.ts";
+import type { FaultConfig, FaultCounts } from "./faults.ts";
 import { ADMIN_PREFIX, API_PREFIX, resourcePath, tagQuery } from "./paths.ts";
 import { flatMethods, type AnyDescriptor, type ResourceApi } from "./resource-kinds.ts";
 import type { QuotaLimitsPatch } from "./schemas.ts";
@@ -163,6 +163,8 @@ export class SimCloudAdminClient {
   getFaults = () => send<FaultConfig>(this.options, "GET", `${ADMIN_PREFIX}/faults`);
   /** Replaces the fault configuration. */
   setFaults = (config: FaultConfig) => send<FaultConfig>(this.options, "PUT", `${ADMIN_PREFIX}/faults`, config);
+  /** Faults injected since the cloud started. */
+  getFaultCounts = () => send<FaultCounts>(this.options, "GET", `${ADMIN_PREFIX}/faults/counts`);
   /** Changes some limits of an account in a region. */
   setQuota = (account: string, region: string, patch: QuotaLimitsPatch) =>
     send<T.Quota>(this.options, "PUT", `${ADMIN_PREFIX}/quotas/${encodeURIComponent(account)}/${encodeURIComponent(region)}`, patch);

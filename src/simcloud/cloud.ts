@@ -8,7 +8,7 @@ import { checkRegion, imagesOf, machineTypesOf, regions, zonesOf } from "./catal
 import { SystemClock, type Clock } from "./clock.ts";
 import { CloudCore, type SimCloudHooks } from "./core.ts";
 import { InternalError, InvalidParameterError } from "./errors.ts";
-import type { FaultConfig } from "./faults.ts";
+import type { FaultConfig, FaultCounts } from "./faults.ts";
 import { dnsRecords, type Resolution } from "./dns-service.ts";
 import { instances } from "./instance-service.ts";
 import { loadBalancers, type ConnectionSource, type LoadBalancerRoute } from "./loadbalancer-service.ts";
@@ -277,6 +277,11 @@ export class SimCloud extends AccountCloud {
 
   get faults(): FaultConfig {
     return this.core.faults.config;
+  }
+
+  /** Faults injected since this cloud started. */
+  get faultCounts(): FaultCounts {
+    return this.core.faults.counts;
   }
 
   /** Changes some of an account's limits in a region. */

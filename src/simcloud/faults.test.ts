@@ -69,6 +69,22 @@ describe("fault injection", () => {
     assert.notDeepEqual(await transcript(43), first, "another seed gives another run");
   });
 
+  it("counts what it injected: errors by code, those after the change took effect, slow boots and deaths", async () => {
+    const clock = new ManualClock();
+    const cloud = open({ clock, seed: 5 });
+    const net = await readyNetwork(cloud, { tick: () => clock.advance(1000) });
+    cloud.setFaults({ errors: { getSubnet: { InternalError: 0.3, Throttling: 0.3 } }, slowBoot: { probability: 1, factor: 2 }, instanceDeath: { probability: 1, afterMs: [1_000, 1_000] } });
+    const seen = { InternalError: 0, Throttling: 0 };
+    for (let i = 0; i < 40; i++) {
+      await cloud.getSubnet(REGION, net.subnet.id).catch((e: SimCloudError) => void seen[e.code as keyof typeof seen]++);
+    }
+    await cloud.createInstance(REGION, { subnetId: net.subnet.id, machineType: "s1.small", imageId: net.imageId, clientToken: "dies" });
+    clock.advance(5_000);
+    const counts = cloud.faultCounts;
+    assert.ok(seen.InternalError > 0 && seen.Throttling > 0, JSON.stringify(seen));
+    assert.deepEqual(counts, { ...seen, InsufficientCapacity: 0, QuotaExceeded: 0, afterCommit: 0, slowBoot: 1, instanceDeath: 1 });
+  });
+
   it("can fail a create after it took effect, so only the idempotency token avoids a duplicate", async () => {
     const cloud = open({ faults: { errors: { createNetwork: { InternalError: 1 } }, failAfterCommit: 1 } });
     await assert.rejects(cloud.createNetwork(REGION, { cidr: "10.0.0.0/16", clientToken: "n1" }), InternalError);

@@ -92,8 +92,12 @@ export interface BootPlan {
   dieAfterMs: number | undefined;
 }
 
+/** Faults injected since the cloud started: errors by code, those raised after the change took effect, slow boots and instance deaths. */
+export type FaultCounts = Record<InjectableCode | "afterCommit" | "slowBoot" | "instanceDeath", number>;
+
 export class FaultInjector {
   private current: FaultConfig = {};
+  private readonly injected: FaultCounts = { InternalError: 0, Throttling: 0, InsufficientCapacity: 0, QuotaExceeded: 0, afterCommit: 0, slowBoot: 0, instanceDeath: 0 };
 
   constructor(
     private readonly rng: Prng,
@@ -128,9 +132,21 @@ export class FaultInjector {
       if (roll >= cumulative) continue;
       const mutating = this.operations.operationKind(operation) === "mutating";
       const afterCommit = code === "InternalError" && mutating && this.rng.chance(this.current.failAfterCommit ?? 0.5);
+      this.injected[code]++;
+      if (afterCommit) this.injected.afterCommit++;
       return { error: this.errorFor(code, operation), afterCommit };
     }
     return undefined;
+  }
+
+  /** Counts an instance that died as its boot plan said (a planned death may not come: the instance may be gone first). */
+  countDeath(): void {
+    this.injected.instanceDeath++;
+  }
+
+  /** What was injected since the cloud started (not kept across restarts). */
+  get counts(): FaultCounts {
+    return { ...this.injected };
   }
 
   private errorFor(code: InjectableCode, operation: string): SimCloudError {
@@ -156,6 +172,7 @@ export class FaultInjector {
     const dies = this.rng.chance(this.current.instanceDeath?.probability ?? 0);
     const [min, max] = this.current.instanceDeath?.afterMs ?? DEFAULT_DEATH_AFTER_MS;
     const after = this.rng.between(min, max);
+    if (slow) this.injected.slowBoot++;
     return {
       slowFactor: slow ? (this.current.slowBoot?.factor ?? 1) : 1,
       dieAfterMs: dies ? after : undefined,

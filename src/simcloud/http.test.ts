@@ -103,6 +103,7 @@ describe("HTTP API", () => {
   });
 
   it("throttles with 429 and Retry-After, which the client turns into retryAfterMs", async () => {
+    const before = await admin.getFaultCounts();
     await admin.setFaults({ errors: { getQuota: { Throttling: 1 } }, retryAfterMs: 1500 });
     try {
       const raw = await fetch(`${server.url}/v1/regions/${REGION}/quota`, { headers: { authorization: `Bearer ${TOKEN}` } });
@@ -110,6 +111,7 @@ describe("HTTP API", () => {
       assert.equal(raw.headers.get("retry-after"), "2");
       await assert.rejects(client.getQuota(REGION), (e: unknown) => e instanceof ThrottlingError && e.retryAfterMs === 1500);
       assert.deepEqual(await admin.getFaults(), { errors: { getQuota: { Throttling: 1 } }, retryAfterMs: 1500 });
+      assert.equal((await admin.getFaultCounts()).Throttling, before.Throttling + 2, "the admin API counts both throttled calls");
     } finally {
       await admin.setFaults({});
     }

@@ -127,6 +127,10 @@ export function createSimCloudHttp(cloud: SimCloud, options: SimCloudHttpOptions
     requireAdmin(req);
     return cloud.faults;
   });
+  app.get(`${ADMIN_PREFIX}/faults/counts`, async (req) => {
+    requireAdmin(req);
+    return cloud.faultCounts;
+  });
   app.put(`${ADMIN_PREFIX}/faults`, async (req) => {
     requireAdmin(req);
     cloud.setFaults((req.body ?? {}) as FaultConfig);

@@ -193,7 +193,9 @@ export class InstanceService {
       case "boot":
         return this.boot(record);
       case "die":
-        if (record.state === "running") this.terminateNow(record, { code: "InstanceFailure", message: "the instance's host failed" });
+        if (record.state !== "running") return;
+        this.core.faults.countDeath();
+        this.terminateNow(record, { code: "InstanceFailure", message: "the instance's host failed" });
         return;
       case "stopped":
         this.core.write(() => {
