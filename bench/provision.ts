@@ -46,12 +46,13 @@ export function criticalPath(p: LatencyProfile, shape: Shape): number {
   const cni = join / 2;
   // kubeadm init finishes through the load balancer: once its API server is up, the target's health checks.
   const healthChecks = mean(p.targetHealthy);
-  const cpConn = shape.controlPlane.connection;
   const lbReady = net + subnet + lb;
-  const infraReady = (c: string) => net + subnet + Math.max(sg, c === cpConn ? lb : 0);
+  // Machines are made once their connection's network, subnet and security group exist (and the load
+  // balancer, whose address is known at once): they boot while the load balancer is provisioned.
+  const infraReady = net + subnet + sg;
   // The control plane: the first machine initialises, the others join one at a time.
-  let start = infraReady(cpConn);
-  const initDone = start + boot + init + healthChecks;
+  let start = infraReady;
+  const initDone = Math.max(start + boot + init + healthChecks, lbReady);
   let ready = initDone + cni;
   let finish = ready;
   for (let k = 1; k < shape.controlPlane.replicas; k++) {
@@ -59,10 +60,10 @@ export function criticalPath(p: LatencyProfile, shape: Shape): number {
     ready = start + boot + join + cni;
     finish = Math.max(finish, ready);
   }
-  // Workers boot as soon as their connection and the API endpoint exist, and join once init is done.
+  // Workers boot as soon as their connection exists, and join once init is done.
   for (const pool of shape.workers) {
     if (pool.replicas === 0) continue;
-    const booted = Math.max(infraReady(pool.connection), lbReady) + boot;
+    const booted = infraReady + boot;
     const joined = Math.max(booted, initDone) + join;
     finish = Math.max(finish, Math.max(joined, initDone) + cni);
   }
