@@ -104,7 +104,12 @@ interface Step {
   end: number;
 }
 
-/** The physical graph's steps, each with what it waits for, its mean duration and its finishing time. */
+/**
+ * The physical graph's steps, each with what it waits for, its mean duration and its finishing time.
+ * The same rule as `slipway plan`'s estimate (`src/controllers/plan/estimate.ts`), timed as the sim cloud
+ * times it: the target's health checks start once init's API server serves (not at boot), the security
+ * group follows the subnet, and a node is Ready half a join after it joined (the network plugin).
+ */
 export function physicalSteps(p: LatencyProfile, shape: Shape): Step[] {
   const steps = new Map<string, Step>();
   const add = (name: string, after: string[], ms: number) =>
