@@ -22,6 +22,7 @@ import type { Phase } from "../../runtime/reconciler.ts";
 import { poolTemplate } from "../machinepool/template.ts";
 import { ETCD_MEMBER_REMOVED } from "../machine/etcd.ts";
 import { isRegisteredTarget } from "../machine/status.ts";
+import { readyForMachines } from "../infrastructure/status.ts";
 import { ensureBootstrapToken, ensureClusterPki } from "../pki.ts";
 import { decideRemediation, recordReplacement } from "../rollout/remediation.ts";
 import { networkPluginCondition, pluginPodsReady, pluginTrouble, readPluginDaemonSet } from "./networkplugin.ts";
@@ -172,7 +173,8 @@ export const ensureControlPlane: Phase<ClusterScope> = async (ctx, scope) => {
   const cluster = scope.object;
   const machines = ctx.client.of<MachineObject>(machineKind);
   const infra = controlPlaneInfrastructure(scope);
-  if (!infra?.status?.loadBalancer || !isTrue(infra.status.conditions, "Ready")) {
+  // The first machine boots while the load balancer is provisioned: its init waits for it to route.
+  if (!infra?.status?.loadBalancer || !readyForMachines(infra)) {
     scope.waitingOn = `the infrastructure of connection ${cluster.spec.controlPlane.connection}`;
     return;
   }

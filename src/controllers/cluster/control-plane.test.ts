@@ -31,9 +31,12 @@ function cp(index: number, failed = false): MachineObject {
 }
 
 /** Runs the control plane's step over the machines given; says which it deleted and what it waits on. */
-async function step(clock: ManualClock, cluster: ClusterObject, machines: MachineObject[]) {
+async function step(clock: ManualClock, cluster: ClusterObject, machines: MachineObject[], infrastructure = infra) {
   const deleted: string[] = [];
-  const client = { of: () => ({ delete: async (_ns: string, name: string) => void deleted.push(name), create: async (m: MachineObject) => m }) } as unknown as Client;
+  const created: string[] = [];
+  const client = {
+    of: () => ({ delete: async (_ns: string, name: string) => void deleted.push(name), create: async (m: MachineObject) => (created.push(m.metadata.name!), m) }),
+  } as unknown as Client;
   const scope = {
     original: cluster,
     object: cluster,
@@ -41,14 +44,14 @@ async function step(clock: ManualClock, cluster: ClusterObject, machines: Machin
     timing: { pollMs: 1000, recheckMs: 120_000, revalidateMs: 30_000 },
     memory: { checks: new RecentChecks(), kubeconfigs: new KubeconfigTargets() },
     connections: new Map(),
-    infrastructures: [infra],
+    infrastructures: [infrastructure],
     pools: [],
     controlPlane: machines,
     machines,
     changedChildren: new Set(),
   } as ClusterScope;
   const result = await ensureControlPlane(reconcileContext({ client, clock }), scope);
-  return { deleted, waitingOn: scope.waitingOn, result };
+  return { deleted, created, waitingOn: scope.waitingOn, result };
 }
 
 describe("replacing failed control-plane machines", () => {
@@ -93,5 +96,39 @@ describe("replacing failed control-plane machines", () => {
     assert.match(none.waitingOn ?? "", /1 machines failed \(demo-cp-1\), more than maxUnhealthy 0 of 3/);
     const all = await step(clock, cluster("100%"), [cp(0), cp(1, true), cp(2, true)]);
     assert.deepEqual(all.deleted, ["demo-cp-1", "demo-cp-2"], "100% replaces even two of three");
+  });
+});
+
+describe("the first control-plane machine", () => {
+  const cluster = (): ClusterObject => ({
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Cluster",
+    metadata: { name: "demo", namespace: "default", uid: "c-1" },
+    spec: { controlPlane: { connection: "east", machineType: "s1.medium", replicas: 3 } },
+  });
+  const provisioning = (loadBalancer: boolean, lbCondition: "Unknown" | "False" = "Unknown"): InfrastructureObject => ({
+    ...infra,
+    status: {
+      ready: false,
+      ...(loadBalancer ? { loadBalancer: { id: "lb-1", host: "demo-api-1.sim-east-1.lb.simcloud.internal", port: 6443 } } : {}),
+      conditions: [
+        ...["CatalogResolved", "NetworkReady", "SubnetReady", "SecurityGroupReady", "KeyPairReady"].map((type) => ({ type, status: "True" as const, lastTransitionTime: T })),
+        { type: "LoadBalancerReady", status: lbCondition, reason: lbCondition === "False" ? "CreateLoadBalancerFailed" : "Provisioning", lastTransitionTime: T },
+        { type: "Ready", status: "False", reason: "LoadBalancerNotReady", lastTransitionTime: T },
+      ],
+    },
+  });
+
+  it("is created while the load balancer is provisioned, once its address is known", async () => {
+    const made = await step(new ManualClock(), cluster(), [], provisioning(true));
+    assert.deepEqual(made.created, ["demo-cp-0"]);
+  });
+
+  it("waits for the load balancer to exist, and for one that failed", async () => {
+    for (const infrastructure of [provisioning(false), provisioning(true, "False")]) {
+      const waiting = await step(new ManualClock(), cluster(), [], infrastructure);
+      assert.deepEqual(waiting.created, []);
+      assert.equal(waiting.waitingOn, "the infrastructure of connection east");
+    }
   });
 });

@@ -6,6 +6,7 @@ import type { ReconcileContext } from "../../runtime/controller.ts";
 import { InternalReconcileError } from "../../runtime/failures.ts";
 import {
   mayHaveCloudResources,
+  readyForMachines,
   statusEvents,
   stepFailed,
   stepInProgress,
@@ -162,5 +163,26 @@ describe("mayHaveCloudResources", () => {
     stepInProgress(status, "network", "Pending", "the network is made next", T0, TEN_MINUTES);
     assert.equal(mayHaveCloudResources(status), true);
     assert.equal(mayHaveCloudResources({ keyPairId: "key-1" }), true);
+  });
+});
+
+describe("readyForMachines", () => {
+  const provisioned = (kinds: string[]) => kinds.map((type) => ({ type, status: "True" as const, lastTransitionTime: T0 }));
+  const base = provisioned(["CatalogResolved", "NetworkReady", "SubnetReady", "SecurityGroupReady", "KeyPairReady"]);
+  const lb = { id: "lb-1", host: "demo-api-1.sim-east-1.lb.simcloud.internal", port: 6443 };
+  const provisioning = { type: "LoadBalancerReady", status: "Unknown" as const, reason: "Provisioning", lastTransitionTime: T0 };
+
+  it("lets machines be made while the load balancer is provisioned, once its address is known", () => {
+    assert.equal(readyForMachines(infra({ loadBalancer: lb, conditions: [...base, provisioning] })), true);
+    assert.equal(readyForMachines(infra({ ready: true, loadBalancer: lb, conditions: base })), true);
+  });
+
+  it("waits for everything else, for the load balancer's address, and not past a failure or a deletion", () => {
+    assert.equal(readyForMachines(infra({ conditions: [...base, provisioning] })), false);
+    assert.equal(readyForMachines(infra({ loadBalancer: lb, conditions: [...base.filter((c) => c.type !== "SubnetReady"), provisioning] })), false);
+    assert.equal(readyForMachines(infra({ loadBalancer: lb, conditions: [...base, { ...provisioning, status: "False", reason: "CreateLoadBalancerFailed" }] })), false);
+    assert.equal(readyForMachines(infra({ loadBalancer: lb, conditions: [...base, provisioning] }, { deleting: true })), false);
+    assert.equal(readyForMachines(infra({ conditions: base }, { controlPlane: false })), false);
+    assert.equal(readyForMachines(infra({ ready: true, conditions: base }, { controlPlane: false })), true);
   });
 });

@@ -54,6 +54,20 @@ export function readinessConditions(infra: InfrastructureObject): string[] {
   return [CATALOG_RESOLVED, ...resourcesOf(infra).map((k) => RESOURCE_CONDITIONS[k].condition)];
 }
 
+/**
+ * Whether machines may be made in this infrastructure: it is Ready, or everything but the load balancer
+ * is, and the load balancer exists (its address is known) and has not failed. Machines boot while it is
+ * provisioned; `kubeadm init` itself waits for it to route (the emulated one checks that, as kubeadm's
+ * admin client does).
+ */
+export function readyForMachines(infra: InfrastructureObject | undefined): boolean {
+  const status = infra?.status;
+  if (!infra || !status || infra.metadata.deletionTimestamp) return false;
+  if (status.ready) return true;
+  if (!status.loadBalancer || getCondition(status.conditions, LOAD_BALANCER_READY)?.status === "False") return false;
+  return readinessConditions(infra).every((t) => t === LOAD_BALANCER_READY || getCondition(status.conditions, t)?.status === "True");
+}
+
 /** True once any step that may make a cloud resource has been recorded (see phases.ts, resolveCatalog). */
 export function mayHaveCloudResources(status: Status | undefined): boolean {
   if (!status) return false;

@@ -20,6 +20,7 @@ import { unlessPaused } from "../contract.ts";
 import { names } from "../../api/slipway/names.ts";
 import { machineDeletePhases, machinePhases, type MachineDependencies, type MachineScope, type MachineTimings } from "./phases.ts";
 import { summarizeMachine } from "./status.ts";
+import { readyForMachines } from "../infrastructure/status.ts";
 
 export const MACHINE_CONTROLLER = "machine";
 export const MACHINE_COMPONENT = "slipway.dev/machine-controller";
@@ -105,8 +106,8 @@ export function registerMachineController(
     },
   });
   // Machines wait on their cluster's infrastructure (their own connection's, and the load balancer's).
-  // Only what they read of it matters: whether it is ready, its load balancer, its deletion.
-  const awaited = (infra: InfrastructureObject) => JSON.stringify([infra.status?.ready, infra.status?.loadBalancer, infra.metadata.deletionTimestamp]);
+  // Only what they read of it matters: whether machines may be made in it, its load balancer, its deletion.
+  const awaited = (infra: InfrastructureObject) => JSON.stringify([readyForMachines(infra), infra.status?.ready, infra.status?.loadBalancer, infra.metadata.deletionTimestamp]);
   controller.watch<InfrastructureObject>(
     infrastructures,
     (infra) => machines.cache.indexKeys(MACHINE_CLUSTER_INDEX, keyFor(infra.metadata.namespace, infra.spec.clusterName)),

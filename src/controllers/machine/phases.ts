@@ -33,6 +33,7 @@ import { ETCD_MEMBER_REMOVED, isEtcdRetryable, removeMember } from "./etcd.ts";
 import { ensureJoinToken } from "./jointoken.ts";
 import { cordonNode, deleteNode, drainNode, isUnavailable, nodeIsReady, nodeNotReadyMessage, readNode, type WorkloadNode } from "./node.ts";
 import { zoneFor } from "./zones.ts";
+import { readyForMachines } from "../infrastructure/status.ts";
 import {
   BOOTSTRAP_READY,
   INSTANCE_READY,
@@ -173,7 +174,7 @@ export const awaitPrerequisites: Phase<MachineScope> = async (ctx, scope) => {
   }
   if (!scope.connection) return waiting(REASONS.waitingForConnection, `connection ${spec.connection} does not exist`);
   const infraName = names.infrastructure(spec.clusterName, spec.connection);
-  if (!scope.infrastructure?.status?.ready) return waiting(REASONS.waitingForInfrastructure, `infrastructure ${infraName} is not ready yet`);
+  if (!readyForMachines(scope.infrastructure)) return waiting(REASONS.waitingForInfrastructure, `infrastructure ${infraName} is not ready yet`);
   if (!scope.controlPlaneInfrastructure?.status?.loadBalancer) {
     return waiting(REASONS.waitingForControlPlaneEndpoint, `the control-plane load balancer of cluster ${spec.clusterName} does not exist yet`);
   }
