@@ -154,11 +154,13 @@ describe("identity realms: OIDC clients for clusters, sign-in with slipway login
     assert.deepEqual(client.metadata.ownerReferences.map((r) => `${r.kind}/${r.name}`), ["Cluster/c1"]);
     await eventually(() => ok("get", "platform", "c1", "-o", "jsonpath={.status.phase}") === "Ready", { timeoutMs: 30_000, what: "platform c1 Ready" });
     assert.equal(ok("get", "platform", "c1", "-o", "jsonpath={.status.rootGroup}"), "platforms/default/c1");
-    // The first control-plane machine's kubeadm configuration carries kube-apiserver's --oidc-* flags.
-    const userData = Buffer.from(ok("get", "secret", "c1-cp-0-bootstrap", "-o", "jsonpath={.data.value}"), "base64").toString("utf8");
-    assert.match(userData, new RegExp(`name: oidc-issuer-url\\s+value: ${client.status.issuerUrl}`));
-    assert.match(userData, new RegExp(`name: oidc-client-id\\s+value: ${client.status.clientId}`));
-    assert.match(userData, /name: oidc-groups-claim\s+value: groups/);
+    // kubeadm init was given kube-apiserver's --oidc-* flags: the configuration it keeps in the cluster says so.
+    const c1 = file("c1-admin.kubeconfig");
+    writeFileSync(c1, Buffer.from(ok("get", "secret", "c1-kubeconfig", "-o", "jsonpath={.data.value}"), "base64"));
+    const kept = kubectlOk(c1, ["get", "configmap", "kubeadm-config", "-n", "kube-system", "-o", "jsonpath={.data.ClusterConfiguration}"]);
+    const extraArgs = (JSON.parse(kept) as { apiServer?: { extraArgs?: { name: string; value: string }[] } }).apiServer?.extraArgs ?? [];
+    const arg = (name: string) => extraArgs.find((a) => a.name === name)?.value;
+    assert.deepEqual([arg("oidc-issuer-url"), arg("oidc-client-id"), arg("oidc-groups-claim")], [client.status.issuerUrl, client.status.clientId, "groups"]);
     // Discovery and keys, as any OIDC client reads them.
     const discovery = JSON.parse(await getText(`${client.status.issuerUrl}/.well-known/openid-configuration`)) as Record<string, unknown>;
     assert.equal(discovery.issuer, client.status.issuerUrl);

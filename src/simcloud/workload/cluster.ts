@@ -92,6 +92,7 @@ export class WorkloadCluster {
       controlPlaneEndpoint: plan.endpoint,
       kubernetesVersion: plan.kubernetesVersion,
       certificatesDir: "/etc/kubernetes/pki",
+      ...(plan.apiServerExtraArgs ? { apiServer: { extraArgs: plan.apiServerExtraArgs } } : {}),
       networking: { podSubnet: plan.podSubnet, serviceSubnet: plan.serviceSubnet, dnsDomain: plan.dnsDomain },
     };
     await this.put(this.kinds.configMap, M.configMap("kubeadm-config", "kube-system", { ClusterConfiguration: JSON.stringify(clusterConfiguration, null, 2) }));

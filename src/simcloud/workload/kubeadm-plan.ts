@@ -68,6 +68,8 @@ export interface InitPlan extends CommonPlan {
   certSANs?: string[];
   /** The OpenID Connect issuer the API server trusts (apiServer.extraArgs oidc-*). */
   oidc?: OidcSettings;
+  /** kube-apiserver's extra arguments as the configuration gave them (kept in the kubeadm-config ConfigMap). */
+  apiServerExtraArgs?: { name: string; value: string }[];
   /** The port the API server binds (localAPIEndpoint.bindPort). */
   bindPort: number;
   /** How long kubeadm retries an API call through the control-plane endpoint (timeouts.kubernetesAPICall). */
@@ -400,6 +402,7 @@ function planInit(config: KubeadmConfig, setup: MachineSetup, facts: MachineFact
     endpoint: cluster.controlPlaneEndpoint!,
     certSANs: cluster.apiServer?.certSANs ?? [],
     ...oidcOf(cluster.apiServer?.extraArgs, pki),
+    ...(cluster.apiServer?.extraArgs?.length ? { apiServerExtraArgs: cluster.apiServer.extraArgs.map(({ name, value }) => ({ name, value })) } : {}),
     podSubnet: networking.podSubnet,
     serviceSubnet: networking.serviceSubnet,
     dnsDomain: networking.dnsDomain,
