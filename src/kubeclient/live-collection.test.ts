@@ -83,4 +83,27 @@ describe("LiveCollection", () => {
       "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=3&labelSelector=app%3Ddemo&allowWatchBookmarks=true&timeoutSeconds=300",
     ], "each watch goes on from the last version seen");
   });
+
+  it("does not open watch after watch in a tight loop when the server refuses each at once, and stops at once when told", async () => {
+    const refused = new KubeUnreachableError("https://script.invalid", "watch refused");
+    // Each refusal comes a turn of the event loop later, as from a socket, so timers still run in between.
+    class Refusing extends Script {
+      override async stream(request: TransportRequest): Promise<TransportStream> {
+        await new Promise((resolve) => setImmediate(resolve));
+        return super.stream(request);
+      }
+    }
+    const transport = new Refusing(Array.from({ length: 100_000 }, () => [object("a", "1")]), Array.from({ length: 100_000 }, () => refused));
+    const retries: string[] = [];
+    const collection = new LiveCollection<KubeObject>(new KubeClient({ transport }), "/api/v1/namespaces/default/configmaps", {}, () => {}, (error) => retries.push(error.message));
+    const { watching } = await collection.start();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const watches = transport.requests.filter((r) => r.includes("watch=true")).length;
+    assert.ok(watches <= 3, `${watches} watches opened in 300 ms`);
+    const stoppedAt = Date.now();
+    collection.stop();
+    await watching;
+    assert.ok(Date.now() - stoppedAt < 200, "stop ends the pause between watches");
+    assert.ok(retries.length >= 2 && retries.every((m) => m.includes("watch refused")));
+  });
 });

@@ -6,6 +6,8 @@ import { KubeGoneError, KubeUnreachableError } from "./errors.ts";
 import type { KubeWatch, WatchEvent } from "./watch.ts";
 
 const RETRY_MS = 1000;
+/** The longest pause between watches that keep ending at once. */
+const MAX_PAUSE_MS = 30_000;
 /** How long the server keeps one watch open before the client opens the next. */
 const WATCH_SECONDS = 300;
 
@@ -20,6 +22,8 @@ export class LiveCollection<T extends KubeObject> {
   private resourceVersion: string | undefined;
   private current: KubeWatch | undefined;
   private stopped = false;
+  /** Ends the pause between watches early (on stop). */
+  private wake: (() => void) | undefined;
 
   constructor(
     private readonly client: KubeClient,
@@ -39,6 +43,7 @@ export class LiveCollection<T extends KubeObject> {
   stop(): void {
     this.stopped = true;
     this.current?.close();
+    this.wake?.();
   }
 
   private async relist(): Promise<void> {
@@ -59,12 +64,22 @@ export class LiveCollection<T extends KubeObject> {
   }
 
   private async run(): Promise<void> {
+    // Watches that end at once with nothing said (refused, or closed by the server as soon as opened) one
+    // after the other are opened again only after a pause that doubles, not in a tight loop; a watch that
+    // told something or lasted resets it. The first such end is answered at once (a relist may be all it
+    // needed).
+    let quickEnds = 0;
     while (!this.stopped) {
+      const openedAt = Date.now();
+      let told = false;
       try {
         this.current = this.client.watch<T>(
           this.path,
           { ...this.selector, allowWatchBookmarks: true, timeoutSeconds: WATCH_SECONDS, ...(this.resourceVersion ? { resourceVersion: this.resourceVersion } : {}) },
-          (event) => this.apply(event),
+          (event) => {
+            told = true;
+            this.apply(event);
+          },
         );
         await this.current.done;
       } catch (error) {
@@ -75,7 +90,19 @@ export class LiveCollection<T extends KubeObject> {
           await this.recover();
         } else throw error;
       }
+      quickEnds = told || Date.now() - openedAt >= RETRY_MS ? 0 : quickEnds + 1;
+      if (quickEnds >= 2) await this.pause(Math.min(RETRY_MS * 2 ** (quickEnds - 2), MAX_PAUSE_MS));
     }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
 
   /** Lists again, as soon as the server answers. */
