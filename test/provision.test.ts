@@ -25,13 +25,13 @@ interface ClusterView {
 
 const live = (resources: CloudResource[]) => resources.filter((r) => !["terminated", "deleted"].includes(r.state));
 
-function manifest(name: string, options: { region?: string; cp?: number; pools?: { name: string; replicas: number; region?: string }[] } = {}): string {
+function manifest(name: string, options: { region?: string; cp?: number; pools?: { name: string; replicas: number; region?: string }[]; visibility?: "public" | "private" } = {}): string {
   const region = options.region ?? "sim-east-1";
   const pools = options.pools ?? [];
   const regions = [...new Set([region, ...pools.map((p) => p.region ?? region)])];
   const connections = regions.map((r) => `apiVersion: slipway.dev/v1alpha1\nkind: Connection\nmetadata:\n  name: ${r}\nspec:\n  provider: sim\n  region: ${r}\n`);
   const workers = pools.map((p) => `    - name: ${p.name}\n      connection: ${p.region ?? region}\n      machineType: s1.small\n      replicas: ${p.replicas}\n`).join("");
-  const cluster = `apiVersion: slipway.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: ${name}\nspec:\n  controlPlane:\n    connection: ${region}\n    machineType: s1.medium\n    replicas: ${options.cp ?? 1}\n  workers:\n${workers || "    []\n"}`;
+  const cluster = `apiVersion: slipway.dev/v1alpha1\nkind: Cluster\nmetadata:\n  name: ${name}\nspec:\n  controlPlane:\n    connection: ${region}\n    machineType: s1.medium\n    replicas: ${options.cp ?? 1}\n${options.visibility ? `  apiServer:\n    visibility: ${options.visibility}\n` : ""}  workers:\n${workers || "    []\n"}`;
   return [...connections, cluster].join("---\n");
 }
 
@@ -128,9 +128,22 @@ describe("provisioning clusters on the sim cloud", () => {
     await deleteAndCheckNothingLeft("quickstart");
   });
 
-  it("scales a pool up and down, and the control plane from 1 to 3", async () => {
-    apply(manifest("scaled", { pools: [{ name: "work", replicas: 1 }] }));
+  it("scales a pool up and down, and the control plane from 1 to 3, of a cluster whose API is private", async () => {
+    apply(manifest("scaled", { pools: [{ name: "work", replicas: 1 }], visibility: "private" }));
     await waitPhase("scaled", "Running");
+    // A private API: an internal load balancer, only the name api-int (in the kubeconfig, the endpoint and
+    // the certificate kubectl checks below), reached here through the sim cloud's forwarding into its network.
+    const internalName = "api-int.scaled.sim-east-1.sim.slipway.internal";
+    const made = live(await sim.resourcesOf("default/scaled"));
+    const internalLb = made.find((r) => r.kind === "loadBalancer") as LoadBalancer;
+    assert.equal(internalLb.scheme, "internal");
+    assert.deepEqual(made.filter((r) => r.kind === "dnsRecord").map((r) => (r as CloudResource & { name?: string }).name), [internalName]);
+    assert.deepEqual(made.filter((r) => r.kind === "publicIp"), []);
+    assert.equal(parseKubeconfig(readFileSync(workloadKubeconfig("scaled"), "utf8")).tlsServerName, internalName);
+    assert.equal(ok("get", "cluster", "scaled", "-o", "jsonpath={.status.controlPlaneEndpoint.host}"), internalName);
+    const refused = kubectl(kc, ["patch", "cluster", "scaled", "--type", "merge", "-p", JSON.stringify({ spec: { apiServer: { visibility: "public" } } })]);
+    assert.notEqual(refused.status, 0);
+    assert.match(refused.stderr, /spec\.apiServer\.visibility: Invalid value: "public": field is immutable/);
     ok("patch", "cluster", "scaled", "--type", "merge", "-p", JSON.stringify({ spec: { controlPlane: { replicas: 3 }, workers: [{ name: "work", connection: "sim-east-1", machineType: "s1.small", replicas: 3 }] } }));
     await eventually(() => {
       const c = cluster("scaled");

@@ -70,7 +70,14 @@ export interface ResourceSpecs {
   subnet: { networkId: string; zone: string; cidr: string };
   securityGroup: { networkId: string; name: string; description: string; rules: FirewallRule[] };
   keyPair: { name: string; publicKey: string };
-  loadBalancer: { name: string; networkId: string; subnetIds: string[]; listeners: { port: number; targetPort: number }[] };
+  loadBalancer: {
+    name: string;
+    networkId: string;
+    subnetIds: string[];
+    listeners: { port: number; targetPort: number }[];
+    /** Reachable only from inside its network: no public address, no public name. */
+    internal?: boolean;
+  };
   instance: {
     zone: string;
     machineType: string;

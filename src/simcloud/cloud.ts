@@ -332,7 +332,13 @@ export class SimCloud extends AccountCloud {
     return record ? loadBalancerView(this.core, record) : undefined;
   }
 
-  /** Where a connection to a load balancer's `dnsName:port` from `source` lands (for the workload emulator). */
+  /** The load balancer, of any account, with that id (a workload cluster's id is its load balancer's). */
+  findLoadBalancerById(id: string): T.LoadBalancer | undefined {
+    const record = this.core.state.get("loadBalancer", id);
+    return record ? loadBalancerView(this.core, record) : undefined;
+  }
+
+    /** Where a connection to a load balancer's `dnsName:port` from `source` lands (for the workload emulator). */
   routeThroughLoadBalancer(dnsName: string, port: number, source: ConnectionSource): LoadBalancerRoute {
     return this.services.of(loadBalancers).route(dnsName, port, source);
   }

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { TSchema } from "@sinclair/typebox";
-import { ClusterSpecSchema, clusterKind, type ClusterObject } from "./cluster.ts";
+import { ClusterSpecSchema, apiVisibilityOf, clusterKind, type ClusterObject } from "./cluster.ts";
 import { admit, cell } from "../testing.ts";
 import type { FieldError } from "../registry.ts";
 
@@ -93,6 +93,8 @@ describe("Cluster schema", () => {
     ["a taint with an unknown effect", (s) => ((s.workers as Record<string, unknown>[])[0]!.taints = [{ key: "gpu", effect: "Never" }]), "/spec/workers/0/taints/0/effect"],
     ["a non-string label", (s) => ((s.workers as Record<string, unknown>[])[0]!.labels = { tier: 1 }), "/spec/workers/0/labels/tier"],
     ["paused given as a string", (s) => (s.paused = "yes"), "/spec/paused"],
+    ["an API visibility other than public or private", (s) => (s.apiServer = { visibility: "internal" }), "/spec/apiServer/visibility"],
+    ["an unknown field of apiServer", (s) => (s.apiServer = { visibility: "private", port: 443 }), "/spec/apiServer/port"],
   ];
   for (const [what, mutate, path] of rejected) {
     it(`rejects ${what}, naming ${path}`, () => {
@@ -111,6 +113,19 @@ describe("Cluster schema", () => {
     input.spec.network = { cni: "weave" as "calico" };
     const [, message] = admit(clusterKind, input).schemaErrors.find(([p]) => p === "/spec/network/cni") ?? [];
     assert.match(message ?? "", /"calico", "flannel", "cilium"/);
+  });
+
+  it("names the allowed API visibilities when one is unknown, and makes the API public unless told", () => {
+    const input = minimalCluster();
+    input.spec.apiServer = { visibility: "internal" as "public" };
+    const [, message] = admit(clusterKind, input).schemaErrors.find(([p]) => p === "/spec/apiServer/visibility") ?? [];
+    assert.match(message ?? "", /"public", "private"/);
+    assert.equal(apiVisibilityOf(admitted(minimalCluster()).spec), "public");
+    const given = minimalCluster();
+    given.spec.apiServer = {};
+    assert.deepEqual(admitted(given).spec.apiServer, { visibility: "public" });
+    given.spec.apiServer = { visibility: "private" };
+    assert.equal(apiVisibilityOf(admitted(given).spec), "private");
   });
 
   it("rejects an unknown field in status too", () => {
@@ -272,6 +287,7 @@ describe("Cluster updates", () => {
     ["spec.leaseName", (c) => (c.spec.leaseName = "other-lease"), /field is immutable: a cluster's machines run on the lease it was made with/],
     ["spec.templateName", (c) => (c.spec.templateName = "other-template"), /field is immutable: a cluster is made from a template or not/],
     ["spec.realmName", (c) => (c.spec.realmName = "other-realm"), /field is immutable: a cluster's API server trusts the realm it was made with/],
+    ["spec.apiServer.visibility", (c) => (c.spec.apiServer = { visibility: "private" }), /field is immutable: the API's load balancer, names and certificates are made for it/],
   ];
   for (const [field, mutate, message] of frozen) {
     it(`refuse a change of ${field}, saying why`, () => {
@@ -408,6 +424,11 @@ describe("Registered clusters", () => {
     const moved = structuredClone(old);
     moved.spec.registration!.kubeconfigSecretRef.name = "other";
     assert.deepEqual(admit(clusterKind, moved, old).errors, []);
+  });
+
+  it("have no API server of Slipway's to expose", () => {
+    const { errors } = admit(clusterKind, registered({ apiServer: { visibility: "private" } }));
+    assert.match(only(errors, "spec.apiServer").message, /a registered cluster's API server is not Slipway's to expose/);
   });
 
   it("a cluster needs one or the other", () => {

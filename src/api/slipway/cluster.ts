@@ -46,6 +46,23 @@ export const FINALIZER_CLUSTER = "slipway.dev/cluster";
 
 export const CNI_PLUGINS = ["calico", "flannel", "cilium"] as const;
 
+/** Who reaches the cluster's API: anyone (a public load balancer and name) or only the cloud's network. */
+export const API_VISIBILITIES = ["public", "private"] as const;
+export type ApiVisibility = (typeof API_VISIBILITIES)[number];
+
+const ApiServerSpec = Struct(
+  {
+    visibility: Type.Optional(
+      StringEnum(API_VISIBILITIES, {
+        default: "public",
+        description:
+          "public: the API has a public load balancer and the name api.<cluster>.<zone>; private: only an internal load balancer and api-int.<cluster>.<zone>, reached from inside the control plane's cloud network. Cannot be changed.",
+      }),
+    ),
+  },
+  { description: "How the cluster's Kubernetes API is exposed." },
+);
+
 const ControlPlaneSpec = Struct(
   {
     connection: Type.String({ minLength: 1, description: "Connection (in this namespace) the control-plane machines are built in." }),
@@ -122,6 +139,7 @@ export const ClusterSpecSchema = Struct(
     // Pools are told apart by name: strategic merge patches and server-side apply merge them pool by pool.
     workers: Type.Optional(Type.Array(WorkerPoolSpec, { ...keyedBy("name"), default: [], maxItems: MAX_WORKER_POOLS, description: `Worker pools, in any connections (at most ${MAX_WORKER_POOLS}).` })),
     network: Type.Optional(NetworkSpec),
+    apiServer: Type.Optional(ApiServerSpec),
     paused: Type.Optional(Type.Boolean({ description: "If true, controllers leave the cluster and everything made for it (infrastructures, pools, machines) as it is; deletion still runs." })),
     templateName: Type.Optional(
       Type.String({
@@ -425,6 +443,7 @@ function immutableFieldErrors(cluster: ClusterObject, old: ClusterObject): Field
       ? immutable("spec.templateName", spec.templateName, was.templateName, "a cluster is made from a template or not; it may move to one of its template's upgradeTargets")
       : []),
     ...immutable("spec.realmName", spec.realmName, was.realmName, "a cluster's API server trusts the realm it was made with"),
+    ...immutable("spec.apiServer.visibility", apiVisibilityOf(spec), apiVisibilityOf(was), "the API's load balancer, names and certificates are made for it when the cluster is made"),
   ];
   for (const key of ["cni", ...NETWORK_RANGES, "serviceDomain"] as const) {
     errors.push(...immutable(`spec.network.${key}`, spec.network?.[key], was.network?.[key], "a cluster's network is fixed when it is made"));
@@ -440,6 +459,11 @@ function immutableFieldErrors(cluster: ClusterObject, old: ClusterObject): Field
   return errors;
 }
 
+/** How the cluster's API is exposed (public unless the spec says otherwise). */
+export function apiVisibilityOf(spec: Pick<ClusterSpec, "apiServer">): ApiVisibility {
+  return spec.apiServer?.visibility ?? "public";
+}
+
 export function validateCluster(cluster: ClusterObject, old?: ClusterObject): FieldError[] {
   const errors: FieldError[] = [];
   const name = cluster.metadata.name;
@@ -449,6 +473,9 @@ export function validateCluster(cluster: ClusterObject, old?: ClusterObject): Fi
     errors.push(...(isRegistered(cluster) ? [invalid("spec.realmName", realm, "a registered cluster's API server is not Slipway's to configure")] : dnsLabelErrors("spec.realmName", realm)));
   }
   const registration = registrationErrors(cluster, old);
+  if (isRegistered(cluster) && cluster.spec.apiServer) {
+    registration.push(invalid("spec.apiServer", "set", "a registered cluster's API server is not Slipway's to expose"));
+  }
   if (registration.length > 0 || isRegistered(cluster)) return [...errors, ...registration];
   errors.push(...versionErrors(cluster.spec.kubernetesVersion));
   const replicas = cluster.spec.controlPlane.replicas;

@@ -22,6 +22,11 @@ export const InfrastructureSpecSchema = Struct(
     controlPlane: Type.Optional(
       Type.Boolean({ default: false, description: "True if this connection hosts the control plane and its load balancer." }),
     ),
+    apiVisibility: Type.Optional(
+      StringEnum(["public", "private"], {
+        description: "Where the control plane runs: public gives the API a public load balancer and the name api.<cluster>.<zone>; private only an internal one and api-int.<cluster>.<zone>. The Cluster's spec.apiServer.visibility; public when left out.",
+      }),
+    ),
     machineTypes: Type.Optional(Type.Array(Type.String(), { default: [], description: "Machine types to resolve in this connection." })),
     images: Type.Optional(Type.Array(Type.String(), { default: [], description: "Images to resolve in this connection." })),
   },
@@ -127,6 +132,7 @@ export const infrastructureKind: KindDefinition<InfrastructureObject> = {
       for (const key of ["clusterName", "connection", "region", "nodeCIDR"] as const) {
         errors.push(...immutable(`spec.${key}`, infra.spec[key], old.spec[key]));
       }
+      errors.push(...immutable("spec.apiVisibility", infra.spec.apiVisibility ?? "public", old.spec.apiVisibility ?? "public"));
     }
     return errors;
   },

@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { ClusterObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import { cidrsOverlap, formatCidr, parseCidr } from "../../api/cidr.ts";
 import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
-import { CONDITION_NETWORK_PLUGIN_INSTALLED, DEFAULT_KUBERNETES_VERSION, desiredWorkers, machineTypeOf } from "../../api/slipway/cluster.ts";
+import { apiVisibilityOf, CONDITION_NETWORK_PLUGIN_INSTALLED, DEFAULT_KUBERNETES_VERSION, desiredWorkers, machineTypeOf } from "../../api/slipway/cluster.ts";
 import { oldestVersion, sameVersion } from "../../api/slipway/versions.ts";
 import { LABEL_CONNECTION } from "../../api/slipway/connection.ts";
 import { SLIPWAY_API_VERSION } from "../../api/slipway/group.ts";
@@ -87,6 +87,7 @@ export const ensureInfrastructures: Phase<ClusterScope> = async (ctx, scope) => 
           region: connection.spec.region,
           nodeCIDR,
           controlPlane: name === cluster.spec.controlPlane.connection,
+          ...(name === cluster.spec.controlPlane.connection && apiVisibilityOf(cluster.spec) === "private" ? { apiVisibility: "private" } : {}),
           machineTypes: machineTypes(name),
           images: images(name),
         },

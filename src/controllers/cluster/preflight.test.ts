@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { ClusterSpec } from "../../api/slipway/cluster.ts";
-import { preflight, preflightReason, clusterDemand, type ConnectionFacts } from "./preflight.ts";
+import { apiVisibilityProblems, preflight, preflightReason, clusterDemand, type ConnectionFacts } from "./preflight.ts";
 
 const types = [
   { name: "s1.small", vcpus: 1, memoryMiB: 2048 },
@@ -63,5 +63,30 @@ describe("cluster preflight", () => {
     assert.deepEqual(preflight(spec(), facts({ east: { quota: full, ownUsage: own } })), []);
     const problems = preflight(spec(), facts({ east: { quota: full } }));
     assert.equal(preflightReason(problems), "QuotaExceeded");
+  });
+});
+
+describe("a private API", () => {
+  const oneCloud = (over: Record<string, Partial<ConnectionFacts>> = {}) => facts({ east: { cloud: "sim A", dns: true, ...over.east }, west: { cloud: "sim A", dns: true, ...over.west } });
+  const privately = spec({ apiServer: { visibility: "private" } });
+
+  it("is allowed where every pool is in the control plane's cloud and its provider keeps DNS; a public one needs neither", () => {
+    assert.deepEqual(apiVisibilityProblems(privately, oneCloud()), []);
+    assert.deepEqual(apiVisibilityProblems(spec(), oneCloud({ west: { cloud: "sim B" }, east: { dns: false } })), []);
+  });
+
+  it("is refused naming each pool in another cloud, whose machines would reach the API only through a public address", () => {
+    const problems = apiVisibilityProblems(privately, oneCloud({ west: { cloud: "sim B" } }));
+    assert.deepEqual(problems.map((p) => p.field), ["spec.workers[1].connection"]);
+    assert.match(problems[0]!.message, /connection "west" is outside the cloud of the control plane's connection "east".*visibility is private/);
+    const onHosts = apiVisibilityProblems(privately, oneCloud(), new Set(["west"]));
+    assert.deepEqual(onHosts.map((p) => p.field), ["spec.workers[1].connection"]);
+  });
+
+  it("is refused without DNS for api-int, or for a control plane on hosts", () => {
+    assert.match(apiVisibilityProblems(privately, oneCloud({ east: { dns: false } }))[0]?.message ?? "", /private needs DNS for the name api-int/);
+    const hosts = apiVisibilityProblems(privately, oneCloud(), new Set(["east"]));
+    assert.deepEqual(hosts.map((p) => p.field), ["spec.apiServer.visibility"]);
+    assert.match(hosts[0]!.message, /connection "east" is of hosts/);
   });
 });

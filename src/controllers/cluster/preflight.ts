@@ -2,7 +2,7 @@
 // networks before installing): every connection, region, machine type and image must exist, the
 // control-plane machines must meet kubeadm's preflight minimums, and quota in every connection must
 // cover the whole cluster. Every problem is reported at once.
-import { machineTypeOf, type ClusterSpec } from "../../api/slipway/cluster.ts";
+import { apiVisibilityOf, machineTypeOf, type ClusterSpec } from "../../api/slipway/cluster.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
 import type { ImageInfo, MachineTypeInfo, QuotaReport, QuotaResources } from "../../providers/provider.ts";
 
@@ -18,6 +18,10 @@ export interface ConnectionFacts {
   quota?: QuotaReport;
   /** What this cluster already holds in the connection (so a retry or a scale-up is not counted twice). */
   ownUsage?: QuotaResources;
+  /** Which cloud the connection builds in (crosscloud.ts's cloudOf); two connections of one cloud share a network. */
+  cloud?: string;
+  /** Whether the connection's provider keeps DNS zones (where the API's names live). */
+  dns?: boolean;
 }
 
 export interface PreflightProblem {
@@ -124,6 +128,36 @@ export function preflight(spec: ClusterSpec, facts: Map<string, ConnectionFacts>
       }
     }
   }
+  return problems;
+}
+
+/**
+ * A private API is reached only from inside the control plane's cloud, at api-int in its DNS zone: the
+ * control plane's provider must keep DNS, and every pool must be in that cloud (another cloud's machines
+ * reach a cluster only through public addresses, and a private API has none). Hosts' connections
+ * (`hostConnections`) have no cloud network to be private in.
+ */
+export function apiVisibilityProblems(spec: ClusterSpec, facts: Map<string, ConnectionFacts>, hostConnections: ReadonlySet<string> = new Set()): PreflightProblem[] {
+  if (apiVisibilityOf(spec) !== "private") return [];
+  const field = "spec.apiServer.visibility";
+  const home = spec.controlPlane.connection;
+  if (hostConnections.has(home)) {
+    return [{ field, reason: "ValidationFailed", message: `private needs a cloud network with an internal load balancer; the control plane's connection "${home}" is of hosts, whose API is served where the hosts are` }];
+  }
+  const cp = facts.get(home);
+  if (!cp || cp.unusable) return [];
+  if (!cp.dns) return [{ field, reason: "ValidationFailed", message: `private needs DNS for the name api-int.<cluster>.<zone>, and the provider of connection "${home}" keeps no DNS zones` }];
+  const problems: PreflightProblem[] = [];
+  (spec.workers ?? []).forEach((pool, i) => {
+    const f = facts.get(pool.connection);
+    const elsewhere = hostConnections.has(pool.connection) || (f?.cloud !== undefined && cp.cloud !== undefined && f.cloud !== cp.cloud);
+    if (!elsewhere) return;
+    problems.push({
+      field: `spec.workers[${i}].connection`,
+      reason: "ValidationFailed",
+      message: `connection "${pool.connection}" is outside the cloud of the control plane's connection "${home}": its machines would reach the API only through a public address, and spec.apiServer.visibility is private`,
+    });
+  });
   return problems;
 }
 

@@ -8,7 +8,8 @@ import { SshProvider } from "../../providers/ssh/index.ts";
 import type { HostRecord } from "../../providers/ssh/hosts.ts";
 import { ConnectionUnusableError } from "../providers.ts";
 import { hostPreflight } from "./host-preflight.ts";
-import { clusterConnections, preflight, preflightMessage, preflightReason, type ConnectionFacts } from "./preflight.ts";
+import { cloudOf } from "../infrastructure/crosscloud.ts";
+import { apiVisibilityProblems, clusterConnections, preflight, preflightMessage, preflightReason, type ConnectionFacts } from "./preflight.ts";
 import { clusterStatus, now, type ClusterScope } from "./scope.ts";
 
 /** What a cluster needs of the provider of each connection it uses: it builds infrastructure and machines in each. */
@@ -63,7 +64,7 @@ export const validate: Phase<ClusterScope> = async (ctx, scope) => {
         const catalogue = provider.capabilities.catalogue!;
         await catalogue.zones();
         const [machineTypes, images, quota] = await Promise.all([catalogue.machineTypes(), catalogue.images(), catalogue.quota()]);
-        facts.set(name, { machineTypes, images, quota, ownUsage: ownUsage(scope, name) });
+        facts.set(name, { machineTypes, images, quota, ownUsage: ownUsage(scope, name), cloud: cloudOf(connection), dns: provider.capabilities.dns !== undefined });
       } catch (e) {
         if (e instanceof ConnectionUnusableError || (isProviderError(e) && !e.retryable)) {
           facts.set(name, { unusable: `connection "${name}": ${(e as Error).message}` });
@@ -73,7 +74,12 @@ export const validate: Phase<ClusterScope> = async (ctx, scope) => {
       }
     }),
   );
-  const problems = [...[...hosts].flatMap(([name, records]) => hostPreflight(cluster.spec, cluster.metadata.name!, name, records)), ...preflight(cluster.spec, facts, new Set(hosts.keys()))];
+  const hostConnections = new Set(hosts.keys());
+  const problems = [
+    ...[...hosts].flatMap(([name, records]) => hostPreflight(cluster.spec, cluster.metadata.name!, name, records)),
+    ...preflight(cluster.spec, facts, hostConnections),
+    ...apiVisibilityProblems(cluster.spec, facts, hostConnections),
+  ];
   if (problems.length > 0) {
     const reason = preflightReason(problems);
     scope.problem = { reason, message: preflightMessage(problems) };

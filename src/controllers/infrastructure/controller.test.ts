@@ -248,6 +248,31 @@ describe("infrastructure controller", () => {
     assert.equal((await owned(infra.metadata.uid!, "dnsRecord")).length, 0, "the API's names are the control plane's connection's");
   });
 
+  it("gives a private API an internal load balancer and only the name api-int, which outside the network does not reach, and removes it on delete", async () => {
+    const { env, infras, createInfra, waitForPhase, owned } = await setup();
+    const infra = await createInfra({ apiVisibility: "private" });
+    const ready = await waitForPhase("Ready");
+    const internalName = `api-int.demo.${REGION}.sim.slipway.internal`;
+    // The endpoint everything is given is api-int: the kubeconfig, kubeadm and its certificates name it.
+    assert.equal(ready.status?.loadBalancer?.host, internalName);
+    assert.equal(ready.status?.loadBalancer?.internalHost, internalName);
+    const lb = await env.cloud.getLoadBalancer(REGION, ready.status!.loadBalancer!.id);
+    assert.equal(lb.scheme, "internal");
+    const records = await env.cloud.listDnsRecords(REGION, { tags: { [TAG_OWNER_UID]: infra.metadata.uid! } });
+    assert.deepEqual(records.map((r) => r.name), [internalName], "no public name");
+    assert.deepEqual(env.cloud.resolveName(DEFAULT_ACCOUNT, `api.demo.${REGION}.sim.slipway.internal`), undefined);
+    assert.equal((await owned(infra.metadata.uid!)).filter((r) => r.kind === "publicIp").length, 0, "no public address");
+    // From outside the cloud's network the internal load balancer does not answer; from inside it does route.
+    assert.match((env.cloud.routeThroughLoadBalancer(lb.dnsName, 6443, {}) as { error: string }).error, /i\/o timeout/);
+    assert.doesNotMatch(JSON.stringify(env.cloud.routeThroughLoadBalancer(lb.dnsName, 6443, { networkId: lb.networkId })), /timeout/);
+    // Visibility is fixed once made: refused, naming the field, and nothing changed.
+    await assert.rejects(infras.patch(NS, "demo-east", "merge", { spec: { apiVisibility: "public" } }), /spec\.apiVisibility/);
+    await infras.delete(NS, "demo-east");
+    await env.waitFor(infrastructureKind, NS, "demo-east", (i) => i === undefined);
+    assert.deepEqual(await owned(infra.metadata.uid!), []);
+    assert.deepEqual(env.cloud.resolveName(DEFAULT_ACCOUNT, internalName), undefined);
+  });
+
   it("deletes every cloud resource it made, also one whose id never reached the status, then goes", async () => {
     const { env, infras, createInfra, waitForPhase, owned } = await setup();
     const infra = await createInfra();

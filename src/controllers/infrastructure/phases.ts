@@ -29,7 +29,7 @@ import { names } from "../../api/slipway/names.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
 import { DELETE_ORDER, deleteOwned, findOrCreate, RESOURCE_NAMES, TokenChainError } from "./resources.ts";
 import { ensureClusterSshKey, SshKeySecretError } from "./sshkey.ts";
-import { apiNamesOf, deleteApiRecords, ensureApiRecords, type ApiNames } from "./api-names.ts";
+import { apiNamesOf, deleteApiRecords, endpointName, ensureApiRecords, type ApiNames } from "./api-names.ts";
 import { ensureHostsInfrastructure, hostEndpointsOf, releaseHostsInfrastructure } from "./hosts.ts";
 import { crossCloudRules, sameRules, type CrossCloudView } from "./crosscloud.ts";
 import {
@@ -442,6 +442,7 @@ function loadBalancerStep(scope: InfrastructureScope, status: Status, names: Api
   const networkId = status.networkId!;
   // In every zone used, so that the API stays reachable when a zone is lost.
   const subnetIds = (status.zones ?? []).map((zone, index) => status.subnets?.[zone] ?? (index === 0 ? status.subnetId! : ""));
+  const internal = scope.object.spec.apiVisibility === "private";
   return {
     kind: "loadBalancer",
     recordedId: status.loadBalancer?.id,
@@ -450,12 +451,14 @@ function loadBalancerStep(scope: InfrastructureScope, status: Status, names: Api
       networkId,
       subnetIds,
       listeners: [{ port: API_SERVER_PORT, targetPort: API_SERVER_PORT }],
+      ...(internal ? { internal } : {}),
     }),
-    purpose: (s) => `loadBalancer/${s.subnetIds.join(",")}`,
+    // A public API's token is the one it always had; a private one asks for another load balancer.
+    purpose: (s) => `loadBalancer/${s.subnetIds.join(",")}${s.internal ? "/internal" : ""}`,
     // The url may change when the load balancer turns active (the cloud publishes its endpoint then). With
-    // DNS, the API's public name stands for the load balancer's generated one.
+    // DNS, the API's name (api, or api-int for a private API) stands for the load balancer's generated one.
     record: (info) =>
-      (status.loadBalancer = { id: info.id, host: names?.public ?? info.dnsName, ...(names ? { internalHost: names.internal } : {}), port: info.port, url: info.url }),
+      (status.loadBalancer = { id: info.id, host: names ? endpointName(names) : info.dnsName, ...(names ? { internalHost: names.internal } : {}), port: info.port, url: info.url }),
   };
 }
 

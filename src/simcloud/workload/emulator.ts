@@ -373,7 +373,7 @@ export class WorkloadEmulator {
    * zones, the one its record aliases), to its healthy targets whose API server answers, or straight to the
    * machine at that address.
    */
-  reach(endpoint: string, from: MachineRecord | undefined, account = from?.account): Reach {
+  reach(endpoint: string, from: MachineRecord | undefined, account = from?.account, network = from?.networkId): Reach {
     const name = hostOf(endpoint);
     const port = portOf(endpoint);
     // A name of a DNS zone leads where its A record does: a load balancer it aliases, or its first address.
@@ -384,7 +384,7 @@ export class WorkloadEmulator {
       if (!target || target.silentSince !== undefined) return { error: `dial tcp ${endpoint}: i/o timeout` };
       return this.serves(target, port) ? { machines: [target] } : { error: `dial tcp ${endpoint}: connect: connection refused` };
     }
-    const route = this.cloud.routeThroughLoadBalancer(host, port, from ? { networkId: from.networkId } : {});
+    const route = this.cloud.routeThroughLoadBalancer(host, port, network ? { networkId: network } : {});
     if ("error" in route) return host === name ? route : { ...route, error: route.error.replaceAll(host, name) };
     const machines = route.targets.flatMap((id) => {
       const machine = this.records.machine(id);
@@ -420,9 +420,14 @@ export class WorkloadEmulator {
     return this.exclusive(request.plan.endpoint, () => this.steps.joinGuest(guestRecord(request), request.plan, reach));
   }
 
-  /** Whether a client outside the cloud reaches the cluster's API at its endpoint now (its etcd must have quorum). */
+  /**
+   * Whether a client of the loopback port reaches the cluster's API at its endpoint now (its etcd must have
+   * quorum). The port is the cloud's forwarding into the network of the cluster's load balancer — what a
+   * private endpoint or a bastion gives a real cloud's customers — so an internal load balancer answers there
+   * too; machines of other clouds still reach only internet-facing ones (reachFromPublic).
+   */
   answers(cluster: ClusterRecord): boolean {
-    const reach = this.reach(cluster.endpoint, undefined, cluster.account);
+    const reach = this.reach(cluster.endpoint, undefined, cluster.account, this.cloud.findLoadBalancerById(cluster.id)?.networkId);
     return "machines" in reach && reach.machines.some((m) => m.clusterId === cluster.id) && this.etcdHasQuorum(cluster);
   }
 
