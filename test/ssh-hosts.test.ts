@@ -6,6 +6,8 @@
 // host, two workers) reaches Running, real kubectl lists its three Ready nodes through the cluster's
 // kubeconfig, and deleting the cluster leaves no file, unit or process of Slipway's on any host (looked at
 // over SSH). The lab's stand-in kubeadm emulates the cluster (src/providers/ssh/testing/stand-ins.ts).
+// Last, a mixed cluster: its control plane on a host, a pool in the sim cloud, whose machine joins the
+// host's API over the network (the sim cloud is told the lab's range is reachable from it).
 // Skips (saying why) where it cannot run: it needs root and sshd.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -14,6 +16,7 @@ import { join } from "node:path";
 import { withSession } from "../src/providers/ssh/session.ts";
 import { SshLab, labUnavailable, type LabHost } from "../src/providers/ssh/testing/lab.ts";
 import { eventually, kubectl, kubectlOk, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
 
 const unavailable = labUnavailable();
 if (unavailable) console.log(`# skipping the SSH hosts end-to-end test: ${unavailable}`);
@@ -48,19 +51,25 @@ spec:
 /** The command lines of the processes in the host's network namespace (the lab's hosts share one process namespace). */
 const PROCESSES_OF_THIS_HOST = `here=$(readlink /proc/self/ns/net); for p in /proc/[0-9]*; do [ "$(readlink $p/ns/net 2>/dev/null)" = "$here" ] && { tr '\\0' ' ' < $p/cmdline; echo; }; done 2>/dev/null`;
 
-const CONNECTION = `apiVersion: slipway.dev/v1alpha1
+function connection(name: string, provider: string, region: string): string {
+  return `apiVersion: slipway.dev/v1alpha1
 kind: Connection
 metadata:
-  name: rack
+  name: ${name}
 spec:
-  provider: ssh
-  region: rack-1
+  provider: ${provider}
+  region: ${region}
 `;
+}
 
-const CLUSTER = `apiVersion: slipway.dev/v1alpha1
+const CONNECTION = connection("rack", "ssh", "rack-1");
+
+/** A cluster whose control plane is one host of the rack, with one pool. */
+function cluster(name: string, pool: { name: string; connection: string; machineType: string; replicas: number }): string {
+  return `apiVersion: slipway.dev/v1alpha1
 kind: Cluster
 metadata:
-  name: onprem
+  name: ${name}
 spec:
   kubernetesVersion: v1.31.2
   controlPlane:
@@ -68,22 +77,29 @@ spec:
     machineType: host
     replicas: 1
   workers:
-    - name: pool-a
-      connection: rack
-      machineType: host
-      replicas: 2
+    - name: ${pool.name}
+      connection: ${pool.connection}
+      machineType: ${pool.machineType}
+      replicas: ${pool.replicas}
 `;
+}
+
+const CLUSTER = cluster("onprem", { name: "pool-a", connection: "rack", machineType: "host", replicas: 2 });
 
 describe("bring your own hosts over SSH", { skip: unavailable }, () => {
   let lab: SshLab;
   let server: RunningSlipway;
+  let sim: RunningSimCloud;
   let kc: string;
+  const simArgs = () => ["--sim-endpoint", sim.url, "--sim-token", SIM_TOKEN, "--poll-interval", "200ms"];
   const ok = (...args: string[]) => kubectlOk(kc, args);
   const reachable = (name: string) => ok("get", "host", name, "-o", 'jsonpath={.status.conditions[?(@.type=="Reachable")].status}/{.status.conditions[?(@.type=="Reachable")].reason}');
 
   before(async () => {
     lab = await SshLab.start(3, { emulateKubernetes: true });
-    server = await startSlipway();
+    // The sim cloud's machines reach the lab's hosts, as a cloud's reach one's own hosts through its NAT gateway.
+    sim = await startSimCloud({ profile: "fast", args: ["--outside-network", `${lab.subnet}.0/24`] });
+    server = await startSlipway({ args: simArgs() });
     kc = server.kubeconfig;
   });
   after(async () => {
@@ -91,6 +107,7 @@ describe("bring your own hosts over SSH", { skip: unavailable }, () => {
       if (server) assert.equal(await server.stop("SIGTERM"), 0, "slipway up exits cleanly");
       if (server) removeDir(server.dataDir);
     } finally {
+      await sim?.stop();
       await lab?.stop();
     }
   });
@@ -148,7 +165,7 @@ describe("bring your own hosts over SSH", { skip: unavailable }, () => {
     const leader = lab.hosts[0]!;
     await eventually(async () => (await lab.calls(leader)).length > 0, { what: "the bootstrap of the leader host to start", timeoutMs: 60_000, intervalMs: 100 });
     assert.equal(await server.stop("SIGKILL"), null, "slipway up was killed");
-    server = await startSlipway({ dataDir: server.dataDir, port: server.port });
+    server = await startSlipway({ dataDir: server.dataDir, port: server.port, args: simArgs() });
     const phase = () => ok("get", "cluster", "onprem", "-o", "jsonpath={.status.phase}/{.status.reason}/{.status.message}");
     await eventually(() => phase().startsWith("Running/"), { what: "the cluster to run", timeoutMs: 240_000, intervalMs: 1000 });
 
@@ -185,5 +202,27 @@ describe("bring your own hosts over SSH", { skip: unavailable }, () => {
       assert.equal(left.trim(), "", `no file, unit or process of Slipway's is left on ${h.name}`);
       assert.deepEqual(await lab.writtenFiles(h), [], `${h.name} is as it was found`);
     }
+  });
+
+  it("builds a mixed cluster, its control plane on a host and a pool in the sim cloud, whose machine joins the host's API", async () => {
+    const leader = lab.hosts[0]!;
+    const mixed = [connection("cloud", "sim", "sim-east-1"), cluster("mixed", { name: "cloud", connection: "cloud", machineType: "s1.small", replicas: 1 })].join("---\n");
+    kubectlOk(kc, ["apply", "-f", "-"], mixed);
+    const phase = () => ok("get", "cluster", "mixed", "-o", "jsonpath={.status.phase}/{.status.reason}/{.status.message}");
+    await eventually(() => phase().startsWith("Running/"), { what: "the mixed cluster to run", timeoutMs: 120_000, intervalMs: 500 });
+    assert.match(ok("get", "cluster", "mixed", "-o", "jsonpath={.status.controlPlaneEndpoint.host}"), new RegExp(`^${leader.address.replace(/\./g, "\\.")}$`));
+    const kubeconfig = join(server.dataDir, "mixed.kubeconfig");
+    writeFileSync(kubeconfig, Buffer.from(ok("get", "secret", "mixed-kubeconfig", "-o", "jsonpath={.data.value}"), "base64"));
+    // Two Ready nodes in the host's API: the host, and the sim cloud's machine with its provider ID.
+    const nodes = JSON.parse(kubectlOk(kubeconfig, ["get", "nodes", "-o", "json"])) as { items: { metadata: { name: string }; spec?: { providerID?: string }; status?: { conditions?: { type: string; status: string }[] } }[] };
+    assert.equal(nodes.items.length, 2, nodes.items.map((n) => n.metadata.name).join(", "));
+    for (const node of nodes.items) assert.equal(node.status?.conditions?.find((c) => c.type === "Ready")?.status, "True", node.metadata.name);
+    const instances = (await sim.resourcesOf("default/mixed")).filter((r) => r.kind === "instance" && r.state !== "terminated");
+    assert.equal(instances.length, 1);
+    assert.deepEqual(nodes.items.map((n) => n.spec?.providerID ?? "").filter((id) => id.startsWith("sim://")), [`sim://sim-east-1/${instances[0]!.id}`]);
+
+    ok("delete", "cluster", "mixed", "--wait=true", "--timeout=180s");
+    assert.deepEqual((await sim.resourcesOf("default/mixed")).filter((r) => !["terminated", "deleted"].includes(r.state)).map((r) => `${r.kind} ${r.id}`), [], "nothing is left in the sim cloud");
+    assert.deepEqual(await lab.writtenFiles(leader), [], "the host is as it was found");
   });
 });

@@ -1,6 +1,7 @@
 // `slipway sim-cloud …`: serve the sim cloud on its own, and list what it holds.
 import { InvalidArgumentError, type Command } from "commander";
 import pino from "pino";
+import { InvalidCidrError, parseCidr } from "../api/cidr.ts";
 import { DEFAULT_TOKEN } from "./cloud.ts";
 import { SimCloudClient } from "./client.ts";
 import { SimCloudError } from "./errors.ts";
@@ -85,6 +86,7 @@ interface ServeOptions {
   token: string;
   adminToken: string;
   peer: string[];
+  outsideNetwork: string[];
   publicRange?: string;
 }
 
@@ -100,6 +102,7 @@ async function serve(options: ServeOptions, io: CliOutput): Promise<void> {
     defaultToken: options.token,
     adminToken: options.adminToken,
     ...(options.peer.length > 0 ? { peers: options.peer } : {}),
+    ...(options.outsideNetwork.length > 0 ? { outside: options.outsideNetwork } : {}),
     ...(options.publicRange ? { publicRange: options.publicRange } : {}),
     logger: pino({ level: "warn" }, pino.destination(2)),
   });
@@ -116,6 +119,16 @@ async function serve(options: ServeOptions, io: CliOutput): Promise<void> {
   });
   await server.close();
   io.out("sim-cloud stopped\n");
+}
+
+function cidrOption(value: string): string {
+  try {
+    parseCidr(value);
+    return value;
+  } catch (error) {
+    if (error instanceof InvalidCidrError) throw new InvalidArgumentError(`${value} is not an IPv4 CIDR: ${error.detail}`);
+    throw error;
+  }
 }
 
 /** Adds `sim-cloud serve` and `sim-cloud resources` to the `slipway` command. */
@@ -135,6 +148,12 @@ export function registerSimCloudCommands(program: Command, io: CliOutput = proce
     .option("--token <token>", "bearer token of the default account", process.env.SLIPWAY_SIM_TOKEN ?? DEFAULT_TOKEN)
     .option("--admin-token <token>", "bearer token of /admin/v1", process.env.SLIPWAY_SIM_ADMIN_TOKEN ?? DEFAULT_ADMIN_TOKEN)
     .option("--peer <url>", "another sim cloud on the public network: its public addresses and names are reachable from here (repeatable)", (url: string, all: string[]) => [...all, url], [] as string[])
+    .option(
+      "--outside-network <cidr>",
+      "a range of addresses outside the sim clouds (hosts on this machine's networks) that this cloud's machines reach, as through a NAT gateway; kubeadm joins to it go over the network (repeatable)",
+      (cidr: string, all: string[]) => [...all, cidrOption(cidr)],
+      [] as string[],
+    )
     .option("--public-range <cidr>", "the range this cloud's public addresses come from (clouds on one public network need ranges of their own)")
     .action(async (options: ServeOptions) => {
       try {

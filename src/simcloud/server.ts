@@ -22,6 +22,8 @@ export interface SimCloudServerOptions extends SimCloudOptions {
   workloadPort?: number | false;
   /** Base URLs of the other sim clouds whose public addresses and names this cloud's machines reach (public-join.ts). */
   peers?: readonly string[];
+  /** Address ranges outside every sim cloud (one's own hosts) that this cloud's machines reach (outside-join.ts). */
+  outside?: readonly string[];
 }
 
 export interface SimCloudServer {
@@ -58,6 +60,7 @@ export async function startSimCloudServer(options: SimCloudServerOptions = {}): 
         port: options.workloadPort ?? 0,
         ...(options.logger ? { logger: options.logger } : {}),
         ...(options.peers ? { peers: options.peers } : {}),
+        ...(options.outside ? { outside: options.outside } : {}),
       });
     } catch (error) {
       await app.close();

@@ -50,6 +50,8 @@ export interface WorkloadEmulatorOptions {
   logger: Logger;
   /** Base URLs of the other clouds on the public network, asked about endpoints this cloud does not know (public-join.ts). */
   peers?: readonly string[];
+  /** Address ranges outside every sim cloud that its machines reach, as through a NAT gateway (outside-join.ts). */
+  outside?: readonly string[];
 }
 
 export class WorkloadEmulator {
@@ -396,6 +398,11 @@ export class WorkloadEmulator {
   /** The other clouds on the public network. */
   get peers(): readonly string[] {
     return this.options.peers ?? [];
+  }
+
+  /** The ranges outside the sim clouds its machines reach. */
+  get outside(): readonly string[] {
+    return this.options.outside ?? [];
   }
 
   /**

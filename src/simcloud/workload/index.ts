@@ -51,6 +51,8 @@ export interface WorkloadEmulationOptions {
   logger?: Logger;
   /** Base URLs of the other clouds on the public network (public-join.ts). */
   peers?: readonly string[];
+  /** Address ranges outside every sim cloud that its machines reach (outside-join.ts). */
+  outside?: readonly string[];
   /** How often the store's history is compacted (default 5 minutes; 0 never). */
   compactionIntervalMs?: number;
 }
@@ -78,7 +80,7 @@ export async function startWorkloadEmulation(cloud: SimCloud, options: WorkloadE
   const ownsStore = typeof options.store !== "object";
   const store: Store = typeof options.store === "object" ? options.store : SqliteStore.open(options.store ?? defaultStorePath(cloud));
   const registry = workloadRegistry();
-  const emulator = new WorkloadEmulator({ cloud, store, registry, logger: logger.child({ component: "workload-emulator" }), ...(options.peers ? { peers: options.peers } : {}) });
+  const emulator = new WorkloadEmulator({ cloud, store, registry, logger: logger.child({ component: "workload-emulator" }), ...(options.peers ? { peers: options.peers } : {}), ...(options.outside ? { outside: options.outside } : {}) });
   // With no port asked for, the port of the previous run on this store: the clusters' endpoints (and the
   // kubeconfigs handed out for them) stay where they were across a restart.
   const remembered = options.port ? undefined : await store.get(PORT_KEY);

@@ -10,6 +10,7 @@ import { formatIPv4, parseCidr } from "../../api/cidr.ts";
 import { caCertHash } from "../../bootstrap/pki.ts";
 import { NODE_GONE_AFTER_MS, type Reach, type WorkloadEmulator } from "./emulator.ts";
 import { joinThroughPeers, PUBLIC_RETRY_MS, type GuestFacts, type PublicJoinAnswer } from "./public-join.ts";
+import { joinOutside, outsideEndpoint } from "./outside-join.ts";
 import { addMember } from "./etcd.ts";
 import { KubeadmFailure, PKI_DIR, clusterInfoUrl, kubeletVersionProblems, pkiFileErrors, publicKeyDigest, type InitPlan, type JoinPlan, type KubeadmPlan } from "./kubeadm-plan.ts";
 import { nodePodCidr, type NodeFacts } from "./manifests.ts";
@@ -323,6 +324,13 @@ export class KubeadmSteps {
       if (remote && "joined" in remote) return this.joinedElsewhere(machine, plan);
       if (remote && "failure" in remote) return this.fail(machine, remote.failure);
       if (remote) found = { error: remote.error, retryAt: this.emulator.now() + this.emulator.scaled(PUBLIC_RETRY_MS) };
+    }
+    // An endpoint outside every sim cloud (hosts), in a range the cloud reaches, is joined over the network.
+    if ("error" in found && outsideEndpoint(plan.endpoint, this.emulator.outside)) {
+      const outside = await joinOutside(machine, plan, providerIdOf(machine));
+      if ("joined" in outside) return this.joinedElsewhere(machine, plan);
+      if ("failure" in outside) return this.fail(machine, outside.failure);
+      found = { error: outside.error, retryAt: this.emulator.now() + this.emulator.scaled(PUBLIC_RETRY_MS) };
     }
     if ("error" in found) {
       const deadline = (machine.waitingSince ?? this.emulator.now()) + this.emulator.scaled(plan.discoveryTimeoutMs);

@@ -10,7 +10,7 @@ import { caCertHash } from "../../bootstrap/pki.ts";
 import { readKubeadmConfig } from "./kubeadm-config.ts";
 import { signClusterInfo } from "./kubeadm-plan.ts";
 import { nodeLabelsOf } from "./kubeadm-steps.ts";
-import { registeredNode } from "./standalone.ts";
+import { registeredNode, type HostFacts } from "./standalone.ts";
 
 /** kubeadm join stopped: the lines it prints. */
 export class JoinFailedError extends Error {
@@ -45,56 +45,98 @@ function call(url: string, options: { method?: string; token: string; ca?: strin
   });
 }
 
+/** What a join over the network needs: the JoinConfiguration's discovery and node, and what the node reports. */
+export interface NetworkJoin {
+  endpoint: string;
+  token: string;
+  caCertHashes: readonly string[];
+  unsafeSkipCAVerification?: boolean;
+  controlPlane: boolean;
+  /** The node's registration: its name, labels and taints. */
+  node: { name: string; labels: Record<string, string>; taints?: HostFacts["taints"] };
+  /** The joining machine's address, and what its cloud says of it when it is a cloud's. */
+  address: string;
+  cloudMachine?: HostFacts["cloudMachine"];
+  /** The kubelet's version when the API server's is not to be taken. */
+  kubeletVersion?: string;
+}
+
+/**
+ * One `kubeadm join` attempt over the network: discovery (cluster-info through the endpoint, its JWS
+ * signature with the token, the CA pin), then the node registers with the token. Answers the node's name,
+ * the connection's error (kubeadm retries it), or kubeadm's failure (it stops).
+ */
+export async function joinOverNetwork(request: NetworkJoin): Promise<{ joined: string } | { error: string } | { failure: string }> {
+  const { endpoint, token } = request;
+  const [tokenId = "", tokenSecret = ""] = token.split(".");
+  let info: Answer;
+  try {
+    info = await call(`https://${endpoint}/api/v1/namespaces/kube-public/configmaps/cluster-info`, { token });
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+  if (info.status !== 200) return { error: `the server answered ${info.status}` };
+  const data = (JSON.parse(info.body) as { data?: Record<string, string> }).data ?? {};
+  const kubeconfig = data.kubeconfig ?? "";
+  if (data[`jws-kubeconfig-${tokenId}`] !== signClusterInfo(kubeconfig, tokenId, tokenSecret)) {
+    return { failure: `error execution phase preflight: couldn't validate the identity of the API Server: failed to verify JWS signature of received cluster info object, can't trust this API Server` };
+  }
+  const parsed = parse(kubeconfig) as { clusters?: { cluster?: { "certificate-authority-data"?: string } }[] };
+  const caPem = Buffer.from(parsed.clusters?.[0]?.cluster?.["certificate-authority-data"] ?? "", "base64").toString("utf8");
+  const hash = caCertHash(caPem);
+  if (!request.unsafeSkipCAVerification && !request.caCertHashes.includes(hash)) {
+    return { failure: `error execution phase preflight: couldn't validate the identity of the API Server: cluster CA found in cluster-info ConfigMap is invalid: none of the public keys "${hash}" are pinned` };
+  }
+  try {
+    const { name } = request.node;
+    const version = request.kubeletVersion ?? (JSON.parse((await call(`https://${endpoint}/version`, { token, ca: caPem })).body) as { gitVersion?: string }).gitVersion ?? "v1.31.2";
+    const registration = registeredNode(
+      {
+        name,
+        address: request.address,
+        controlPlane: request.controlPlane,
+        kubernetesVersion: version,
+        labels: request.node.labels,
+        ...(request.node.taints ? { taints: request.node.taints } : {}),
+        ...(request.cloudMachine ? { cloudMachine: request.cloudMachine } : {}),
+      },
+      new Date().toISOString(),
+    );
+    const created = await call(`https://${endpoint}/api/v1/nodes`, { method: "POST", token, ca: caPem, body: registration.node });
+    if (created.status !== 201 && created.status !== 409) return { failure: `error execution phase kubelet-start: registering node ${name}: ${created.status} ${created.body}` };
+    const current = JSON.parse((await call(`https://${endpoint}/api/v1/nodes/${name}`, { token, ca: caPem })).body) as Record<string, unknown>;
+    const posted = await call(`https://${endpoint}/api/v1/nodes/${name}/status`, { method: "PUT", token, ca: caPem, body: { ...current, status: registration.status } });
+    if (posted.status !== 200) return { failure: `error execution phase kubelet-start: posting the status of node ${name}: ${posted.status} ${posted.body}` };
+    return { joined: name };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
+
 /** Joins the node; `address` is the host's. Throws JoinFailedError with kubeadm's words when it cannot. */
 export async function joinStandaloneCluster(options: { configPath: string; address: string; discoveryTimeoutMs?: number }): Promise<string> {
   const config = readKubeadmConfig(await readFile(options.configPath, "utf8"));
   const join = config.join;
   const discovery = join?.discovery?.bootstrapToken;
   if (!join || !discovery?.apiServerEndpoint || !discovery.token) throw new JoinFailedError(`${options.configPath} has no JoinConfiguration with a bootstrap token discovery`);
-  const token = discovery.token;
-  const [tokenId = "", tokenSecret = ""] = token.split(".");
-  const endpoint = discovery.apiServerEndpoint;
-  const deadline = Date.now() + (options.discoveryTimeoutMs ?? 5 * 60_000);
-  let info: Answer | undefined;
-  let lastError = "";
-  while (!info) {
-    try {
-      const answer = await call(`https://${endpoint}/api/v1/namespaces/kube-public/configmaps/cluster-info`, { token });
-      if (answer.status === 200) info = answer;
-      else lastError = `the server answered ${answer.status}`;
-    } catch (error) {
-      lastError = (error as Error).message;
-    }
-    if (!info) {
-      if (Date.now() > deadline) throw new JoinFailedError(`error execution phase preflight: couldn't validate the identity of the API Server: ${lastError}`);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  }
-  const data = (JSON.parse(info.body) as { data?: Record<string, string> }).data ?? {};
-  const kubeconfig = data.kubeconfig ?? "";
-  if (data[`jws-kubeconfig-${tokenId}`] !== signClusterInfo(kubeconfig, tokenId, tokenSecret)) {
-    throw new JoinFailedError(`error execution phase preflight: couldn't validate the identity of the API Server: failed to verify JWS signature of received cluster info object, can't trust this API Server`);
-  }
-  const parsed = parse(kubeconfig) as { clusters?: { cluster?: { "certificate-authority-data"?: string } }[] };
-  const caPem = Buffer.from(parsed.clusters?.[0]?.cluster?.["certificate-authority-data"] ?? "", "base64").toString("utf8");
-  const hash = caCertHash(caPem);
-  const pinned = discovery.caCertHashes ?? [];
-  if (!discovery.unsafeSkipCAVerification && !pinned.includes(hash)) {
-    throw new JoinFailedError(`error execution phase preflight: couldn't validate the identity of the API Server: cluster CA found in cluster-info ConfigMap is invalid: none of the public keys "${hash}" are pinned`);
-  }
   const name = join.nodeRegistration?.name ?? hostname();
-  const version = JSON.parse((await call(`https://${endpoint}/version`, { token, ca: caPem })).body) as { gitVersion?: string };
   const labels = nodeLabelsOf({ node: { ...join.nodeRegistration, name } } as Parameters<typeof nodeLabelsOf>[0]);
   if ("error" in labels) throw new JoinFailedError(labels.error);
-  const at = new Date().toISOString();
-  const registration = registeredNode(
-    { name, address: options.address, controlPlane: join.controlPlane !== undefined, kubernetesVersion: version.gitVersion ?? "v1.31.2", labels: labels.labels, ...(join.nodeRegistration?.taints ? { taints: join.nodeRegistration.taints } : {}) },
-    at,
-  );
-  const created = await call(`https://${endpoint}/api/v1/nodes`, { method: "POST", token, ca: caPem, body: registration.node });
-  if (created.status !== 201 && created.status !== 409) throw new JoinFailedError(`error execution phase kubelet-start: registering node ${name}: ${created.status} ${created.body}`);
-  const current = JSON.parse((await call(`https://${endpoint}/api/v1/nodes/${name}`, { token, ca: caPem })).body) as Record<string, unknown>;
-  const posted = await call(`https://${endpoint}/api/v1/nodes/${name}/status`, { method: "PUT", token, ca: caPem, body: { ...current, status: registration.status } });
-  if (posted.status !== 200) throw new JoinFailedError(`error execution phase kubelet-start: posting the status of node ${name}: ${posted.status} ${posted.body}`);
-  return name;
+  const request: NetworkJoin = {
+    endpoint: discovery.apiServerEndpoint,
+    token: discovery.token,
+    caCertHashes: discovery.caCertHashes ?? [],
+    unsafeSkipCAVerification: discovery.unsafeSkipCAVerification === true,
+    controlPlane: join.controlPlane !== undefined,
+    node: { name, labels: labels.labels, ...(join.nodeRegistration?.taints ? { taints: join.nodeRegistration.taints } : {}) },
+    address: options.address,
+  };
+  const deadline = Date.now() + (options.discoveryTimeoutMs ?? 5 * 60_000);
+  for (;;) {
+    const answer = await joinOverNetwork(request);
+    if ("joined" in answer) return answer.joined;
+    if ("failure" in answer) throw new JoinFailedError(answer.failure);
+    if (Date.now() > deadline) throw new JoinFailedError(`error execution phase preflight: couldn't validate the identity of the API Server: ${answer.error}`);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
 }

@@ -13,6 +13,9 @@ import { renderInitConfiguration, renderJoinConfiguration } from "../../bootstra
 import { request } from "node:https";
 import { serveStandaloneCluster, type StandaloneCluster } from "./standalone.ts";
 import { JoinFailedError, joinStandaloneCluster } from "./standalone-join.ts";
+import { joinOutside, outsideEndpoint } from "./outside-join.ts";
+import type { JoinPlan } from "./kubeadm-plan.ts";
+import type { MachineRecord } from "./records.ts";
 
 const TOKEN = "abcdef.0123456789abcdef";
 
@@ -91,5 +94,24 @@ describe("a workload cluster served on its own", () => {
     await assert.rejects(joinWith("worker-3", { token: "abcdef.ffffffffffffffff" }), (e: unknown) => e instanceof JoinFailedError && /couldn't validate the identity of the API Server/.test(e.message));
     const names = ((await get("/api/v1/nodes")).body.items ?? []).map((n) => n.metadata.name).sort();
     assert.deepEqual(names, ["cp-0", "worker-1"]);
+  });
+
+  it("takes a sim cloud machine joining from outside, with what its cloud says of it; an endpoint outside the reachable ranges is not tried", async () => {
+    assert.equal(outsideEndpoint(endpoint, ["127.0.0.0/8"]), true);
+    assert.equal(outsideEndpoint(endpoint, ["10.0.0.0/8"]), false);
+    assert.equal(outsideEndpoint("api.demo.example:6443", ["0.0.0.0/0"]), false, "a name is not an outside address");
+    const machine = { instanceId: "i-0123", region: "sim-east-1", zone: "sim-east-1a", machineType: "s1.small", vcpus: 1, memoryMiB: 2048, privateIp: "10.0.0.5", publicIp: "203.0.113.7" } as MachineRecord;
+    const plan = (token: string) =>
+      ({ command: "join", endpoint, token, caCertHashes: [caCertHash(caPem)], unsafeSkipCAVerification: false, controlPlane: false, node: { name: "cloud-w-1" }, software: { kubeletVersion: "v1.31.2" } }) as unknown as JoinPlan;
+    assert.deepEqual(await joinOutside(machine, plan(TOKEN), "sim://sim-east-1/i-0123"), { joined: true });
+    // A token the API server does not know is refused at discovery: kubeadm retries until its discovery timeout.
+    assert.deepEqual(await joinOutside(machine, plan("abcdef.ffffffffffffffff"), "sim://sim-east-1/i-0123"), { error: "the server answered 401" });
+    const pinned = { ...plan(TOKEN), caCertHashes: [`sha256:${"0".repeat(64)}`] } as JoinPlan;
+    const failed = await joinOutside(machine, pinned, "sim://sim-east-1/i-0123");
+    assert.match(("failure" in failed ? failed.failure : []).join(""), /none of the public keys .* are pinned/);
+    const node = (await get("/api/v1/nodes/cloud-w-1")).body as unknown as { spec: { providerID?: string }; status: { addresses: { type: string; address: string }[]; capacity: Record<string, string> } };
+    assert.equal(node.spec.providerID, "sim://sim-east-1/i-0123");
+    assert.ok(node.status.addresses.some((a) => a.address === "203.0.113.7"), JSON.stringify(node.status.addresses));
+    assert.equal(node.status.capacity.cpu, "1");
   });
 });

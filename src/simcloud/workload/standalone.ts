@@ -62,31 +62,36 @@ export interface HostFacts {
   kubernetesVersion: string;
   labels: Record<string, string>;
   taints?: { key: string; value?: string; effect: string }[];
+  /** A cloud's machine joining from outside: what its cloud says of it (a host reports its own CPUs and memory, and no cloud). */
+  cloudMachine?: { providerID: string; vcpus: number; memoryMiB: number; machineType: string; region: string; zone: string };
 }
 
 /** The Node object and status a kubelet on this machine registers (its pod range comes from the node IPAM). */
 export function registeredNode(facts: HostFacts, at: string): { node: NodeObject; status: NonNullable<NodeObject["status"]> } {
+  const machine = facts.cloudMachine;
   const nodeFacts: M.NodeFacts = {
     name: facts.name,
     controlPlane: facts.controlPlane,
-    providerID: "",
+    providerID: machine?.providerID ?? "",
     internalIp: facts.address,
     podCidr: "",
     kubeletVersion: facts.kubernetesVersion,
     containerRuntime: CONTAINER_RUNTIME,
-    vcpus: cpus().length,
-    memoryMiB: Math.floor(totalmem() / 1024 / 1024),
-    machineType: "host",
-    region: "",
-    zone: "",
+    vcpus: machine?.vcpus ?? cpus().length,
+    memoryMiB: machine?.memoryMiB ?? Math.floor(totalmem() / 1024 / 1024),
+    machineType: machine?.machineType ?? "host",
+    region: machine?.region ?? "",
+    zone: machine?.zone ?? "",
     labels: facts.labels,
     ...(facts.taints ? { taints: facts.taints } : {}),
   };
   const node = M.nodeObject(nodeFacts) as NodeObject;
   delete node.spec!.podCIDR;
   delete node.spec!.podCIDRs;
-  delete node.spec!.providerID;
-  for (const key of ["topology.kubernetes.io/region", "topology.kubernetes.io/zone"]) delete node.metadata.labels![key];
+  if (!machine) {
+    delete node.spec!.providerID;
+    for (const key of ["topology.kubernetes.io/region", "topology.kubernetes.io/zone"]) delete node.metadata.labels![key];
+  }
   node.metadata.labels!["kubernetes.io/hostname"] = facts.name || hostname();
   return { node, status: M.nodeStatus(nodeFacts, at) };
 }
