@@ -44,6 +44,13 @@ describe("host preflight", () => {
     );
   });
 
+  it("counts a Host naming a machine another Host of a cluster holds as used, naming that Host", () => {
+    const twin = host("h2", { heldAs: "Host h9 of cluster other" });
+    const problems = hostPreflight(spec(1, 1), "demo", "rack", [host("h1"), twin]);
+    assert.equal(problems.length, 1);
+    assert.match(problems[0]!.message, /host h2 \(10\.250\.1\.12\): the same machine \(10\.250\.1\.12:22\) is used as Host h9 of cluster other/);
+  });
+
   it("refuses another machine type, a connection without hosts, and control-plane hosts below kubeadm's minimum", () => {
     assert.match(hostPreflight(spec(1, 0, "s1.large"), "demo", "rack", [host("h1")])[0]!.message, /machine type "s1.large" is not offered in connection "rack" \(offered: host/);
     assert.deepEqual(hostPreflight(spec(1, 0), "demo", "rack", []).map((p) => p.message), ["no Host is labelled slipway.dev/connection=rack"]);

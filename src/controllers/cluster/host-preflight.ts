@@ -28,6 +28,7 @@ function groupsIn(spec: ClusterSpec, connection: string): HostGroup[] {
 export function hostUnusable(host: HostRecord, cluster: string): string | undefined {
   const holder = host.claim?.tags["slipway.dev/cluster"];
   if (host.claim && holder !== cluster) return `used by cluster ${holder ?? "?"}`;
+  if (host.heldAs) return `the same machine (${host.target.address}:${host.target.port}) is used as ${host.heldAs}`;
   if (host.keyProblem) return host.keyProblem;
   if (!host.reachable) return host.unreachableReason ? `${host.unreachableReason}: ${host.unreachableMessage ?? ""}`.trim() : "not checked yet (Reachable is not True)";
   if (!host.target.hostKeyFingerprint) return "no pinned host key yet";

@@ -106,11 +106,15 @@ describe("Host controller and ssh claims on real hosts", { skip: labUnavailable(
     const c = await machines.create("instance", spec, { token: "cluster-c-cp-0", tags: { "slipway.dev/cluster": "c", "slipway.dev/owner": "m-c" } });
     assert.equal(new Set([a.id, b.id, c.id]).size, 3, "three clusters get three different hosts");
     assert.equal((await machines.create("instance", spec, { token: "cluster-a-cp-0", tags: { "slipway.dev/cluster": "a" } })).id, a.id, "a retried claim gets the same host");
+    // A second Host for a machine a cluster holds does not make it free.
+    await hosts().create(hostObject("twin", labHost(0).address, "lab-key"));
+    await waitReachable("twin", "True");
     await assert.rejects(machines.create("instance", spec, { token: "cluster-d-cp-0", tags: { "slipway.dev/cluster": "d" } }), (e: unknown) => {
       assert.ok(isProviderError(e, "capacity"));
-      assert.match(e.message, /h1: used by cluster a; h2: used by cluster b; h3: used by cluster c/);
+      assert.match(e.message, /h1: used by cluster a; h2: used by cluster b; h3: used by cluster c; twin: the same machine is used as Host h1 of cluster a/);
       return true;
     });
+    await hosts().delete(NS, "twin");
     const held = await env.waitFor(hostKind, NS, a.id, (h) => h?.status?.conditions?.some((c) => c.type === "Claimed" && c.reason === "InUse") ?? false);
     assert.equal(held?.status?.clusterRef?.name, "a");
     const ready = await waitInstance(machines, a.id, "ready");

@@ -29,6 +29,13 @@ export async function hostKey(client: Client, host: HostObject): Promise<{ priva
   return { privateKey: Buffer.from(value, "base64").toString("utf8") };
 }
 
+/** Another Host of the namespace naming the same machine (address and port) that a cluster holds. */
+function heldAs(host: HostObject, all: readonly HostObject[]): { heldAs?: string } {
+  const machine = (h: HostObject) => `${h.spec.address.toLowerCase()}:${h.spec.port ?? 22}`;
+  const other = all.find((h) => h.metadata.name !== host.metadata.name && machine(h) === machine(host) && h.status?.claim && !host.status?.claim);
+  return other ? { heldAs: `Host ${other.metadata.name} of cluster ${other.status?.clusterRef?.name ?? "?"}` } : {};
+}
+
 export class ApiHostDirectory implements HostDirectory {
   constructor(private readonly client: Client) {}
 
@@ -38,9 +45,10 @@ export class ApiHostDirectory implements HostDirectory {
 
   async hosts(connection: string): Promise<HostRecord[]> {
     const { namespace, name } = split(connection);
-    const list = await this.hostsApi.list(namespace, { labelSelector: `${LABEL_CONNECTION}=${name}` });
+    const all = (await this.hostsApi.list(namespace)).items;
+    const mine = all.filter((h) => h.metadata.labels?.[LABEL_CONNECTION] === name);
     const records: HostRecord[] = [];
-    for (const host of [...list.items].sort((a, b) => (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""))) {
+    for (const host of [...mine].sort((a, b) => (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""))) {
       const key = await hostKey(this.client, host);
       const reachable = host.status?.conditions?.find((c) => c.type === "Reachable");
       records.push({
@@ -57,6 +65,7 @@ export class ApiHostDirectory implements HostDirectory {
         ...(reachable && reachable.status !== "True" ? { unreachableReason: reachable.reason, unreachableMessage: reachable.message } : {}),
         ...(host.status?.facts ? { facts: host.status.facts } : {}),
         ...(host.status?.claim ? { claim: host.status.claim } : {}),
+        ...heldAs(host, all),
       });
     }
     return records;

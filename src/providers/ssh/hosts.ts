@@ -30,6 +30,11 @@ export interface HostRecord {
   unreachableMessage?: string;
   facts?: HostFacts;
   claim?: HostClaimRecord;
+  /**
+   * The same machine (address and port) as another Host that a cluster holds, e.g. "Host h1 of cluster
+   * demo": it cannot serve, whatever this Host's own claim says.
+   */
+  heldAs?: string;
 }
 
 /** Another claim won the race for a host; the provider tries the next free host. */

@@ -198,7 +198,7 @@ export class SshProvider implements Provider, Machines, ControlPlaneEndpoints {
   private async claimFree(hosts: HostRecord[], claim: HostClaimRecord): Promise<HostRecord & { claim: HostClaimRecord }> {
     // The tag is "<namespace>/<name>"; a Host names the cluster in its own namespace.
     const cluster = (claim.tags[TAG_CLUSTER] ?? "").split("/").pop() ?? "";
-    for (const host of hosts.filter((h) => !h.claim && h.reachable && h.target.privateKey && h.target.hostKeyFingerprint)) {
+    for (const host of hosts.filter((h) => !h.claim && !h.heldAs && h.reachable && h.target.privateKey && h.target.hostKeyFingerprint)) {
       try {
         await this.directory.claim(this.connection, host.name, claim, cluster);
       } catch (error) {
@@ -241,6 +241,7 @@ export class SshProvider implements Provider, Machines, ControlPlaneEndpoints {
     return hosts
       .map((h) => {
         if (h.claim) return `${h.name}: used by cluster ${h.claim.tags["slipway.dev/cluster"] ?? "?"}`;
+        if (h.heldAs) return `${h.name}: the same machine is used as ${h.heldAs}`;
         if (!h.target.privateKey) return `${h.name}: ${h.keyProblem ?? "no SSH key"}`;
         if (!h.reachable) return `${h.name}: ${h.unreachableReason ?? "not checked yet"}`;
         return `${h.name}: no pinned host key yet`;
