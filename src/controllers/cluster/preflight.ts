@@ -20,7 +20,7 @@ export interface ConnectionFacts {
   ownUsage?: QuotaResources;
   /** Which cloud the connection builds in (crosscloud.ts's cloudOf); two connections of one cloud share a network. */
   cloud?: string;
-  /** Whether the connection's provider keeps DNS zones (where the API's names live). */
+  /** Whether the connection's provider keeps DNS zones (where the API's names live); undefined when not asked. */
   dns?: boolean;
 }
 
@@ -146,7 +146,7 @@ export function apiVisibilityProblems(spec: ClusterSpec, facts: Map<string, Conn
   }
   const cp = facts.get(home);
   if (!cp || cp.unusable) return [];
-  if (!cp.dns) return [{ field, reason: "ValidationFailed", message: `private needs DNS for the name api-int.<cluster>.<zone>, and the provider of connection "${home}" keeps no DNS zones` }];
+  if (cp.dns === false) return [{ field, reason: "ValidationFailed", message: `private needs DNS for the name api-int.<cluster>.<zone>, and the provider of connection "${home}" keeps no DNS zones` }];
   const problems: PreflightProblem[] = [];
   (spec.workers ?? []).forEach((pool, i) => {
     const f = facts.get(pool.connection);

@@ -80,6 +80,17 @@ describe("plan of a new cluster", () => {
     assert.equal(plan.quota.find((q) => q.resource === "vcpus")!.sufficient, false);
     assert.deepEqual(plan.cost.unpriced, ["machine type s9.huge in east"]);
   });
+
+  it("refuses a private API with a pool in another cloud, as validation would", () => {
+    const other = facts("sim-west-1");
+    other.connection!.spec.endpoint = "http://127.0.0.1:7481";
+    const hidden = cluster([{ name: "a", replicas: 1 }, { name: "b", replicas: 1, connection: "west" }]);
+    hidden.spec.apiServer = { visibility: "private" };
+    assert.deepEqual(makePlan({ cluster: hidden, facts: FACTS }).problems, [], "both connections are one cloud");
+    const problems = makePlan({ cluster: hidden, facts: new Map([["east", facts("sim-east-1")], ["west", other]]) }).problems;
+    assert.deepEqual(problems.map((p) => p.field), ["spec.workers[1].connection"]);
+    assert.match(problems[0]!.message, /outside the cloud of the control plane's connection "east".*visibility is private/);
+  });
 });
 
 describe("plan of a change", () => {

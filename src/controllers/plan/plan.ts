@@ -17,7 +17,8 @@ import { machineTypeOf } from "../../api/slipway/cluster.ts";
 import { ROLE_CONTROL_PLANE } from "../../api/slipway/machine.ts";
 import { names } from "../../api/slipway/names.ts";
 import type { QuotaResources } from "../../providers/provider.ts";
-import { clusterConnections, clusterDemand, preflight } from "../cluster/preflight.ts";
+import { apiVisibilityProblems, clusterConnections, clusterDemand, preflight } from "../cluster/preflight.ts";
+import { cloudOf } from "../infrastructure/crosscloud.ts";
 import { lowestFreeIndexes, scaleDownVictims } from "../machinepool/phases.ts";
 import { estimateBuild } from "./estimate.ts";
 import type { PlanConnectionFacts } from "./facts.ts";
@@ -256,7 +257,8 @@ export function makePlan(input: PlanInput): ClusterPlanStatus {
       quota.push({ connection, resource: key, needed, inUse: report.usage[key], limit: report.limits[key], free, sufficient: needed <= 0 || needed <= free });
     }
   }
-  const problems = preflight(spec, new Map([...facts].map(([name, f]) => [name, { ...f, ownUsage: heldIn(existing, name) }]))).map((p) => ({ field: p.field, reason: p.reason, message: p.message }));
+  const asked = new Map([...facts].map(([name, f]) => [name, { ...f, ownUsage: heldIn(existing, name), ...(f.connection ? { cloud: cloudOf(f.connection) } : {}) }]));
+  const problems = [...preflight(spec, asked), ...apiVisibilityProblems(spec, asked)].map((p) => ({ field: p.field, reason: p.reason, message: p.message }));
 
   // Cost of the cluster as declared, and for a change, of the cluster as it is.
   const after = costOf(wanted, [cpConnection], [], facts);
