@@ -1,5 +1,5 @@
 // What a cluster is made of, made by its controller: the cluster's Secrets (PKI, bootstrap token), one
-// Infrastructure per connection, the control plane one machine at a time, the network plugin once the
+// Infrastructure per connection, the control plane (made at once, joining one at a time), the network plugin once the
 // first node exists, and one MachinePool per worker pool. Each phase is idempotent: objects are made
 // under fixed names (names.ts), so a retry, a restart or another replica finds what was made.
 import { isDeepStrictEqual } from "node:util";
@@ -161,8 +161,11 @@ export function controlPlaneUpgraded(scope: ClusterScope): boolean {
 }
 
 /**
- * The control plane, one machine at a time, each step only once every machine runs (etcd changes by one
- * member at a time, and never while a member is down or leaving). The first machine initialises the
+ * The control plane. Where its machines are booted instances, every missing machine is made at once —
+ * the first initialises, the others boot meanwhile and take turns to join on their hosts (JOIN_TURN_COMMAND
+ * in bootstrap/cloudinit.ts: etcd takes one new member at a time) — unless a member is leaving. Other
+ * steps (and every step on hosts reached over SSH) go one machine at a time, each only once every
+ * machine runs (etcd changes by one member at a time, and never while a member is down or leaving). The first machine initialises the
  * cluster — only when no machine of it runs: a machine made for a cluster already initialised joins it,
  * whatever its name. Missing machines join; surplus ones go (those of an older version first, else the
  * highest index), each removing its etcd member on its way out (machine/etcd.ts); an upgrade adds one
