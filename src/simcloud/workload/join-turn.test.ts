@@ -3,8 +3,10 @@ import assert from "node:assert/strict";
 import type { ManualClock } from "../clock.ts";
 import type { SimCloud } from "../cloud.ts";
 import type { ReadyNetwork } from "../test-support.ts";
-import { JOIN_LEASE } from "./kubeadm-steps.ts";
-import { REGION, bootLogMatching, clusterPki, controlPlaneLoadBalancer, emulatedCloud, initData, joinData, launchControlPlane, type EmulatedCloud } from "./test-support.ts";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { JOIN_LEASE, TURN_POLL_MS } from "./kubeadm-steps.ts";
+import { REGION, bootLogMatching, clusterPki, controlPlaneLoadBalancer, emulatedCloud, initData, joinData, kubectl, launchControlPlane, writeKubeconfig, type EmulatedCloud } from "./test-support.ts";
 
 /** How long a `kubeadm join` takes here (simulated ms): half up to the etcd member add, half for the learner to catch up. */
 const JOIN_MS = 10_000;
@@ -93,5 +95,37 @@ describe("control-plane joins on the sim cloud", () => {
       [`member ${names[waiter]} added`, true],
     ]);
     assert.equal(cluster.joinLease, undefined, "the last join freed the Lease");
+  });
+  it("holds the next join while a join that never ended left its learner, until etcdctl member remove removes it", async () => {
+    const { lb, pki } = await initialised("tau");
+    const stuck = await launchControlPlane(cloud, net, lb, joinData(lb, pki, { name: "tau-cp-1" }, { controlPlane: true, takeTurn: true }));
+    await bootLogMatching(cloud, stuck.id, /took Lease/);
+    await advance(JOIN_MS / 2);
+    await bootLogMatching(cloud, stuck.id, /Announced new etcd member joining/);
+    await cloud.terminateInstance(REGION, stuck.id);
+    const next = await launchControlPlane(cloud, net, lb, joinData(lb, pki, { name: "tau-cp-2" }, { controlPlane: true, takeTurn: true }));
+    await bootLogMatching(cloud, next.id, /waiting for the control-plane join under way: etcd member tau-cp-1 is still a learner/);
+    await advance(TURN_POLL_MS);
+    assert.ok(!(await bootLog(next.id)).some((l) => l.includes("took Lease")), "a pending learner holds the turn");
+
+    const kubeconfig = await writeKubeconfig(env.dir, lb, pki.ca);
+    const exec = async (...args: string[]) => {
+      const body = join(env.dir, "exec-tau.json");
+      writeFileSync(body, JSON.stringify({ command: ["etcdctl", ...args] }));
+      const result = await kubectl(kubeconfig, ["create", "--raw", "/api/v1/namespaces/kube-system/pods/etcd-tau-cp-0/exec", "-f", body]);
+      assert.equal(result.code, 0, result.stderr);
+      return JSON.parse(result.stdout) as { exitCode: number; stdout: string; stderr: string };
+    };
+    const members = (JSON.parse((await exec("member", "list", "-w", "json")).stdout) as { members: { ID: string; name: string; isLearner?: boolean }[] }).members;
+    const learner = members.find((m) => m.name === "tau-cp-1");
+    assert.equal(learner?.isLearner, true, JSON.stringify(members));
+    assert.equal((await exec("member", "remove", learner.ID)).exitCode, 0);
+
+    await advance(TURN_POLL_MS);
+    await bootLogMatching(cloud, next.id, /took Lease/);
+    await advance(JOIN_MS / 2);
+    await advance(JOIN_MS / 2);
+    await bootLogMatching(cloud, next.id, /new control plane instance was created/);
+    assert.deepEqual(env.workloads.emulator.records.cluster(lb.id)!.etcd!.members.map((m) => m.name), ["tau-cp-0", "tau-cp-2"]);
   });
 });
