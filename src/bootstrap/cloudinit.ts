@@ -92,7 +92,21 @@ function nodeSoftware(kubernetesVersion: string): Required<Pick<CloudConfig, "ap
 export interface NodeBootstrap {
   kubernetesVersion: string;
   secretFiles: CloudInitFile[];
+  /** What runs just before the command, once the files are there (a control-plane join's wait for its turn). */
+  before?: string[];
   command: string;
+}
+
+/**
+ * The command a joining control-plane machine runs before `kubeadm join`: it takes the Lease
+ * kube-system/slipway-control-plane-join in the cluster (with a client certificate it signs with the
+ * cluster CA it carries, as `kubeadm kubeconfig user` does), once no other machine holds it and etcd has
+ * no learner pending, so that control-plane joins go one at a time whenever the machines were made.
+ */
+export const JOIN_TURN_COMMAND = "slipway-join-turn";
+
+export function joinTurnCommand(): string {
+  return `${JOIN_TURN_COMMAND} --config ${KUBEADM_CONFIG_PATH} --lease kube-system/slipway-control-plane-join`;
 }
 
 /** Where a booting machine reads its secret files from with its own identity (a secret of its cloud). */
@@ -120,7 +134,7 @@ export function renderUserData(bootstrap: NodeBootstrap, secret?: BootstrapSecre
     aptSources: software.aptSources,
     packages: software.packages,
     files: secret ? software.files : [...software.files, ...bootstrap.secretFiles],
-    commands: [...software.commands, ...(secret ? [fetchCommand(secret)] : []), bootstrap.command],
+    commands: [...software.commands, ...(secret ? [fetchCommand(secret)] : []), ...(bootstrap.before ?? []), bootstrap.command],
   });
 }
 
@@ -141,11 +155,15 @@ export function initBootstrap(input: InitInput, pki: ClusterPki): NodeBootstrap 
   };
 }
 
-/** A joining machine; control-plane machines also carry the cluster PKI. */
-export function joinBootstrap(input: JoinInput, pki?: ClusterPki): NodeBootstrap {
+/**
+ * A joining machine; control-plane machines also carry the cluster PKI and, with `takeTurn`, wait for
+ * their turn to join (JOIN_TURN_COMMAND).
+ */
+export function joinBootstrap(input: JoinInput, pki?: ClusterPki, takeTurn = false): NodeBootstrap {
   return {
     kubernetesVersion: input.kubernetesVersion,
     secretFiles: [...(input.controlPlane && pki ? pkiFiles(pki) : []), { path: KUBEADM_CONFIG_PATH, content: renderJoinConfiguration(input), permissions: "0640" }],
+    ...(takeTurn && input.controlPlane ? { before: [joinTurnCommand()] } : {}),
     command: `kubeadm join --config ${KUBEADM_CONFIG_PATH}`,
   };
 }
@@ -156,6 +174,6 @@ export function initUserData(input: InitInput, pki: ClusterPki): string {
 }
 
 /** User data of a joining machine, its secret files inline. */
-export function joinUserData(input: JoinInput, pki?: ClusterPki): string {
-  return renderUserData(joinBootstrap(input, pki));
+export function joinUserData(input: JoinInput, pki?: ClusterPki, takeTurn = false): string {
+  return renderUserData(joinBootstrap(input, pki, takeTurn));
 }

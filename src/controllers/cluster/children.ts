@@ -1,5 +1,5 @@
 // What a cluster is made of, made by its controller: the cluster's Secrets (PKI, bootstrap token), one
-// Infrastructure per connection, the control plane one machine at a time, the network plugin once the
+// Infrastructure per connection, the control plane (made at once, joining one at a time), the network plugin once the
 // first node exists, and one MachinePool per worker pool. Each phase is idempotent: objects are made
 // under fixed names (names.ts), so a retry, a restart or another replica finds what was made.
 import { isDeepStrictEqual } from "node:util";
@@ -19,6 +19,7 @@ import { renderCniManifest } from "../../bootstrap/cni.ts";
 import { Applier, KubeUnreachableError } from "../../kubeclient/index.ts";
 import { isTrue, setCondition } from "../../runtime/conditions.ts";
 import type { Phase } from "../../runtime/reconciler.ts";
+import { ConnectionUnusableError } from "../providers.ts";
 import { poolTemplate } from "../machinepool/template.ts";
 import { ETCD_MEMBER_REMOVED } from "../machine/etcd.ts";
 import { isRegisteredTarget } from "../machine/status.ts";
@@ -161,8 +162,11 @@ export function controlPlaneUpgraded(scope: ClusterScope): boolean {
 }
 
 /**
- * The control plane, one machine at a time, each step only once every machine runs (etcd changes by one
- * member at a time, and never while a member is down or leaving). The first machine initialises the
+ * The control plane. Where its machines are booted instances, every missing machine is made at once —
+ * the first initialises, the others boot meanwhile and take turns to join on their hosts (JOIN_TURN_COMMAND
+ * in bootstrap/cloudinit.ts: etcd takes one new member at a time) — unless a member is leaving. Other
+ * steps (and every step on hosts reached over SSH) go one machine at a time, each only once every
+ * machine runs (etcd changes by one member at a time, and never while a member is down or leaving). The first machine initialises the
  * cluster — only when no machine of it runs: a machine made for a cluster already initialised joins it,
  * whatever its name. Missing machines join; surplus ones go (those of an older version first, else the
  * highest index), each removing its etcd member on its way out (machine/etcd.ts); an upgrade adds one
@@ -205,11 +209,24 @@ export const ensureControlPlane: Phase<ClusterScope> = async (ctx, scope) => {
   const taken = new Set(scope.controlPlane.map(indexOf));
   let next = 0;
   while (taken.has(next)) next++;
-  const name = names.controlPlaneMachine(cluster.metadata.name!, next);
+  let name = names.controlPlaneMachine(cluster.metadata.name!, next);
   const create = async (init: boolean, reason: string, message: string) => {
     await createIfAbsent(() => machines.create(controlPlaneMachine(cluster, next, init, target)));
     await ctx.event(cluster, "Normal", reason, message);
+    taken.add(next);
+    while (taken.has(next)) next++;
+    name = names.controlPlaneMachine(cluster.metadata.name!, next);
   };
+  // Booted instances take turns to join on their host (JOIN_TURN_COMMAND): every missing machine is made
+  // at once, and boots while the ones before it join. Nothing is added while a member is leaving.
+  const leaving = inFlux.filter((m) => m.metadata.deletionTimestamp || m.status?.phase === "Failed");
+  if (live.length < desired && leaving.length === 0 && (await joinsTakeTurns(scope))) {
+    if (live.length === 0) await create(true, "InitializingControlPlane", `created control-plane machine ${name}`);
+    const upgrading = outdated.length > 0 ? `upgrading to ${target}: ` : "";
+    for (let k = Math.max(live.length, 1); k < desired; k++) await create(false, "JoiningControlPlane", `${upgrading}created control-plane machine ${name}; it joins once the machines before it joined`);
+    scope.waitingOn = controlPlaneProgress(scope, target, inFlux);
+    return;
+  }
   if (inFlux.length > 0) {
     scope.waitingOn = controlPlaneProgress(scope, target, inFlux);
     return;
@@ -232,6 +249,18 @@ export const ensureControlPlane: Phase<ClusterScope> = async (ctx, scope) => {
   }
   if (live.length !== desired || outdated.length > 0) scope.waitingOn = controlPlaneProgress(scope, target, inFlux);
 };
+
+/** The control plane's machines are instances booted with user data that waits for its turn to join (not hosts reached over SSH). */
+async function joinsTakeTurns(scope: ClusterScope): Promise<boolean> {
+  const connection = scope.connections.get(scope.object.spec.controlPlane.connection);
+  if (!connection) return false;
+  try {
+    return (await scope.deps.providers.open(connection)).capabilities.clusterInfrastructure !== undefined;
+  } catch (error) {
+    if (error instanceof ConnectionUnusableError) return false;
+    throw error;
+  }
+}
 
 /** What the control plane is doing, for the cluster's message: e.g. "upgrade to v1.31.2: 1 of 3 control-plane machines at v1.31.2; waiting for cp-3". */
 function controlPlaneProgress(scope: ClusterScope, target: string, inFlux: readonly MachineObject[]): string {

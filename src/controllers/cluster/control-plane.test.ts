@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { ClusterObject, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
+import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
 import type { Client } from "../../runtime/client.ts";
 import { ManualClock, reconcileContext } from "../../runtime/testing.ts";
 import type { ProviderResolver } from "../providers.ts";
@@ -31,19 +31,22 @@ function cp(index: number, failed = false): MachineObject {
 }
 
 /** Runs the control plane's step over the machines given; says which it deleted and what it waits on. */
-async function step(clock: ManualClock, cluster: ClusterObject, machines: MachineObject[], infrastructure = infra) {
+async function step(clock: ManualClock, cluster: ClusterObject, machines: MachineObject[], infrastructure = infra, cloud?: "instances" | "hosts") {
   const deleted: string[] = [];
   const created: string[] = [];
+  const made: MachineObject[] = [];
   const client = {
-    of: () => ({ delete: async (_ns: string, name: string) => void deleted.push(name), create: async (m: MachineObject) => (created.push(m.metadata.name!), m) }),
+    of: () => ({ delete: async (_ns: string, name: string) => void deleted.push(name), create: async (m: MachineObject) => (created.push(m.metadata.name!), made.push(m), m) }),
   } as unknown as Client;
+  // A cloud whose machines are instances has cluster infrastructure; hosts reached over SSH do not.
+  const providers = { open: async () => ({ capabilities: cloud === "instances" ? { clusterInfrastructure: {} } : {} }) } as unknown as ProviderResolver;
   const scope = {
     original: cluster,
     object: cluster,
-    deps: { providers: undefined as unknown as ProviderResolver, workloads: undefined as unknown as WorkloadClients },
+    deps: { providers, workloads: undefined as unknown as WorkloadClients },
     timing: { pollMs: 1000, recheckMs: 120_000, revalidateMs: 30_000 },
     memory: { checks: new RecentChecks(), kubeconfigs: new KubeconfigTargets() },
-    connections: new Map(),
+    connections: new Map(cloud ? [["east", { metadata: { name: "east" }, spec: { provider: "sim", region: "sim-east-1" } } as unknown as ConnectionObject]] : []),
     infrastructures: [infrastructure],
     pools: [],
     controlPlane: machines,
@@ -51,7 +54,7 @@ async function step(clock: ManualClock, cluster: ClusterObject, machines: Machin
     changedChildren: new Set(),
   } as ClusterScope;
   const result = await ensureControlPlane(reconcileContext({ client, clock }), scope);
-  return { deleted, created, waitingOn: scope.waitingOn, result };
+  return { deleted, created, made, waitingOn: scope.waitingOn, result };
 }
 
 describe("replacing failed control-plane machines", () => {
@@ -130,5 +133,37 @@ describe("the first control-plane machine", () => {
       assert.deepEqual(waiting.created, []);
       assert.equal(waiting.waitingOn, "the infrastructure of connection east");
     }
+  });
+});
+
+describe("making the control plane", () => {
+  const cluster = (replicas: number): ClusterObject => ({
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Cluster",
+    metadata: { name: "demo", namespace: "default", uid: "c-1" },
+    spec: { controlPlane: { connection: "east", machineType: "s1.medium", replicas } },
+  });
+  const joining = (index: number): MachineObject => ({ ...cp(index), status: { phase: "Provisioning" } });
+
+  it("makes every control-plane machine of a cloud at once, only the first initialising: the others take turns to join on their hosts", async () => {
+    const made = await step(new ManualClock(), cluster(3), [], infra, "instances");
+    assert.deepEqual(made.created, ["demo-cp-0", "demo-cp-1", "demo-cp-2"]);
+    assert.deepEqual(made.made.map((m) => m.metadata.annotations?.["slipway.dev/bootstrap"] ?? "join"), ["init", "join", "join"]);
+    // The next reconcile, with all three still joining, makes nothing more.
+    assert.deepEqual((await step(new ManualClock(), cluster(3), [cp(0), joining(1), joining(2)], infra, "instances")).created, []);
+  });
+
+  it("scales up by every missing machine at once while others still join, and adds none while a member leaves", async () => {
+    assert.deepEqual((await step(new ManualClock(), cluster(5), [cp(0), joining(1), cp(2)], infra, "instances")).created, ["demo-cp-3", "demo-cp-4"]);
+    const leaving = { ...cp(1), metadata: { ...cp(1).metadata, deletionTimestamp: T } };
+    const held = await step(new ManualClock(), cluster(5), [cp(0), leaving, cp(2)], infra, "instances");
+    assert.deepEqual(held.created, []);
+    assert.match(held.waitingOn ?? "", /demo-cp-1 leaving/);
+  });
+
+  it("makes hosts reached over SSH one at a time, each once the others run", async () => {
+    assert.deepEqual((await step(new ManualClock(), cluster(3), [], infra, "hosts")).created, ["demo-cp-0"]);
+    assert.deepEqual((await step(new ManualClock(), cluster(3), [cp(0), joining(1)], infra, "hosts")).created, []);
+    assert.deepEqual((await step(new ManualClock(), cluster(3), [cp(0), cp(1)], infra, "hosts")).created, ["demo-cp-2"]);
   });
 });

@@ -32,6 +32,11 @@ export interface BootstrapInput {
   oidc?: OidcIssuer;
   /** The pool of a pool machine, for its node labels and taints. */
   pool?: MachinePoolObject;
+  /**
+   * A joining control-plane machine waits for its turn on the host (JOIN_TURN_COMMAND): where its
+   * machines are instances booted with this user data, which the cluster makes all at once.
+   */
+  takeTurn?: boolean;
 }
 
 /** Labels the node registers with: its cluster, and for pool machines the pool and the pool's labels. */
@@ -92,5 +97,6 @@ export function machineBootstrap(input: BootstrapInput): NodeBootstrap {
   return joinBootstrap(
     { kubernetesVersion, controlPlaneEndpoint: `${input.endpoint.internalHost ?? input.endpoint.host}:${input.endpoint.port}`, bootstrapToken: token, caCertHashes: [caCertHash(pki.ca.certPem)], node, ...(controlPlane ? { controlPlane: {} } : {}) },
     controlPlane ? pki : undefined,
+    input.takeTurn === true,
   );
 }

@@ -254,6 +254,8 @@ export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
       pki: { ...readClusterPki(scope.secrets!.pki), ...(oidc ? { oidcCaPem: oidc.caPem } : {}) },
       token: readBootstrapToken(scope.secrets!.token),
       pool: scope.pool,
+      // Booted instances take turns to join on the host; hosts reached over SSH are made one at a time.
+      takeTurn: (await hostEndpointsOf(scope)) === undefined,
     });
     // Where the cloud keeps secrets, the token and keys go there and the user data only names the secret.
     let reference: BootstrapSecretRef | undefined;

@@ -21,12 +21,12 @@ describe("expected time over the physical critical path", () => {
       controlPlane: [0, 1, 2].map((i) => ({ name: `cp-${i}`, connection: "east", exists: false })),
       workers: [{ name: "w-0", connection: "east", exists: false }],
     });
-    // network 2 + subnet 2, then the load balancer (75) and the target's health checks (30) decide init's
-    // end (109), not boot + init (4 + 50 + 30 = 84); then two serial joins of 15.
-    assert.equal(result.totalMs, 4000 + 75_000 + 30_000 + 2 * 15_000);
+    // network 2 + subnet 2, then boot (50), init (30) and the target's health checks (30) decide init's end
+    // (114), not the load balancer (4 + 75 = 79); then two serial joins of 15, cp-1 and cp-2 booted meanwhile.
+    assert.equal(result.totalMs, 4000 + 50_000 + 30_000 + 30_000 + 2 * 15_000);
     assert.deepEqual(
       result.path.map((s) => s.label),
-      ["network east", "subnet east", "load balancer east", "load balancer routes to cp-0", "join cp-1", "join cp-2"],
+      ["network east", "subnet east", "boot cp-0", "kubeadm init cp-0", "load balancer routes to cp-0", "join cp-1", "join cp-2"],
     );
   });
 

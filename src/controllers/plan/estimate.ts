@@ -1,8 +1,11 @@
-// How long building takes, from the clouds' usual durations and the physical critical path: every machine
-// is made as soon as its connection's network, subnet and security group exist; `kubeadm init` needs the
-// load balancer to route to the first control-plane machine; control-plane joins go one at a time (etcd
-// grows one member at a time); workers join once the control plane is initialised. What exists already
-// takes no time. The estimate is the longest chain through that graph.
+// How long building takes, from the clouds' usual durations and the physical critical path — the graph
+// Slipway schedules: every machine (control plane too) is made as soon as its connection's network,
+// subnet and security group exist, and boots while the load balancer is provisioned; `kubeadm init` ends
+// once the load balancer routes to the first control-plane machine (it is active, and the target's health
+// checks pass once init's API server serves); control-plane joins go one at a time (etcd takes one learner
+// at a time: slipway-join-turn); workers join once the control plane is initialised. What exists already
+// takes no time. The estimate is the longest chain through that graph; bench:provision times the same
+// graph with the sim cloud's mean latencies.
 import type { EstimatedOperation } from "../../providers/provider.ts";
 
 export interface BuildStep {
@@ -81,9 +84,10 @@ export function buildSteps(build: PlannedBuild): { steps: BuildStep[]; last: str
   const [first, ...joining] = build.controlPlane;
   if (!first) throw new Error("a cluster has at least one control-plane machine");
   const firstBoot = boot(first);
-  add("routes", `load balancer routes to ${first.name}`, first.exists ? 0 : duration(cpConnection, "targetHealthy"), ["loadBalancer", firstBoot]);
   add("kubeadmInit", `kubeadm init ${first.name}`, first.exists ? 0 : duration(cpConnection, "kubeadmInit"), [firstBoot]);
-  add("initialized", "control plane initialised", 0, ["kubeadmInit", "routes"]);
+  // The target's health checks pass once init's API server serves; the load balancer routes once active too.
+  add("routes", `load balancer routes to ${first.name}`, first.exists ? 0 : duration(cpConnection, "targetHealthy"), ["kubeadmInit"]);
+  add("initialized", "control plane initialised", 0, ["loadBalancer", "routes"]);
   let previous = "initialized";
   for (const m of joining) {
     const id = `join/${m.name}`;

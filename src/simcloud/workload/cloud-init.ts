@@ -31,6 +31,8 @@ export interface MachineSetup {
   listening: number[];
   /** The kubeadm command line the user data runs, when kubeadm is installed to run it. */
   kubeadmCommand?: string;
+  /** The user data waits for the control plane's join turn (`slipway-join-turn`) before kubeadm runs. */
+  awaitsTurn?: boolean;
   /** What cloud-init and the commands printed (errors included). */
   output: string[];
 }
@@ -43,6 +45,8 @@ export type SecretReader = (reference: { id: string; region: string }) => string
 
 /** The command of the user data that writes the machine's secret files from a cloud secret (bootstrap/cloudinit.ts). */
 const FETCH_COMMAND = "slipway-bootstrap-fetch";
+/** The command of the user data that waits for the control plane's join turn (bootstrap/cloudinit.ts). */
+const TURN_COMMAND = "slipway-join-turn";
 
 export class UserDataError extends Error {
   override readonly name = "UserDataError";
@@ -185,6 +189,10 @@ function run(machine: MachineSetup, index: PackageIndex, command: string, line: 
   switch (program) {
     case FETCH_COMMAND:
       return fetchSecretFiles(machine, args, readSecret);
+    case TURN_COMMAND:
+      // It runs while the machine boots through to kubeadm: the emulator takes the turn before the join.
+      machine.awaitsTurn = true;
+      return false;
     case "kubeadm":
       if (!machine.kubeadmVersion) {
         machine.output.push(`${RUNCMD_SCRIPT}: ${line}: kubeadm: not found`);

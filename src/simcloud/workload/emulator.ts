@@ -265,6 +265,8 @@ export class WorkloadEmulator {
         return this.steps.silent(machine);
       case "remove":
         return this.steps.remove(machine);
+      case "promote":
+        return this.steps.promote(machine);
     }
   }
 
@@ -294,9 +296,25 @@ export class WorkloadEmulator {
       state: "pending",
       ...(plan ? { plan } : {}),
       ...(outcome.failure ? { failure: outcome.failure.lines } : {}),
+      ...(outcome.setup?.awaitsTurn && command === "join" ? { awaitsTurn: true } : {}),
     };
-    const delay = outcome.failure ? 0 : this.cloud.sampleDelay(command === "init" ? "kubeadmInit" : "kubeadmJoin");
-    await this.schedule(machine, command, delay);
+    await this.schedule(machine, command, outcome.failure || machine.awaitsTurn ? 0 : this.kubeadmDelay(machine.role));
+  }
+
+  /**
+   * How long kubeadm takes before it reaches the cluster: init, up to its API server; a worker's join, up
+   * to registering its node; a control-plane join, up to adding its etcd member (the other half is the
+   * learner catching up: `learnerDelay`).
+   */
+  kubeadmDelay(role: MachineRecord["role"]): number {
+    if (role === "init") return this.cloud.sampleDelay("kubeadmInit");
+    const join = this.cloud.sampleDelay("kubeadmJoin");
+    return role === "control-plane" ? join / 2 : join;
+  }
+
+  /** From a control-plane join's etcd member add to its promotion and the join's end. */
+  learnerDelay(): number {
+    return this.cloud.sampleDelay("kubeadmJoin") / 2;
   }
 
   /**

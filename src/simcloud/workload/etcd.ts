@@ -28,6 +28,11 @@ export interface EtcdSnapshot {
 
 export interface EtcdRecord {
   members: EtcdMember[];
+  /**
+   * The member a control-plane join added as a learner, not yet promoted: it does not vote, and etcd
+   * takes no other learner until it is promoted or removed (etcd's --max-learners, 1).
+   */
+  learner?: EtcdMember;
   history: EtcdSnapshot[];
   /** Why the control plane is broken, once it is: quorum lost, or a member whose machine went without being removed. */
   broken?: string;
@@ -62,10 +67,23 @@ export function addMember(etcd: EtcdRecord, member: { name: string; instanceId: 
   return added;
 }
 
+/**
+ * `member add --learner`, as a control-plane join does first: the member, or etcd's refusal while another
+ * learner is pending (one join's member add at a time).
+ */
+export function addLearner(etcd: EtcdRecord, member: { name: string; instanceId: string; address: string }): EtcdMember | { refused: string } {
+  if (etcd.learner && etcd.learner.instanceId !== member.instanceId) return { refused: "etcdserver: too many learner members in cluster" };
+  etcd.learner ??= { id: memberId(member.instanceId), name: member.name, instanceId: member.instanceId, peerURL: `https://${member.address}:2380` };
+  return etcd.learner;
+}
+
 /** What `etcdctl member list -w json` prints. */
 export function memberList(etcd: EtcdRecord, clusterId: string): unknown {
   return {
     header: { cluster_id: memberId(clusterId), member_id: etcd.members[0]?.id ?? "" },
-    members: etcd.members.map((m) => ({ ID: m.id, name: m.name, peerURLs: [m.peerURL], clientURLs: [m.peerURL.replace(/:2380$/, ":2379")] })),
+    members: [
+      ...etcd.members.map((m) => ({ ID: m.id, name: m.name, peerURLs: [m.peerURL], clientURLs: [m.peerURL.replace(/:2380$/, ":2379")] })),
+      ...(etcd.learner ? [{ ID: etcd.learner.id, name: etcd.learner.name, peerURLs: [etcd.learner.peerURL], isLearner: true }] : []),
+    ],
   };
 }

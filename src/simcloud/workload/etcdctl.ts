@@ -39,6 +39,13 @@ async function etcdctl(emulator: WorkloadEmulator, cluster: ClusterRecord, names
   if (words[0] === "member" && words[1] === "list") return result(0, JSON.stringify(memberList(etcd, cluster.id)));
   if (words[0] === "member" && words[1] === "remove" && words[2]) {
     const id = words[2].toLowerCase();
+    if (etcd.learner?.id === id) {
+      // A learner left by a join that did not finish: removing it lets the next join add its member.
+      const learner = etcd.learner;
+      delete etcd.learner;
+      await emulator.etcdChanged(cluster, `learner ${learner.name} removed`);
+      return result(0, `Member ${learner.id} removed from cluster ${cluster.id}\n`);
+    }
     const removed = etcd.members.find((m) => m.id === id);
     if (!removed) return result(1, "", `Error: etcdserver: member not found`);
     if (etcd.members.length === 1) return result(1, "", "Error: etcdserver: re-configuration failed due to not enough started members");

@@ -11,7 +11,7 @@ import { caCertHash } from "../../bootstrap/pki.ts";
 import { NODE_GONE_AFTER_MS, type Reach, type WorkloadEmulator } from "./emulator.ts";
 import { joinThroughPeers, PUBLIC_RETRY_MS, type GuestFacts, type PublicJoinAnswer } from "./public-join.ts";
 import { joinOutside, outsideEndpoint } from "./outside-join.ts";
-import { addMember } from "./etcd.ts";
+import { addLearner, addMember } from "./etcd.ts";
 import { KubeadmFailure, PKI_DIR, clusterInfoUrl, kubeletVersionProblems, pkiFileErrors, publicKeyDigest, type InitPlan, type JoinPlan, type KubeadmPlan } from "./kubeadm-plan.ts";
 import { nodePodCidr, type NodeFacts } from "./manifests.ts";
 import { hostOf, type ClusterRecord, type MachineRecord } from "./records.ts";
@@ -20,6 +20,12 @@ import { hostOf, type ClusterRecord, type MachineRecord } from "./records.ts";
 export const DISCOVERY_TIMEOUT_MS = 5 * 60_000;
 /** How long kubeadm init retries API calls through the control-plane endpoint by default (timeouts.kubernetesAPICall). */
 export const API_CALL_TIMEOUT_MS = 60_000;
+/** How long `slipway-join-turn` holds the control plane's join Lease at most (simulated ms): a holder that hangs frees it then. */
+export const JOIN_LEASE_MS = 10 * 60_000;
+/** How often `slipway-join-turn` looks again while the turn is taken (simulated ms); the holder's join ending wakes it sooner. */
+export const TURN_POLL_MS = 5_000;
+/** The Lease through which control-plane machines take turns to join (`slipway-join-turn`). */
+export const JOIN_LEASE = "kube-system/slipway-control-plane-join";
 
 function minorOf(version: string): number {
   return Number(version.replace(/^v/, "").split(".")[1]);
@@ -41,11 +47,18 @@ function controlPlaneSkew(kubelet: string, running: string): { check: string; me
 }
 
 /** The id Kubernetes nodes carry for a sim cloud instance (`spec.providerID`). */
-/** What `kubeadm join` prints once the node joined. */
+/** What a control-plane `kubeadm join` prints up to adding its etcd member (as a learner). */
+const LEARNER_LINES = [
+  "[preflight] Reading configuration from the cluster...",
+  "[control-plane] Creating static Pod manifests",
+  "[etcd] Announced new etcd member joining to the existing etcd cluster",
+  "[etcd] Waiting for the new etcd member to join the cluster. This can take up to 40s",
+];
+
+/** What `kubeadm join` prints once the node joined (a control plane's: after its learner was promoted). */
 function joinedLines(controlPlane: boolean): string[] {
   return [
-    "[preflight] Reading configuration from the cluster...",
-    ...(controlPlane ? ["[control-plane] Creating static Pod manifests", "[etcd] Announced new etcd member joining to the existing etcd cluster"] : []),
+    ...(controlPlane ? ["[etcd] The learner was promoted to a voting member"] : ["[preflight] Reading configuration from the cluster..."]),
     "[kubelet-start] Starting the kubelet",
     "[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap",
     controlPlane ? "This node has joined the cluster and a new control plane instance was created." : "This node has joined the cluster.",
@@ -344,6 +357,7 @@ export class KubeadmSteps {
       await this.emulator.schedule(machine, "join", Math.min(found.retryAt ?? deadline, deadline) - this.emulator.now());
       return;
     }
+    if (plan.controlPlane && (await this.awaitTurn(found.cluster, machine))) return;
     const failure = await this.discoveryFailure(found.cluster, plan, machine);
     if (failure) {
       await this.fail(machine, failure);
@@ -354,10 +368,79 @@ export class KubeadmSteps {
       this.emulator.print(machine.instanceId, ["[preflight] Reading configuration from the cluster...", "[kubelet-start] Starting the kubelet"]);
       return this.kubeletNeverHealthy(machine, plan, "kubelet-start", kubelet);
     }
-    if (plan.controlPlane) machine.servingSince = this.emulator.now();
+    if (plan.controlPlane) return this.addLearner(found.cluster, machine, plan);
     await this.registerNode(found.cluster, machine, plan);
-    this.emulator.print(machine.instanceId, joinedLines(plan.controlPlane));
-    if (plan.controlPlane) await this.emulator.servingChanged(machine);
+    this.emulator.print(machine.instanceId, joinedLines(false));
+  }
+
+  /**
+   * `slipway-join-turn`: the user data takes the Lease JOIN_LEASE before `kubeadm join`, once no other
+   * machine holds it (its holder not yet joined, failed or gone, and the lease not run out) and etcd has
+   * no learner pending — so that control-plane joins go one at a time. True when the machine waits, or
+   * took the turn and its `kubeadm join` now runs (scheduled).
+   */
+  private async awaitTurn(cluster: ClusterRecord, machine: MachineRecord): Promise<boolean> {
+    if (!machine.awaitsTurn) return false;
+    const now = this.emulator.now();
+    const lease = cluster.joinLease;
+    const holder = lease && lease.instanceId !== machine.instanceId && lease.until > now ? this.records.machine(lease.instanceId) : undefined;
+    const busy = holder && holder.state !== "joined" && holder.state !== "failed" ? holder.nodeName : undefined;
+    const learner = cluster.etcd?.learner && cluster.etcd.learner.instanceId !== machine.instanceId ? cluster.etcd.learner.name : undefined;
+    if (busy !== undefined || learner !== undefined) {
+      const why = busy !== undefined ? `${busy} holds Lease ${JOIN_LEASE}` : `etcd member ${learner} is still a learner`;
+      const line = `[slipway-join-turn] waiting for the control-plane join under way: ${why}`;
+      if (machine.lastError !== line) this.emulator.print(machine.instanceId, [line]);
+      machine.lastError = line;
+      const retry = this.emulator.scaled(TURN_POLL_MS);
+      await this.emulator.schedule(machine, "join", busy !== undefined ? Math.min(lease!.until - now, retry) : retry);
+      return true;
+    }
+    cluster.joinLease = { holder: machine.nodeName, instanceId: machine.instanceId, until: now + this.emulator.scaled(JOIN_LEASE_MS) };
+    await this.records.saveCluster(cluster);
+    delete machine.awaitsTurn;
+    delete machine.lastError;
+    // kubeadm join starts now, with its own timeouts.
+    machine.waitingSince = now;
+    this.emulator.print(machine.instanceId, [`[slipway-join-turn] took Lease ${JOIN_LEASE}; running kubeadm join`]);
+    await this.emulator.schedule(machine, "join", this.emulator.kubeadmDelay(machine.role));
+    return true;
+  }
+
+  /**
+   * A control-plane join adds its etcd member as a learner — refused while another join's learner is
+   * pending, as etcd refuses a second learner (kubeadm retries the add for its etcd API-call timeout; the
+   * emulator refuses at once, so that overlapping joins show) — and ends once the learner is promoted.
+   */
+  private async addLearner(cluster: ClusterRecord, machine: MachineRecord, plan: JoinPlan): Promise<void> {
+    const etcd = (cluster.etcd ??= { members: [], history: [] });
+    const added = addLearner(etcd, { name: plan.node.name, instanceId: machine.instanceId, address: machine.privateIp });
+    if ("refused" in added) {
+      await this.fail(machine, new KubeadmFailure("control-plane-join/etcd", [`error creating local etcd static pod manifest file: ${added.refused}`]), LEARNER_LINES.slice(0, 3));
+      return;
+    }
+    machine.joining = cluster.id;
+    await this.records.saveCluster(cluster);
+    this.emulator.print(machine.instanceId, LEARNER_LINES);
+    await this.emulator.schedule(machine, "promote", this.emulator.learnerDelay());
+  }
+
+  /** The learner caught up and is promoted: the machine's member votes, its node registers, the join ends. */
+  async promote(machine: MachineRecord): Promise<void> {
+    const cluster = machine.joining ? this.records.cluster(machine.joining) : undefined;
+    const plan = machine.plan as JoinPlan | undefined;
+    if (!cluster || !plan || machine.state !== "waiting") return;
+    delete machine.joining;
+    const etcd = cluster.etcd;
+    if (etcd?.learner?.instanceId !== machine.instanceId) {
+      await this.fail(machine, new KubeadmFailure("control-plane-join/etcd", ["error creating local etcd static pod manifest file: etcdserver: member not found"]));
+      return;
+    }
+    delete etcd.learner;
+    if (cluster.joinLease?.instanceId === machine.instanceId) delete cluster.joinLease;
+    machine.servingSince = this.emulator.now();
+    await this.registerNode(cluster, machine, plan);
+    this.emulator.print(machine.instanceId, joinedLines(true));
+    await this.emulator.servingChanged(machine);
   }
 
   /** The machine joined a cluster of another cloud: its node is there, and this cloud only runs it. */

@@ -38,6 +38,11 @@ export interface ClusterRecord {
   oidc?: OidcSettings;
   /** The control plane's etcd: its members and how membership and health went (etcd.ts). */
   etcd?: EtcdRecord;
+  /**
+   * The Lease kube-system/slipway-control-plane-join: the control-plane machine whose join goes on now
+   * (`slipway-join-turn`), until when at the latest. Free once its holder joined, failed or is gone.
+   */
+  joinLease?: { holder: string; instanceId: string; until: number };
 }
 
 /**
@@ -52,10 +57,11 @@ export type MachineState = "pending" | "starting" | "waiting" | "joined" | "fail
  * init: kubeadm init up to a running API server; upload: init's phases through the control-plane
  * endpoint; join: discovery and the join; fail: kubeadm gives up after waiting for the kubelet; ready:
  * the network plugin's pod on the node started; silent: the node-monitor grace period of a machine that
- * stopped ran out; remove: the node of a vanished machine is deleted. ("give-up" is kept for records of
- * earlier versions: a join attempt.)
+ * stopped ran out; remove: the node of a vanished machine is deleted; promote: a control-plane join's etcd
+ * learner caught up and is promoted, and the join ends. ("give-up" is kept for records of earlier
+ * versions: a join attempt.)
  */
-export type MachineAction = "init" | "upload" | "join" | "give-up" | "fail" | "ready" | "silent" | "remove";
+export type MachineAction = "init" | "upload" | "join" | "give-up" | "fail" | "ready" | "silent" | "remove" | "promote";
 
 export interface MachineRecord {
   instanceId: string;
@@ -97,6 +103,10 @@ export interface MachineRecord {
   due?: { action: MachineAction; at: number };
   /** Since when kubeadm tries the control-plane endpoint (epoch ms): discovery, or init's later phases. */
   waitingSince?: number;
+  /** The user data waits for the control plane's join turn (`slipway-join-turn`) before `kubeadm join`, and has not had it yet. */
+  awaitsTurn?: boolean;
+  /** The cluster whose etcd holds this machine's member as a learner while its control-plane join goes on. */
+  joining?: string;
 }
 
 const CLUSTERS = "/emulator/clusters/";

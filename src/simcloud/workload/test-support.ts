@@ -137,7 +137,7 @@ export function joinData(
   lb: LoadBalancer,
   pki: ClusterPki,
   node: NodeRegistration,
-  options: { controlPlane?: boolean; token?: string; caCertHashes?: string[]; endpoint?: string; kubernetesVersion?: string } = {},
+  options: { controlPlane?: boolean; token?: string; caCertHashes?: string[]; endpoint?: string; kubernetesVersion?: string; takeTurn?: boolean } = {},
 ): string {
   return joinUserData(
     {
@@ -149,6 +149,7 @@ export function joinData(
       ...(options.controlPlane ? { controlPlane: {} } : {}),
     },
     pki,
+    options.takeTurn,
   );
 }
 
