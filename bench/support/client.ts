@@ -79,6 +79,26 @@ export class BenchClient {
   }
 }
 
+/** What `kubectl get` asks for: a Table, or JSON from a server without Tables. */
+export const TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+
+/** One GET with its own Accept header (send() always asks for JSON); resolves with the body's size once it is read. */
+export function getWithAccept(client: BenchClient, path: string, accept: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const options = client.options("GET", path);
+    options.headers = { ...options.headers, Accept: accept };
+    const req = request(options, (res) => {
+      let bytes = 0;
+      res.on("data", (chunk: Buffer) => (bytes += chunk.length));
+      res.on("end", () => (res.statusCode === 200 ? resolve(bytes) : reject(new Error(`GET ${path} answered ${res.statusCode}`))));
+      res.on("error", reject);
+    });
+    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`GET ${path} timed out after ${REQUEST_TIMEOUT_MS} ms`)));
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 function readAll(res: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

@@ -139,4 +139,21 @@ describe("ObjectService", () => {
     watch.close();
     assert.deepEqual(events.map((e) => `${e.type} ${(e.object as KubeObject).metadata.name}`), ["ADDED s1"]);
   });
+
+  it("answers a list as JSON text equal to the decoded list, for values stored before the stored form too", async () => {
+    await objects.create(clusters, "default", { spec: cluster("x").spec, kind: "Cluster", metadata: { name: "body-order" }, apiVersion: "slipway.dev/v1alpha1" });
+    await objects.create(clusters, "default", cluster("b"));
+    await objects.patch(clusters, "default", "b", "merge", { status: { phase: "Running" } }, { subresource: "status" });
+    // A value as an earlier release stored it: the body's key order, no apiVersion or kind.
+    const old = { metadata: { name: "c-old", namespace: "default", uid: "0b0c5c4e-1d2e-4f5a-8b6c-7d8e9f0a1b2c", labels: { team: "b" } }, spec: cluster("c").spec };
+    await store.create("/registry/slipway.dev/clusters/default/c-old", JSON.stringify(old));
+    for (const options of [{}, { labelSelector: "team=a" }, { limit: 2 }]) {
+      const list = await objects.list(clusters, "default", options);
+      const text = JSON.parse(await objects.listJson(clusters, "default", options));
+      assert.deepEqual(text, JSON.parse(JSON.stringify(list)));
+    }
+    const all = JSON.parse(await objects.listJson(clusters, "default"));
+    assert.deepEqual(all.items.map((o: KubeObject) => `${o.apiVersion} ${o.kind} ${o.metadata.name} ${o.metadata.resourceVersion}`), (await objects.list(clusters, "default")).items.map((o) => `slipway.dev/v1alpha1 Cluster ${o.metadata.name} ${o.metadata.resourceVersion}`));
+    assert.equal(all.items.find((o: KubeObject) => o.metadata.name === "b").status.phase, "Running");
+  });
 });

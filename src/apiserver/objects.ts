@@ -79,6 +79,12 @@ export interface ObjectList {
   items: KubeObject[];
 }
 
+/** One item of a list as read from the store; `object` when a selector had to decode it. */
+interface ReadItem {
+  kv: KeyValue;
+  object?: KubeObject;
+}
+
 export interface ApplyOptions extends WriteOptions {
   /** Take the fields other managers hold instead of failing with a conflict. */
   force?: boolean;
@@ -228,9 +234,28 @@ export class ObjectService {
     return object;
   }
 
-  private encode(object: KubeObject): string {
-    const { resourceVersion: _rv, ...metadata } = object.metadata;
-    return JSON.stringify({ ...object, metadata });
+  /**
+   * The stored form: apiVersion, kind and metadata first, without the resourceVersion (the store keeps
+   * that), so a read can answer with the stored text after putting the resourceVersion in (storedJson).
+   */
+  private encode(def: KindDefinition, object: KubeObject): string {
+    const { apiVersion: _apiVersion, kind: _kind, metadata: { resourceVersion: _rv, ...metadata }, ...rest } = object;
+    return JSON.stringify({ apiVersion: apiVersionOf(def), kind: def.kind, metadata, ...rest });
+  }
+
+  /**
+   * The JSON of what decode() returns, without parsing the stored text when it is in the stored form
+   * encode() writes (older values are decoded and encoded again).
+   */
+  private storedJson(def: KindDefinition, kv: KeyValue): string {
+    const head = storedHead(def);
+    const value = kv.value;
+    // encode() never stores metadata.resourceVersion, so it goes in without a look for an old one.
+    if (value.startsWith(head)) {
+      const version = `"resourceVersion":"${kv.modRevision}"`;
+      return head + version + (value[head.length] === "}" ? "" : ",") + value.slice(head.length);
+    }
+    return JSON.stringify(this.decode(def, kv));
   }
 
   // ---- reads ----
@@ -268,7 +293,24 @@ export class ObjectService {
     return this.read(def, namespace, options);
   }
 
+  /**
+   * The same list as list(), as the JSON text of its response. The items are the stored text with their
+   * resourceVersion put in, so a list of thousands of objects is neither parsed nor encoded again.
+   */
+  async listJson(def: KindDefinition, namespace: string | undefined, options: ListOptions = {}): Promise<string> {
+    await this.authorizeRead(def, "list", namespace, undefined, options.context);
+    const { list, read } = await this.readPage(def, namespace, options);
+    const items = read.map((entry) => this.storedJson(def, entry.kv));
+    return `{"apiVersion":${JSON.stringify(list.apiVersion)},"kind":${JSON.stringify(list.kind)},"metadata":${JSON.stringify(list.metadata)},"items":[${items.join(",")}]}`;
+  }
+
   private async read(def: KindDefinition, namespace: string | undefined, options: ListOptions): Promise<ObjectList> {
+    const { list, read } = await this.readPage(def, namespace, options);
+    return { ...list, items: read.map((entry) => entry.object ?? this.decode(def, entry.kv)) };
+  }
+
+  /** A list's page: what it says about itself, and each item read (decoded only when a selector needed it). */
+  private async readPage(def: KindDefinition, namespace: string | undefined, options: ListOptions): Promise<{ list: Omit<ObjectList, "items">; read: ReadItem[] }> {
     const selected = this.matcher(def, options.labelSelector, options.fieldSelector);
     const namePrefix = options.namePrefix ?? "";
     const ranged = !def.namespaced || namespace !== undefined;
@@ -285,7 +327,7 @@ export class ObjectService {
     }
     // A selector may skip most of what a page reads: read on until the page is full or the range ends,
     // so a short page always means the end (kube-apiserver does the same).
-    const items: KubeObject[] = [];
+    const items: ReadItem[] = [];
     let more = false;
     let remaining: number | undefined;
     let lastKey: string | undefined;
@@ -299,10 +341,14 @@ export class ObjectService {
       more = result.more;
       remaining = result.remaining;
       for (const kv of result.items) {
-        const object = this.decode(def, kv);
         lastKey = kv.key;
-        if (!matches(object)) continue;
-        items.push(object);
+        if (matches === matchAll) {
+          items.push({ kv });
+        } else {
+          const object = this.decode(def, kv);
+          if (!matches(object)) continue;
+          items.push({ kv, object });
+        }
         if (limit !== undefined && items.length === limit) break;
       }
       const stoppedEarly = lastKey !== result.items[result.items.length - 1]?.key;
@@ -316,7 +362,7 @@ export class ObjectService {
     }
     // Only an unfiltered list can say how many are left (a selector would have to read them all).
     const counted = matches === matchAll && remaining !== undefined;
-    return {
+    const list = {
       apiVersion: apiVersionOf(def),
       kind: `${def.kind}List`,
       metadata: {
@@ -324,8 +370,8 @@ export class ObjectService {
         ...(more && lastKey ? { continue: encodeContinue({ key: lastKey, rev: revision! }) } : {}),
         ...(more && counted ? { remainingItemCount: remaining } : {}),
       },
-      items,
     };
+    return { list, read: items };
   }
 
   /**
@@ -412,7 +458,7 @@ export class ObjectService {
     if (context.dryRun) return { object, warnings };
     for (let attempt = 0; ; attempt++) {
       try {
-        const kv = await this.store.create(objectKey(def, meta.namespace, meta.name!), this.encode(object));
+        const kv = await this.store.create(objectKey(def, meta.namespace, meta.name!), this.encode(def, object));
         return await this.written("CREATE", def, this.decode(def, kv), undefined, request, warnings);
       } catch (e) {
         if (!(e instanceof KeyExistsError)) throw e;
@@ -573,7 +619,7 @@ export class ObjectService {
           await this.store.delete(key, kv.modRevision);
           stored = merged;
         } else {
-          stored = this.decode(def, await this.store.update(key, this.encode(merged), kv.modRevision));
+          stored = this.decode(def, await this.store.update(key, this.encode(def, merged), kv.modRevision));
         }
       } catch (e) {
         if (e instanceof RevisionMismatchError) {
@@ -661,7 +707,7 @@ export class ObjectService {
           next.metadata.deletionTimestamp = nowTimestamp();
           next.metadata.deletionGracePeriodSeconds = 0;
           next.metadata.finalizers = [...finalizers];
-          result = this.decode(def, await this.store.update(key, this.encode(next), kv.modRevision));
+          result = this.decode(def, await this.store.update(key, this.encode(def, next), kv.modRevision));
         }
       } catch (e) {
         if (e instanceof RevisionMismatchError) continue;
@@ -746,3 +792,15 @@ export class ObjectService {
 
 /** The matcher of a request without label or field selectors. */
 const matchAll = (_object: KubeObject): boolean => true;
+
+const heads = new WeakMap<KindDefinition, string>();
+
+/** How every value encode() stores for a kind begins, up to the inside of its metadata. */
+function storedHead(def: KindDefinition): string {
+  let head = heads.get(def);
+  if (head === undefined) {
+    head = `{"apiVersion":${JSON.stringify(apiVersionOf(def))},"kind":${JSON.stringify(def.kind)},"metadata":{`;
+    heads.set(def, head);
+  }
+  return head;
+}

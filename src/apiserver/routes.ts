@@ -2,7 +2,7 @@
 // The server mounts one or more of these (the sim cloud serves a workload cluster's API per path).
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { parse as parseYaml } from "yaml";
-import type { KindDefinition, Registry } from "../api/registry.ts";
+import { apiVersionOf, type KindDefinition, type Registry } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { authorize } from "./authorization/authorizer.ts";
 import { apiVersions, group, groupList, resourceList, SERVER_VERSION, type CreateOnlyKind } from "./discovery.ts";
@@ -11,7 +11,7 @@ import type { ApiMetrics } from "./metrics.ts";
 import type { ObjectService, DeleteOptions, DeletePropagation, ObjectEvent, WriteOptions, WriteResult } from "./objects.ts";
 import { renderOpenApi } from "./openapi.ts";
 import { SCALE_SUBRESOURCE, serveScale } from "./scale.ts";
-import { decodeProtobuf, PROTOBUF } from "./protobuf.ts";
+import { decodeProtobuf, hasProtobuf, prefersProtobuf, PROTOBUF } from "./protobuf.ts";
 import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_RESPONSE, renderedOpenApiV2 } from "./openapi-v2.ts";
 import { isApplyPatch, patchTypeOf } from "./patch.ts";
 import { fieldManagerError, fieldManagerOf, type Identity, type RequestContext } from "./request-context.ts";
@@ -380,7 +380,7 @@ async function serveResource(
       if (asked !== undefined && (!/^\d+$/.test(query.limit!) || !Number.isFinite(asked))) throw new BadRequestError(`limit must be a non-negative integer (got "${query.limit}")`);
       // Any int64 is a valid limit; a page is never larger than this anyway.
       const limit = asked === undefined ? undefined : Math.min(asked, MAX_PAGE);
-      const list = await objects.list(def, namespace, {
+      const listOptions = {
         labelSelector: query.labelSelector,
         fieldSelector: query.fieldSelector,
         limit,
@@ -388,11 +388,16 @@ async function serveResource(
         resourceVersion: query.resourceVersion,
         resourceVersionMatch: query.resourceVersionMatch,
         context,
-      });
+      };
       if (table) {
+        const list = await objects.list(def, namespace, listOptions);
         return toTable(def, list.items, { includeObject: includeObjectOf(query), resourceVersion: list.metadata.resourceVersion, continue: list.metadata.continue });
       }
-      return list;
+      if (prefersProtobuf(request.headers.accept) && hasProtobuf({ apiVersion: apiVersionOf(def), kind: `${def.kind}List` })) return objects.list(def, namespace, listOptions);
+      // JSON: the stored text of each item, not parsed and encoded again (a list may hold thousands).
+      const json = await objects.listJson(def, namespace, listOptions);
+      void reply.type("application/json; charset=utf-8");
+      return json;
     }
     if (method === "DELETE") {
       info.verb = "deletecollection";
