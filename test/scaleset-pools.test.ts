@@ -134,7 +134,8 @@ describe("machine pools on scale sets", () => {
     // An instance killed in the scale set: the cloud replaces it, the pool dips and recovers.
     const victim = infra.status!.instances![0]!.instanceId;
     await sim.admin.killInstance(victim);
-    await eventually(() => (get<PoolView>("machinepool", "asg").status?.readyReplicas ?? 3) < 3, { timeoutMs: 30_000, what: "the pool to show the dip" });
+    // The dip: the pool says the instance was lost, and its machine goes.
+    await eventually(() => ok("get", "events", "--field-selector", "involvedObject.name=asg,reason=InstanceLost", "-o", "jsonpath={.items[*].message}").includes(victim), { timeoutMs: 30_000, what: "the pool to report the lost instance" });
     const recovered = await eventually(() => {
       const p = get<PoolView>("machinepool", "asg");
       return p.status?.readyReplicas === 3 && p.status.phase === "Running" && !p.spec.providerIDList?.some((id) => id.endsWith(`/${victim}`)) && p.spec.providerIDList?.length === 3 && p;

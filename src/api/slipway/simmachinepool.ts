@@ -46,6 +46,7 @@ export const SimMachinePoolStatusSchema = Struct(
     replicas: Type.Optional(Type.Integer({ minimum: 0, description: "Instances that count towards the desired capacity (pending or in service)." })),
     desiredCapacity: Type.Optional(Type.Integer({ minimum: 0, description: "The scale set's desired capacity." })),
     scaleSetId: Type.Optional(Type.String({ description: "Cloud ID of the scale set." })),
+    connection: Type.Optional(Type.String({ description: "Connection the scale set is in (its pool's), kept to delete it after the pool is gone." })),
     providerIDList: Type.Optional(Type.Array(Type.String(), { description: "Provider IDs of the instances that are not leaving, sorted." })),
     instances: Type.Optional(Type.Array(SimMachinePoolInstance, { description: "The scale set's instances, as the cloud reports them." })),
     userDataHash: Type.Optional(Type.String({ description: "SHA-256 of the bootstrap data in the launch template (the data itself is secret)." })),

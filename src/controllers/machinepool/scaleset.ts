@@ -16,7 +16,6 @@ import { simMachinePoolKind } from "../../api/slipway/simmachinepool.ts";
 import type { KindDefinition } from "../../api/registry.ts";
 import type { KubeObject } from "../../api/meta.ts";
 import type { PoolInfo } from "../../providers/provider.ts";
-import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase } from "../../runtime/reconciler.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { controllerOf, controllerRef } from "../contract.ts";
@@ -144,6 +143,15 @@ export const followScaleSet: Phase<MachinePoolScope> = async (ctx, scope) => {
     scope.machines.push(...created);
     if (created.length > 0) await ctx.event(pool, "Normal", "InstancesFound", `scale set ${set.id} launched ${created.map((m) => m.spec.scaleSetInstance!.instanceId).join(", ")}: machines ${created.map((m) => m.metadata.name).join(", ")}`);
   }
+  // A machine whose instance left the scale set (it died, or was terminated): the cloud launches another;
+  // the machine goes (drained if its node is still there) rather than waiting for its next health check.
+  const live = new Set(set.instances.filter((i) => i.state !== "leaving").map((i) => i.instanceId));
+  const orphaned = scope.machines.filter((m) => !isDeleting(m, scope.deleted) && m.spec.scaleSetInstance && !live.has(m.spec.scaleSetInstance.instanceId) && !isFailedForGood(m));
+  if (orphaned.length > 0) {
+    await deleteMachines(ctx, scope, orphaned);
+    const which = orphaned.map((m) => `${m.spec.scaleSetInstance!.instanceId} (machine ${m.metadata.name})`).join(", ");
+    await ctx.event(pool, "Warning", "InstanceLost", `instance(s) ${which} left scale set ${set.id}; the cloud replaces them`);
+  }
   // Remediation: a failed machine goes (drained) and its instance is replaced by the cloud.
   const remediation = await remediate(ctx, scope);
   const failed = scope.machines.filter((m) => isFailedForGood(m) && !isDeleting(m, scope.deleted));
@@ -153,7 +161,7 @@ export const followScaleSet: Phase<MachinePoolScope> = async (ctx, scope) => {
     for (const m of failed) await ctx.event(pool, "Warning", "ReplacingMachine", `replacing machine ${m.metadata.name}: ${m.status?.failureReason}: ${m.status?.failureMessage ?? ""}`.trimEnd());
   }
   // Scale-in: the desired capacity above the replicas wanted, less instances already on their way out.
-  const counted = new Set(set.instances.filter((i) => i.state !== "leaving").map((i) => i.instanceId));
+  const counted = live;
   const leavingByScaleIn = scope.machines.filter((m) => isDeleting(m, scope.deleted) && m.metadata.annotations?.[ANNOTATION_SCALE_IN] === "true" && counted.has(m.spec.scaleSetInstance?.instanceId ?? ""));
   const excess = set.desired - desiredReplicas(pool) - leavingByScaleIn.length;
   if (excess > 0) {

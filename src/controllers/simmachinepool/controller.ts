@@ -146,6 +146,7 @@ export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
     throw error;
   }
   status.scaleSetId = set.id;
+  status.connection = pool.spec.connection;
   status.userDataHash = sha256(userData);
   status.machineType = template.machineType;
   status.imageId = imageId;
@@ -226,7 +227,8 @@ export function registerSimMachinePoolController(manager: ControllerManager, dep
         pollMs,
         pool,
         cluster: pool && clusters.cache.get(keyFor(namespace, pool.spec.clusterName)),
-        connection: pool && connections.cache.get(keyFor(namespace, pool.spec.connection)),
+        // Once the pool is gone (its objects are collected after it), the connection recorded with the scale set.
+        connection: connections.cache.get(keyFor(namespace, pool?.spec.connection ?? base.object.status?.connection ?? "")),
         infrastructure: pool && infrastructures.cache.get(keyFor(namespace, names.infrastructure(pool.spec.clusterName, pool.spec.connection))),
       };
     },
