@@ -21,7 +21,9 @@ import { objectReconciler } from "../../runtime/reconciler.ts";
 import { controllerOf, unlessPaused } from "../contract.ts";
 import type { ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
-import { machinePoolDeletePhases, machinePoolPhases, ownedBy, type MachinePoolScope, type MachinePoolTimings } from "./phases.ts";
+import { adoptByCluster, awaitAvailability, machinePoolDeletePhases, ownedBy, recordProviderIDs, refreshMachines, rollOut, type MachinePoolScope, type MachinePoolTimings } from "./phases.ts";
+import { adoptTemplateObjects, followScaleSet } from "./scaleset.ts";
+import type { Phase } from "../../runtime/reconciler.ts";
 import { summarizePool } from "./status.ts";
 
 export const MACHINE_POOL_CONTROLLER = "machinepool";
@@ -41,6 +43,9 @@ export interface MachinePoolDependencies {
 export interface MachinePoolControllerOptions extends Partial<MachinePoolTimings> {
   concurrency?: number;
 }
+
+/** A pool on a scale set follows it (scaleset.ts); any other makes its machines one by one (rollOut). */
+export const machinePoolPhases: readonly Phase<MachinePoolScope>[] = [adoptByCluster, adoptTemplateObjects, refreshMachines, recordProviderIDs, awaitAvailability, followScaleSet, rollOut];
 
 export const MACHINE_POOL_DEFAULTS: MachinePoolTimings = { pollMs: 1000 };
 

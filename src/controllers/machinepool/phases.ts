@@ -24,7 +24,7 @@ import { nowTimestamp } from "../../apiserver/objects.ts";
 import { getCondition, setCondition } from "../../runtime/conditions.ts";
 import { availability, countedMachines, desiredReplicas, isAvailable, isDeleting, providerIDList } from "./status.ts";
 import { machineTemplateHash, poolTemplate, type PoolTemplate } from "./template.ts";
-import { adoptTemplateObjects, followScaleSet, type ScaleSetSurroundings } from "./scaleset.ts";
+import type { ScaleSetSurroundings } from "./scaleset.ts";
 
 export interface MachinePoolTimings {
   /** Delay between checks while machines are being deleted. */
@@ -300,7 +300,6 @@ export const awaitAvailability: Phase<MachinePoolScope> = (ctx, scope) => {
   return nextInMs === undefined ? undefined : { requeueAfterMs: nextInMs };
 };
 
-export const machinePoolPhases: readonly Phase<MachinePoolScope>[] = [adoptByCluster, adoptTemplateObjects, refreshMachines, recordProviderIDs, awaitAvailability, followScaleSet, rollOut];
 
 /** Deletes every machine of the pool and waits until they are gone. */
 export const deleteAllMachines: Phase<MachinePoolScope> = async (ctx, scope) => {
