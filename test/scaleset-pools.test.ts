@@ -172,11 +172,28 @@ describe("machine pools on scale sets", () => {
     ok("scale", "machinepool", "asg", "--replicas", "2");
   });
 
+  it("makes the objects for a pool the cluster declares on a scale set, under fixed names, adopted by the pool", async () => {
+    ok("patch", "cluster", "demo", "--type", "merge", "-p", JSON.stringify({ spec: { workers: [{ name: "set", connection: "sim", machineType: "s1.small", replicas: 1, scaleSet: { maxSize: 4 } }] } }));
+    const declared = await eventually(() => {
+      const p = get<PoolView>("machinepool", "demo-set");
+      return p.status?.phase === "Running" && p.status.readyReplicas === 1 && p.status.infrastructureReady === true && p;
+    }, { timeoutMs: 60_000, what: "the declared pool on a scale set to run" });
+    for (const kind of ["bootstrapconfig", "simmachinepool"]) {
+      const owner = get<Owned>(kind, "demo-set").metadata.ownerReferences?.find((o) => o.controller);
+      assert.deepEqual(owner && [owner.kind, owner.name, owner.uid], ["MachinePool", "demo-set", declared.metadata.uid], kind);
+    }
+    assert.equal(get<SimPoolView>("simmachinepool", "demo-set").status?.providerIDList?.join(), declared.spec.providerIDList?.join());
+    assert.equal((await scaleSets()).length, 2);
+  });
+
   it("deletes the objects and the scale set with its instances with the pool", async () => {
     ok("delete", "machinepool", "asg", "--wait=true", "--timeout=60s");
     await eventually(() => kubectl(kc, ["get", "simmachinepool", "asg-set"]).status !== 0 && kubectl(kc, ["get", "bootstrapconfig", "asg-join"]).status !== 0, { timeoutMs: 30_000, what: "the pool's objects to be collected" });
-    await eventually(async () => (await scaleSets()).length === 0, { timeoutMs: 30_000, what: "the scale set to be deleted" });
-    const instances = (await sim.resourcesOf("default/demo")).filter((r) => r.kind === "instance" && r.state !== "terminated" && (r as { tags?: Record<string, string> }).tags?.["slipway.dev/role"] === "worker");
+    await eventually(async () => (await scaleSets()).length === 1, { timeoutMs: 30_000, what: "the pool's scale set to be deleted" });
+    // The cluster's declared pool goes with the cluster, and its scale set with its instances.
+    ok("delete", "cluster", "demo", "--wait=true", "--timeout=90s");
+    await eventually(async () => (await scaleSets()).length === 0, { timeoutMs: 30_000, what: "every scale set to be deleted" });
+    const instances = (await sim.resourcesOf("default/demo")).filter((r) => r.kind === "instance" && r.state !== "terminated");
     assert.deepEqual(instances.map((i) => i.id), []);
   });
 });
