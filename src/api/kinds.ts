@@ -8,6 +8,8 @@ import { clusterKind } from "./slipway/cluster.ts";
 import { infrastructureKind } from "./slipway/infrastructure.ts";
 import { machinePoolKind } from "./slipway/machinepool.ts";
 import { machineKind } from "./slipway/machine.ts";
+import { bootstrapConfigKind } from "./slipway/bootstrapconfig.ts";
+import { simMachinePoolKind } from "./slipway/simmachinepool.ts";
 import { operationKind } from "./slipway/operation.ts";
 import { leaseKind } from "./slipway/lease.ts";
 import { clusterTemplateKind } from "./slipway/clustertemplate.ts";
@@ -22,6 +24,8 @@ export type { ConnectionObject, ConnectionSpec, ConnectionStatus } from "./slipw
 export type { ClusterObject, ClusterSpec, ClusterStatus, ClusterStep, WorkerPoolSpec } from "./slipway/cluster.ts";
 export type { InfrastructureObject, InfrastructureSpec, InfrastructureStatus } from "./slipway/infrastructure.ts";
 export type { MachinePoolObject, MachinePoolSpec, MachinePoolStatus } from "./slipway/machinepool.ts";
+export type { BootstrapConfigObject } from "./slipway/bootstrapconfig.ts";
+export type { SimMachinePoolObject } from "./slipway/simmachinepool.ts";
 export type { MachineAddress, MachineObject, MachineSpec, MachineStatus } from "./slipway/machine.ts";
 export type { OperationObject, OperationSpec, OperationStatus } from "./slipway/operation.ts";
 export type { HostObject, HostSpec, HostStatus } from "./slipway/host.ts";
@@ -44,6 +48,8 @@ export const slipwayKinds: readonly KindDefinition[] = [
   general(infrastructureKind),
   general(machinePoolKind),
   general(machineKind),
+  general(bootstrapConfigKind),
+  general(simMachinePoolKind),
   general(operationKind),
   general(leaseKind),
   general(clusterTemplateKind),

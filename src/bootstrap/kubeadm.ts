@@ -7,7 +7,8 @@ import type { KeyPairPem } from "./pki.ts";
 export const KUBEADM_API_VERSION = "kubeadm.k8s.io/v1beta4";
 
 export interface NodeRegistration {
-  name: string;
+  /** The node's name; none: kubeadm takes the host's name (machines a scale set launches from one template). */
+  name?: string;
   labels?: Record<string, string>;
   taints?: { key: string; value?: string; effect: string }[];
 }
@@ -70,7 +71,7 @@ export interface JoinInput {
 
 /** nodeRegistration as v1beta4 has it: labels reach the kubelet through its --node-labels flag. */
 export interface NodeRegistrationOptions {
-  name: string;
+  name?: string;
   taints?: { key: string; value?: string; effect: string }[];
   kubeletExtraArgs?: { name: string; value: string }[];
 }
@@ -138,7 +139,7 @@ function apiServer(input: ClusterConfigurationInput): Pick<ClusterConfiguration,
 function registration(node: NodeRegistration): NodeRegistrationOptions {
   const labels = Object.entries(node.labels ?? {}).map(([key, value]) => `${key}=${value}`);
   return {
-    name: node.name,
+    ...(node.name ? { name: node.name } : {}),
     ...(node.taints ? { taints: node.taints } : {}),
     ...(labels.length > 0 ? { kubeletExtraArgs: [{ name: "node-labels", value: labels.join(",") }] } : {}),
   };

@@ -19,6 +19,8 @@ import { registerInfrastructureController } from "../controllers/infrastructure/
 import { ProviderResolver } from "../controllers/providers.ts";
 import { registerMachineController } from "../controllers/machine/controller.ts";
 import { registerMachinePoolController } from "../controllers/machinepool/controller.ts";
+import { registerBootstrapConfigController } from "../controllers/bootstrapconfig/controller.ts";
+import { registerSimMachinePoolController } from "../controllers/simmachinepool/controller.ts";
 import { registerLeaseController } from "../controllers/lease/controller.ts";
 import { registerRealmControllers } from "../controllers/realm/controller.ts";
 import { WorkloadClients } from "../controllers/workload.ts";
@@ -103,6 +105,8 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
   registerInfrastructureController(manager, { providers }, { pollMs: Math.min(pollMs, 500), concurrency: 16 });
   registerMachinePoolController(manager, { providers, workloads }, { pollMs, concurrency: 16 });
   registerMachineController(manager, { providers, workloads }, { pollMs, concurrency: 32 });
+  registerBootstrapConfigController(manager, { workloads }, { pollMs });
+  registerSimMachinePoolController(manager, { providers }, { pollMs });
   registerOperationController(manager, { concurrency: 8 });
   registerLeaseController(manager, { providers }, { endingSoonMs: options.leaseWarningMs });
   registerRegistrationController(manager, { workloads }, options.resyncMs === undefined ? {} : { recheckMs: options.resyncMs });

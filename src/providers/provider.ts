@@ -370,7 +370,8 @@ export interface PoolInfo {
  * says why in `message` and keeps trying, it does not fail; scale-in never removes a protected instance;
  * `removeInstance` removes exactly the instance named (protected or not) and lowers `desired` when asked
  * — removing one that is already leaving or gone is a success and lowers nothing twice; deleting a pool
- * deletes its instances.
+ * deletes its instances. Every instance boots from the one template, so its user data names no node: each
+ * instance has its own host name (its node's name) and `providerId`, as the machines capability's have.
  */
 export interface PoolInfrastructure {
   create(spec: PoolSpec, options: CreateOptions): Promise<PoolInfo>;

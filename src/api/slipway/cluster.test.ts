@@ -284,6 +284,8 @@ describe("Cluster updates", () => {
     ["spec.network.nodeCIDR", (c) => (c.spec.network!.nodeCIDR = "10.1.0.0/16"), /field is immutable/],
     ["spec.network.serviceDomain", (c) => (c.spec.network!.serviceDomain = "example.internal"), /field is immutable/],
     ["spec.workers[].connection", (c) => (c.spec.workers![0]!.connection = "sim-west"), /field is immutable: a pool cannot move to another connection; add a pool there and remove this one/],
+    ["spec.workers[].scaleSet.minSize", (c) => (c.spec.workers![0]!.scaleSet = { minSize: 1 }), /field is immutable: a pool's scale set is chosen when the pool is made/],
+    ["spec.workers[].scaleSet.maxSize", (c) => (c.spec.workers![0]!.scaleSet = { maxSize: 5 }), /field is immutable: a pool's scale set is chosen when the pool is made/],
     ["spec.leaseName", (c) => (c.spec.leaseName = "other-lease"), /field is immutable: a cluster's machines run on the lease it was made with/],
     ["spec.templateName", (c) => (c.spec.templateName = "other-template"), /field is immutable: a cluster is made from a template or not/],
     ["spec.realmName", (c) => (c.spec.realmName = "other-realm"), /field is immutable: a cluster's API server trusts the realm it was made with/],

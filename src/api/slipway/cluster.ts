@@ -91,6 +91,18 @@ const WorkerPoolSpec = Struct(
     taints: Type.Optional(Type.Array(Taint, { description: "Taints the pool's nodes are registered with." })),
     strategy: Type.Optional(RolloutStrategy),
     maxUnhealthy: Type.Optional(MaxUnhealthy),
+    scaleSet: Type.Optional(
+      Struct(
+        {
+          minSize: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_WORKER_REPLICAS, description: "Fewest instances of the scale set (default 0)." })),
+          maxSize: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_WORKER_REPLICAS, description: "Most instances of the scale set (default 100)." })),
+        },
+        {
+          description:
+            "Back the pool with a scale set of its connection's cloud: the pool is made with a SimMachinePool and a BootstrapConfig named after it (`<cluster>-<pool>`), which it adopts. Taken when the pool is made; a template change is applied to new instances only.",
+        },
+      ),
+    ),
   },
   { description: "A pool of identical worker machines. A change of machineType, image, labels or taints rolls its machines (see strategy)." },
 );
@@ -454,6 +466,10 @@ function immutableFieldErrors(cluster: ClusterObject, old: ClusterObject): Field
       errors.push(
         ...immutable(`spec.workers[${i}].connection`, pool.connection, before.connection, "a pool cannot move to another connection; add a pool there and remove this one"),
       );
+      const why = "a pool's scale set is chosen when the pool is made; add a pool and remove this one";
+      const limits = (["minSize", "maxSize"] as const).flatMap((k) => immutable(`spec.workers[${i}].scaleSet.${k}`, pool.scaleSet?.[k], before.scaleSet?.[k], why));
+      errors.push(...limits);
+      if (limits.length === 0) errors.push(...immutable(`spec.workers[${i}].scaleSet`, pool.scaleSet !== undefined, before.scaleSet !== undefined, why));
     }
   });
   return errors;

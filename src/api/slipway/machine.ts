@@ -21,6 +21,11 @@ export const LABEL_ROLE = "slipway.dev/role";
 /** On the first control-plane machine: it runs `kubeadm init`; every other machine joins. */
 export const ANNOTATION_BOOTSTRAP = "slipway.dev/bootstrap";
 export const FINALIZER_MACHINE = "slipway.dev/machine";
+/**
+ * On a machine of a scale set's instance: the pool deletes it to scale in, so its instance leaves the
+ * scale set with the desired capacity lowered by one; without it the cloud replaces the instance.
+ */
+export const ANNOTATION_SCALE_IN = "slipway.dev/scale-in";
 
 export const MachineSpecSchema = Struct(
   {
@@ -35,6 +40,18 @@ export const MachineSpecSchema = Struct(
     ),
     providerID: Type.Optional(
       Type.String({ description: "Provider's ID of the instance, as on the Node (sim://region/instance). Set once." }),
+    ),
+    scaleSetInstance: Type.Optional(
+      Struct(
+        {
+          scaleSetId: Type.String({ minLength: 1, description: "Cloud ID of the scale set." }),
+          instanceId: Type.String({ minLength: 1, description: "Cloud ID of the instance; its node is named after it (its host name)." }),
+        },
+        {
+          description:
+            "The scale-set instance this machine stands for (a MachinePool machine): the cloud launched it from the pool's launch template, so the machine neither bootstraps nor creates an instance; deleting the machine drains its node and removes exactly this instance from the scale set.",
+        },
+      ),
     ),
   },
   { description: "The machine wanted." },
@@ -118,7 +135,7 @@ export const machineKind: KindDefinition<MachineObject> = {
   validate(machine, old) {
     if (!old) return [];
     const errors: FieldError[] = [];
-    for (const key of ["clusterName", "role", "connection", "machineType", "image", "pool", "version"] as const) {
+    for (const key of ["clusterName", "role", "connection", "machineType", "image", "pool", "version", "scaleSetInstance"] as const) {
       errors.push(...immutable(`spec.${key}`, machine.spec[key], old.spec[key]));
     }
     // The provider ID is learnt once the instance exists, and then stays.

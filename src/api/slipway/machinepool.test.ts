@@ -59,12 +59,29 @@ describe("MachinePool", () => {
     const downgraded = admit(machinePoolKind, { ...upgraded, spec: { ...upgraded.spec, version: "v1.30.4" } }, upgraded);
     assert.match(downgraded.errors.map((e) => `${e.field}: ${e.message}`).join(), /spec.version: .*version skew rule "no downgrade"/);
     // Every field of the spec is either applied above or refused below.
-    assert.deepEqual(Object.keys(MachinePoolSpecSchema.properties).sort(), ["clusterName", "connection", "selector", ...Object.keys(changed)].sort());
+    assert.deepEqual(Object.keys(MachinePoolSpecSchema.properties).sort(), ["clusterName", "connection", "selector", "template", ...Object.keys(changed)].sort());
     const moved = admit(machinePoolKind, { ...old, spec: { ...old.spec, clusterName: "other", connection: "sim-west" } }, old);
     assert.deepEqual(moved.errors.map((e) => e.field), ["spec.selector", "spec.clusterName", "spec.connection"]);
     assert.match(moved.errors[2]!.message, /field is immutable: a pool cannot move to another connection/);
     const stuck = admit(machinePoolKind, { ...old, spec: { ...old.spec, strategy: { maxSurge: 0, maxUnavailable: 0 } } }, old);
     assert.deepEqual(stuck.errors.map((e) => e.field), ["spec.strategy.maxSurge"]);
+  });
+
+  it("takes a template naming a SimMachinePool and a BootstrapConfig, refuses other kinds naming the field, and keeps the references", () => {
+    const ref = (kind: string, name: string) => ({ apiVersion: "slipway.dev/v1alpha1", kind, name });
+    const template = { infrastructureRef: ref("SimMachinePool", "w-set"), bootstrap: { configRef: ref("BootstrapConfig", "w-join") } };
+    const old = admit(machinePoolKind, { ...pool(), spec: { ...pool().spec, template } });
+    assert.deepEqual(old.errors, []);
+    const unknown = admit(machinePoolKind, { ...pool(), spec: { ...pool().spec, template: { ...template, infrastructureRef: ref("AWSMachinePool", "x"), bootstrap: { configRef: { ...ref("BootstrapConfig", "y"), apiVersion: "v1" } } } } });
+    assert.deepEqual(unknown.errors.map((e) => e.field), ["spec.template.infrastructureRef.kind", "spec.template.bootstrap.configRef.apiVersion"]);
+    assert.match(unknown.errors[0]!.message, /Unsupported value: "AWSMachinePool": supported values: "SimMachinePool"/);
+    // The pool keeps its scale set: another reference, or none, is refused; the copied data's Secret may change.
+    const swapped = admit(machinePoolKind, { ...old.object, spec: { ...old.object.spec, template: { ...template, infrastructureRef: ref("SimMachinePool", "other") } } }, old.object);
+    assert.deepEqual(swapped.errors.map((e) => e.field), ["spec.template.infrastructureRef"]);
+    const dropped = admit(machinePoolKind, { ...old.object, spec: { ...old.object.spec, template: undefined } }, old.object);
+    assert.deepEqual(dropped.errors.map((e) => e.field), ["spec.template"]);
+    const copied = admit(machinePoolKind, { ...old.object, spec: { ...old.object.spec, template: { ...template, bootstrap: { ...template.bootstrap, dataSecretName: "w-join-bootstrap-data" } } } }, old.object);
+    assert.deepEqual(copied.errors, []);
   });
 
   it("takes maxUnhealthy as a number or a percentage, and refuses anything else naming the field", () => {

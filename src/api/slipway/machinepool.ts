@@ -3,7 +3,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { Condition, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
 import { ageColumn, countColumn, fieldColumn } from "../columns.ts";
-import { immutable, invalid } from "../field-errors.ts";
+import { immutable, invalid, notSupported } from "../field-errors.ts";
 import { formatSelector, labelSelectorErrors, labelSelectorSchema, selectorMatches, type LabelSelector } from "../selector.ts";
 import { upgradeErrors } from "./versions.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
@@ -40,6 +40,35 @@ export const ANNOTATION_REPLICAS_MANAGED_BY = "cluster.x-k8s.io/replicas-managed
 export const ANNOTATION_DECLARED_REPLICAS = "slipway.dev/declared-replicas";
 export const FINALIZER_MACHINE_POOL = "slipway.dev/machinepool";
 
+/** The kinds a pool's template may reference: the sim provider's pool infrastructure, and the bootstrap configuration. */
+export const POOL_INFRASTRUCTURE_KINDS = ["SimMachinePool"] as const;
+export const POOL_BOOTSTRAP_KINDS = ["BootstrapConfig"] as const;
+
+const LocalReference = (description: string) =>
+  Struct(
+    {
+      apiVersion: Type.String({ minLength: 1, description: "API version of the object (slipway.dev/v1alpha1)." }),
+      kind: Type.String({ minLength: 1, description: "Kind of the object." }),
+      name: Type.String({ minLength: 1, description: "Name of the object, in the pool's namespace." }),
+    },
+    { description },
+  );
+
+export const MachinePoolTemplateSchema = Struct(
+  {
+    infrastructureRef: LocalReference(`The pool's infrastructure: a ${POOL_INFRASTRUCTURE_KINDS.join(" or ")} (a cloud scale set). The pool adopts it and takes its replicas and readiness from it.`),
+    bootstrap: Struct(
+      {
+        configRef: LocalReference(`How the machines join: a ${POOL_BOOTSTRAP_KINDS.join(" or ")}. The pool adopts it.`),
+        dataSecretName: Type.Optional(Type.String({ description: "Secret holding the bootstrap data, copied by the pool controller from the configuration's status." })),
+      },
+      { description: "The machines' bootstrap." },
+    ),
+  },
+  { description: "Cluster API's MachinePool template: the objects that make the pool's instances. Without it, the pool makes its machines one by one." },
+);
+export type MachinePoolTemplate = Static<typeof MachinePoolTemplateSchema>;
+
 export const MachinePoolSpecSchema = Struct(
   {
     clusterName: Type.String({ minLength: 1, description: "Cluster (in this namespace) the pool belongs to." }),
@@ -66,6 +95,7 @@ export const MachinePoolSpecSchema = Struct(
     providerIDList: Type.Optional(
       Type.Array(Type.String(), { description: "Provider IDs of the pool's instances, as their nodes carry them (spec.providerID), sorted. Kept by the pool controller." }),
     ),
+    template: Type.Optional(MachinePoolTemplateSchema),
   },
   { description: "The machines wanted. A change of machineType, image, labels, taints or version rolls the machines (see strategy)." },
 );
@@ -139,6 +169,30 @@ export function poolSelectorString(pool: MachinePoolObject): string {
   return formatSelector(poolSelector(pool));
 }
 
+function referenceErrors(field: string, ref: { apiVersion: string; kind: string } | undefined, kinds: readonly string[]): FieldError[] {
+  if (!ref) return [];
+  if (ref.apiVersion !== SLIPWAY_API_VERSION) return [invalid(`${field}.apiVersion`, ref.apiVersion, `must be ${SLIPWAY_API_VERSION}`)];
+  return kinds.includes(ref.kind) ? [] : [notSupported(`${field}.kind`, ref.kind, kinds)];
+}
+
+function templateErrors(pool: MachinePoolObject, old: MachinePoolObject | undefined): FieldError[] {
+  const template = pool.spec.template;
+  const errors = [
+    ...referenceErrors("spec.template.infrastructureRef", template?.infrastructureRef, POOL_INFRASTRUCTURE_KINDS),
+    ...referenceErrors("spec.template.bootstrap.configRef", template?.bootstrap.configRef, POOL_BOOTSTRAP_KINDS),
+  ];
+  const before = old?.spec.template;
+  if (before && template) {
+    errors.push(
+      ...immutable("spec.template.infrastructureRef", template.infrastructureRef, before.infrastructureRef, "a pool keeps its scale set"),
+      ...immutable("spec.template.bootstrap.configRef", template.bootstrap.configRef, before.bootstrap.configRef, "a pool keeps its bootstrap configuration"),
+    );
+  } else if (old && Boolean(before) !== Boolean(template)) {
+    errors.push(invalid("spec.template", template ?? null, before ? "cannot be removed" : "cannot be added to a pool that makes its machines one by one"));
+  }
+  return errors;
+}
+
 function selectorErrors(pool: MachinePoolObject): FieldError[] {
   const selector = pool.spec.selector;
   if (!selector) return [];
@@ -190,6 +244,7 @@ export const machinePoolKind: KindDefinition<MachinePoolObject> = {
       ...rolloutStrategyErrors("spec.strategy", pool.spec.strategy),
       ...selectorErrors(pool),
       ...maxUnhealthyErrors("spec.maxUnhealthy", pool.spec.maxUnhealthy),
+      ...templateErrors(pool, old),
     ];
     if (old) {
       errors.push(

@@ -21,6 +21,8 @@ export const SLIPWAY_USER_RESOURCES = [
   "connections",
   "clusters",
   "machinepools",
+  "bootstrapconfigs",
+  "simmachinepools",
   "machines",
   "logicalclouds",
   "resourcesyncs",

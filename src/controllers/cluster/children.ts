@@ -3,10 +3,14 @@
 // first node exists, and one MachinePool per worker pool. Each phase is idempotent: objects are made
 // under fixed names (names.ts), so a retry, a restart or another replica finds what was made.
 import { isDeepStrictEqual } from "node:util";
-import type { ClusterObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
+import type { BootstrapConfigObject, ClusterObject, InfrastructureObject, MachineObject, MachinePoolObject, SimMachinePoolObject } from "../../api/kinds.ts";
+import { bootstrapConfigKind } from "../../api/slipway/bootstrapconfig.ts";
+import { simMachinePoolKind } from "../../api/slipway/simmachinepool.ts";
+import type { MachinePoolTemplate } from "../../api/slipway/machinepool.ts";
+import type { Client } from "../../runtime/client.ts";
 import { cidrsOverlap, formatCidr, parseCidr } from "../../api/cidr.ts";
 import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
-import { apiVisibilityOf, CONDITION_NETWORK_PLUGIN_INSTALLED, DEFAULT_KUBERNETES_VERSION, desiredWorkers, machineTypeOf } from "../../api/slipway/cluster.ts";
+import { apiVisibilityOf, CONDITION_NETWORK_PLUGIN_INSTALLED, DEFAULT_KUBERNETES_VERSION, LABEL_CLUSTER, desiredWorkers, machineTypeOf } from "../../api/slipway/cluster.ts";
 import { oldestVersion, sameVersion } from "../../api/slipway/versions.ts";
 import { LABEL_CONNECTION } from "../../api/slipway/connection.ts";
 import { SLIPWAY_API_VERSION } from "../../api/slipway/group.ts";
@@ -371,6 +375,20 @@ export function isDeclaredPool(cluster: ClusterObject, pool: MachinePoolObject):
   return worker !== undefined && pool.metadata.name === names.machinePool(cluster.metadata.name!, worker);
 }
 
+/**
+ * A worker pool on a scale set: its BootstrapConfig and SimMachinePool, named after the pool and made
+ * once (without an owner: the pool adopts them), and the template naming them.
+ */
+async function ensureScaleSetObjects(client: Client, cluster: ClusterObject, name: string, limits: { minSize?: number; maxSize?: number }): Promise<MachinePoolTemplate> {
+  const metadata = { name, namespace: cluster.metadata.namespace, labels: { [LABEL_CLUSTER]: cluster.metadata.name! } };
+  await createIfAbsent(() => client.of<BootstrapConfigObject>(bootstrapConfigKind).create({ apiVersion: SLIPWAY_API_VERSION, kind: "BootstrapConfig", metadata, spec: {} }));
+  await createIfAbsent(() => client.of<SimMachinePoolObject>(simMachinePoolKind).create({ apiVersion: SLIPWAY_API_VERSION, kind: "SimMachinePool", metadata, spec: { ...limits } }));
+  return {
+    infrastructureRef: { apiVersion: SLIPWAY_API_VERSION, kind: "SimMachinePool", name },
+    bootstrap: { configRef: { apiVersion: SLIPWAY_API_VERSION, kind: "BootstrapConfig", name } },
+  };
+}
+
 /** One MachinePool per worker pool, made at once: its machines wait for what they need themselves. */
 export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
   const cluster = scope.object;
@@ -381,6 +399,7 @@ export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
     const existing = scope.pools.find((p) => p.metadata.name === name);
     const spec = poolSpec(cluster, worker, workerVersion(scope, existing));
     if (!existing) {
+      if (worker.scaleSet) spec.template = await ensureScaleSetObjects(ctx.client, cluster, name, worker.scaleSet);
       const metadata = { ...childMeta(cluster, name, { [LABEL_POOL]: worker.name, [LABEL_ROLE]: ROLE_WORKER }), annotations: { [ANNOTATION_DECLARED_REPLICAS]: String(spec.replicas) } };
       await createIfAbsent(() => pools.create({ apiVersion: SLIPWAY_API_VERSION, kind: "MachinePool", metadata, spec } as MachinePoolObject));
       await ctx.event(cluster, "Normal", "CreatingWorkerPool", `pool ${worker.name}: ${spec.replicas} × ${spec.machineType} in connection ${spec.connection}`);

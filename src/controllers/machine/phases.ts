@@ -7,7 +7,7 @@
 // terminate the instance, delete what is left of its bootstrap secret, delete the node.
 import type { ClusterObject, ConnectionObject, InfrastructureObject, MachineObject, MachinePoolObject, SecretObject } from "../../api/kinds.ts";
 import { secretKind } from "../../api/core.ts";
-import { machineKind } from "../../api/slipway/machine.ts";
+import { ANNOTATION_SCALE_IN, machineKind } from "../../api/slipway/machine.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
 import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
@@ -159,6 +159,27 @@ function waitWatched(ctx: ReconcileContext, scope: MachineScope, input: Conditio
   condition(ctx, scope, input);
   return { halt: true, requeueAfterMs: 30 * scope.timings.pollMs, idle: true };
 }
+
+/** The name of the machine's node: a scale-set instance's host name (its instance id), else the machine's name. */
+export function nodeNameOf(machine: MachineObject): string {
+  return machine.spec.scaleSetInstance?.instanceId ?? machine.metadata.name!;
+}
+
+/**
+ * A machine standing for a scale-set instance takes the instance as it is: the cloud launched it from
+ * the pool's launch template, with the bootstrap data of the pool's BootstrapConfig.
+ */
+export const adoptScaleSetInstance: Phase<MachineScope> = async (ctx, scope) => {
+  const machine = scope.object;
+  const instance = machine.spec.scaleSetInstance;
+  if (!instance || machine.status?.instanceId) return;
+  const status = (machine.status ??= {});
+  status.instanceId = instance.instanceId;
+  if (machine.spec.providerID) status.providerID = machine.spec.providerID;
+  condition(ctx, scope, { type: BOOTSTRAP_READY, status: "True", reason: REASONS.bootstrapDataReady, message: `launched by scale set ${instance.scaleSetId} from its launch template` });
+  condition(ctx, scope, { type: INSTANCE_READY, status: "False", reason: REASONS.instanceProvisioning, message: `instance ${instance.instanceId} of scale set ${instance.scaleSetId}` });
+  await ctx.event(machine, "Normal", "ScaleSetInstance", `stands for instance ${instance.instanceId} of scale set ${instance.scaleSetId}`);
+};
 
 /** A failed machine stays as it is until its owner deletes it. */
 export const skipFailed: Phase<MachineScope> = (_ctx, scope) => (isFailedForGood(scope.object) ? { halt: true } : undefined);
@@ -441,7 +462,7 @@ type NodeLookup = { node: WorkloadNode } | { absent: true } | { unknown: string 
 async function findNode(scope: MachineScope, kube: KubeClient | undefined): Promise<NodeLookup> {
   if (!kube) return { unknown: "the cluster's kubeconfig does not exist yet" };
   try {
-    const node = await readNode(kube, scope.object.metadata.name!);
+    const node = await readNode(kube, nodeNameOf(scope.object));
     // A node of the same name left by an earlier machine is not this machine's node.
     const providerID = node?.spec?.providerID;
     if (!node || (providerID && providerID !== scope.object.status?.providerID)) return { absent: true };
@@ -544,6 +565,7 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
 
 export const machinePhases: readonly Phase<MachineScope>[] = [
   skipFailed,
+  adoptScaleSetInstance,
   awaitPrerequisites,
   refreshJoinToken,
   ensureBootstrapData,
@@ -657,12 +679,22 @@ async function instanceIdOf(scope: MachineScope): Promise<string | undefined> {
   return found[0]?.id;
 }
 
-/** Terminates the instance and waits until it is gone. */
+/** Terminates the instance (a scale set's: removes it from the set) and waits until it is gone. */
 export const terminateInstance: Phase<MachineScope> = async (ctx, scope) => {
   const id = await instanceIdOf(scope);
   if (!id) return;
   const machines = await capabilityOf(scope, "machines");
   const instance = await machines.get("instance", id);
+  const member = scope.object.spec.scaleSetInstance;
+  if (member && instance && instance.state !== "gone" && instance.state !== "deleting") {
+    // Exactly this instance leaves the set: scaled in (the desired capacity goes down with it) or replaced.
+    // A pool that is going away wants no replacement either.
+    const decrementDesired = scope.object.metadata.annotations?.[ANNOTATION_SCALE_IN] === "true" || !scope.pool || scope.pool.metadata.deletionTimestamp !== undefined;
+    await (await capabilityOf(scope, "poolInfrastructure")).removeInstance(member.scaleSetId, id, { decrementDesired });
+    ctx.log.info({ step: "terminateInstance", instance: id, scaleSet: member.scaleSetId, decrementDesired }, "removing instance from its scale set");
+    await ctx.event(scope.object, "Normal", "RemovingInstance", `removing instance ${id} from scale set ${member.scaleSetId}${decrementDesired ? " and lowering its desired capacity" : "; the scale set replaces it"}`);
+    return wait(ctx, scope, { type: INSTANCE_READY, status: "False", reason: "InstanceTerminating", message: `instance ${id} is leaving scale set ${member.scaleSetId}` });
+  }
   if (!instance || instance.state === "gone") {
     if (getCondition(scope.object.status?.conditions, INSTANCE_READY)?.reason !== "InstanceTerminated") {
       condition(ctx, scope, { type: INSTANCE_READY, status: "False", reason: "InstanceTerminated", message: `instance ${id} is terminated` });

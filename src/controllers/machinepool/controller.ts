@@ -3,7 +3,10 @@
 // changes (see phases.ts, through rollout/), and reports counts and phase as Cluster API's MachinePool
 // does (status.ts). A pool is reconciled when it changes, when one of its machines does, and when its
 // Cluster does; it lives in the shard of its cluster. While its cluster is paused a pool is left as it is.
-import type { ClusterObject, InfrastructureObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
+import type { BootstrapConfigObject, ClusterObject, InfrastructureObject, MachineObject, MachinePoolObject, SimMachinePoolObject } from "../../api/kinds.ts";
+import { bootstrapConfigKind } from "../../api/slipway/bootstrapconfig.ts";
+import { simMachinePoolKind } from "../../api/slipway/simmachinepool.ts";
+import { connectionKind } from "../../api/slipway/connection.ts";
 import { clusterKind, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { names } from "../../api/slipway/names.ts";
@@ -18,7 +21,9 @@ import { objectReconciler } from "../../runtime/reconciler.ts";
 import { controllerOf, unlessPaused } from "../contract.ts";
 import type { ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
-import { machinePoolDeletePhases, machinePoolPhases, ownedBy, type MachinePoolScope, type MachinePoolTimings } from "./phases.ts";
+import { adoptByCluster, awaitAvailability, machinePoolDeletePhases, ownedBy, recordProviderIDs, refreshMachines, rollOut, type MachinePoolScope, type MachinePoolTimings } from "./phases.ts";
+import { adoptTemplateObjects, followScaleSet } from "./scaleset.ts";
+import type { Phase } from "../../runtime/reconciler.ts";
 import { summarizePool } from "./status.ts";
 
 export const MACHINE_POOL_CONTROLLER = "machinepool";
@@ -39,11 +44,14 @@ export interface MachinePoolControllerOptions extends Partial<MachinePoolTimings
   concurrency?: number;
 }
 
+/** A pool on a scale set follows it (scaleset.ts); any other makes its machines one by one (rollOut). */
+export const machinePoolPhases: readonly Phase<MachinePoolScope>[] = [adoptByCluster, adoptTemplateObjects, refreshMachines, recordProviderIDs, awaitAvailability, followScaleSet, rollOut];
+
 export const MACHINE_POOL_DEFAULTS: MachinePoolTimings = { pollMs: 1000 };
 
 export function registerMachinePoolController(
   manager: ControllerManager,
-  _deps: MachinePoolDependencies,
+  deps: MachinePoolDependencies,
   options: MachinePoolControllerOptions = {},
 ): Controller<MachinePoolObject> {
   const timings: MachinePoolTimings = { pollMs: options.pollMs ?? MACHINE_POOL_DEFAULTS.pollMs };
@@ -51,6 +59,9 @@ export function registerMachinePoolController(
   const machines = manager.informer(machineKind);
   const clusters = manager.informer(clusterKind);
   const infrastructures = manager.informer(infrastructureKind);
+  const bootstrapConfigs = manager.informer(bootstrapConfigKind);
+  const simPools = manager.informer(simMachinePoolKind);
+  const connections = manager.informer(connectionKind);
   pools.cache.addIndex(POOL_CLUSTER_INDEX, (p) => [keyFor(p.metadata.namespace, p.spec.clusterName)]);
 
   const reconcile = objectReconciler<MachinePoolObject, MachinePoolScope>({
@@ -76,13 +87,32 @@ export function registerMachinePoolController(
         },
         deleted: new Set<string>(),
         infrastructureReady: isTrue(infrastructures.cache.get(keyFor(namespace, names.infrastructure(pool.spec.clusterName, pool.spec.connection)))?.status?.conditions, "Ready"),
+        ...(pool.spec.template
+          ? {
+              scaleSet: {
+                bootstrapConfig: bootstrapConfigs.cache.get(keyFor(namespace, pool.spec.template.bootstrap.configRef.name)),
+                infrastructure: simPools.cache.get(keyFor(namespace, pool.spec.template.infrastructureRef.name)),
+                readScaleSet: async (id: string) => {
+                  const connection = connections.cache.get(keyFor(namespace, pool.spec.connection));
+                  return connection ? (await deps.providers.capability(connection, "poolInfrastructure")).get(id) : undefined;
+                },
+              },
+            }
+          : {}),
       };
     },
-    summarize: (ctx, scope, error) =>
+    summarize: (ctx, scope, error) => {
+      const onScaleSet = scope.scaleSet;
       summarizePool(scope.object, { machines: scope.machines, deleted: scope.deleted }, nowTimestamp(new Date(ctx.clock.now())), error, {
         ...(scope.waitingForCluster ? { waitingForCluster: scope.waitingForCluster } : {}),
-        infrastructureReady: scope.infrastructureReady,
-      }),
+        infrastructureReady: onScaleSet ? onScaleSet.infrastructure?.status?.ready === true : scope.infrastructureReady,
+        ...(onScaleSet ? { bootstrapReady: onScaleSet.bootstrapReady === true } : {}),
+        ...(onScaleSet?.infrastructureProblem ? { infrastructureProblem: onScaleSet.infrastructureProblem } : {}),
+      });
+      // As Cluster API's: the replicas are the infrastructure's (the scale set's instances that count).
+      const replicas = onScaleSet?.infrastructure?.status?.replicas;
+      if (replicas !== undefined && scope.object.status) scope.object.status.replicas = replicas;
+    },
   });
 
   const controller = manager.add<MachinePoolObject>({
@@ -118,5 +148,21 @@ export function registerMachinePoolController(
         .filter((key) => pools.cache.get(key)?.spec.connection === infra.spec.connection),
     (previous, infra) => readyOf(previous) !== readyOf(infra),
   );
+  // A pool on a scale set follows its template's objects (Cluster API adds these watches on first sight).
+  const ownerPool = (object: { metadata: { namespace?: string } } & Parameters<typeof controllerOf>[0]) => {
+    const owner = controllerOf(object);
+    return owner?.kind === machinePoolKind.kind ? [keyFor(object.metadata.namespace, owner.name)] : [];
+  };
+  const referencing = (kind: string) => (object: BootstrapConfigObject | SimMachinePoolObject) => {
+    const owned = ownerPool(object);
+    if (owned.length > 0) return owned;
+    // Not adopted yet: the pools naming it.
+    return pools.cache
+      .list()
+      .filter((p) => p.metadata.namespace === object.metadata.namespace && [p.spec.template?.bootstrap.configRef, p.spec.template?.infrastructureRef].some((r) => r?.kind === kind && r.name === object.metadata.name))
+      .map((p) => keyFor(p.metadata.namespace, p.metadata.name!));
+  };
+  controller.watch<BootstrapConfigObject>(bootstrapConfigs, referencing(bootstrapConfigKind.kind));
+  controller.watch<SimMachinePoolObject>(simPools, referencing(simMachinePoolKind.kind));
   return controller;
 }

@@ -24,6 +24,7 @@ import { nowTimestamp } from "../../apiserver/objects.ts";
 import { getCondition, setCondition } from "../../runtime/conditions.ts";
 import { availability, countedMachines, desiredReplicas, isAvailable, isDeleting, providerIDList } from "./status.ts";
 import { machineTemplateHash, poolTemplate, type PoolTemplate } from "./template.ts";
+import type { ScaleSetSurroundings } from "./scaleset.ts";
 
 export interface MachinePoolTimings {
   /** Delay between checks while machines are being deleted. */
@@ -44,6 +45,8 @@ export interface MachinePoolScope extends Scope<MachinePoolObject> {
   waitingForCluster?: string;
   /** Whether the cluster's infrastructure in the pool's connection is Ready (from the cache). */
   infrastructureReady?: boolean;
+  /** A pool on a scale set (spec.template): its template's objects and the scale set (scaleset.ts). */
+  scaleSet?: ScaleSetSurroundings;
 }
 
 /** The index in a pool machine's name, or undefined when the name is not `<pool>-<index>`. */
@@ -135,7 +138,7 @@ export function planPool(scope: MachinePoolScope, replaceFailed = true, nowMs = 
 }
 
 /** Deletes machines (already gone is fine), in parallel; remembers them as deleted. */
-async function deleteMachines(ctx: ReconcileContext, scope: MachinePoolScope, victims: readonly MachineObject[]): Promise<void> {
+export async function deleteMachines(ctx: ReconcileContext, scope: MachinePoolScope, victims: readonly MachineObject[]): Promise<void> {
   const machines = ctx.client.of(machineKind);
   const results = await Promise.allSettled(
     victims.map(async (m) => {
@@ -149,6 +152,10 @@ async function deleteMachines(ctx: ReconcileContext, scope: MachinePoolScope, vi
 
 /** Reads the machines from the API before acting, so no decision rests on a cache that lags behind. */
 export const refreshMachines: Phase<MachinePoolScope> = async (ctx, scope) => {
+  if (scope.object.spec.template) {
+    scope.machines = await scope.listMachines();
+    return;
+  }
   const plan = planPool(scope, true, ctx.clock.now());
   if (plan.create > 0 || plan.delete.length > 0) scope.machines = await scope.listMachines();
 };
@@ -163,6 +170,8 @@ function describeTemplate(template: PoolTemplate, version: string | undefined): 
  */
 export const rollOut: Phase<MachinePoolScope> = async (ctx, scope) => {
   const pool = scope.object;
+  // A pool on a scale set has its instances made by the cloud (followScaleSet).
+  if (pool.spec.template) return;
   const remediation = await remediate(ctx, scope);
   const plan = planPool(scope, remediation.action === "replace", ctx.clock.now());
   const template = poolTemplate(pool.spec);
@@ -249,7 +258,7 @@ export const adoptByCluster: Phase<MachinePoolScope> = async (ctx, scope) => {
 };
 
 /** Whether the pool's failed machines are replaced now (rollout/remediation.ts), said on its RemediationAllowed condition. */
-async function remediate(ctx: ReconcileContext, scope: MachinePoolScope): Promise<RemediationDecision> {
+export async function remediate(ctx: ReconcileContext, scope: MachinePoolScope): Promise<RemediationDecision> {
   const pool = scope.object;
   const failed = scope.machines.filter((m) => isFailedForGood(m) && !isDeleting(m, scope.deleted)).map((m) => m.metadata.name!);
   const decision = decideRemediation({ failed, desired: desiredReplicas(pool), maxUnhealthy: pool.spec.maxUnhealthy, record: pool.status?.remediation, nowMs: ctx.clock.now() });
@@ -291,7 +300,6 @@ export const awaitAvailability: Phase<MachinePoolScope> = (ctx, scope) => {
   return nextInMs === undefined ? undefined : { requeueAfterMs: nextInMs };
 };
 
-export const machinePoolPhases: readonly Phase<MachinePoolScope>[] = [adoptByCluster, refreshMachines, recordProviderIDs, awaitAvailability, rollOut];
 
 /** Deletes every machine of the pool and waits until they are gone. */
 export const deleteAllMachines: Phase<MachinePoolScope> = async (ctx, scope) => {

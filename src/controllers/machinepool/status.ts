@@ -189,9 +189,19 @@ export function poolFailure(machines: readonly MachineObject[], template?: PoolT
 export interface PoolSurroundings {
   /** Set when the pool waits for its cluster: why (naming spec.clusterName). */
   waitingForCluster?: string;
-  /** Whether the cluster's infrastructure in the pool's connection is Ready. */
+  /** Whether the cluster's infrastructure in the pool's connection is Ready (a pool on a scale set: its infrastructure object's). */
   infrastructureReady?: boolean;
+  /** A pool on a scale set: whether its BootstrapConfig has its data (instead of counting machines). */
+  bootstrapReady?: boolean;
+  /**
+   * A pool on a scale set: what its template's objects or the cloud say is in the way (a missing or
+   * foreign object, replicas beyond the scale set's limits, quota or capacity), for InfrastructureReady.
+   */
+  infrastructureProblem?: { reason: string; message: string };
 }
+
+/** A pool on a scale set: False while its bootstrap or infrastructure object, or the cloud, holds it back. */
+export const INFRASTRUCTURE_READY = "InfrastructureReady";
 
 /** Whether the machine has its bootstrap data (or no longer needs it: its node joined). */
 function hasBootstrapData(machine: MachineObject): boolean {
@@ -215,7 +225,7 @@ export function summarizePool(pool: MachinePoolObject, state: PoolMachines, now:
   status.availableReplicas = counts.available;
   status.unavailableReplicas = Math.max(0, counts.desired - counts.available);
   status.nodeRefs = nodeRefs(counted);
-  status.bootstrapReady = !waitingForCluster && counted.every(hasBootstrapData);
+  status.bootstrapReady = surroundings.bootstrapReady ?? (!waitingForCluster && counted.every(hasBootstrapData));
   status.infrastructureReady = surroundings.infrastructureReady === true;
 
   if (counts.outdated > 0) {
@@ -250,7 +260,16 @@ export function summarizePool(pool: MachinePoolObject, state: PoolMachines, now:
   } else {
     setCondition(status, { type: CLUSTER_OWNED, status: "True", reason: "Owned", message: `owned by Cluster ${pool.spec.clusterName}` }, now);
   }
-  setCondition(status, summarize(status.conditions, [CLUSTER_OWNED, MACHINES_HEALTHY, REPLICAS_READY, MACHINES_UP_TO_DATE], READY), now);
+  const onScaleSet = pool.spec.template !== undefined;
+  const problem = surroundings.infrastructureProblem;
+  if (onScaleSet && problem) {
+    setCondition(status, { type: INFRASTRUCTURE_READY, status: "False", reason: problem.reason, message: problem.message }, now);
+    status.reason ??= problem.reason;
+    status.message ??= problem.message;
+  } else if (onScaleSet) {
+    setCondition(status, { type: INFRASTRUCTURE_READY, status: "True", reason: "ScaleSetReady", message: `${pool.spec.template!.infrastructureRef.kind} ${pool.spec.template!.infrastructureRef.name} is ready` }, now);
+  }
+  setCondition(status, summarize(status.conditions, [CLUSTER_OWNED, ...(onScaleSet ? [INFRASTRUCTURE_READY] : []), MACHINES_HEALTHY, REPLICAS_READY, MACHINES_UP_TO_DATE], READY), now);
   status.selector = poolSelectorString(pool);
   if (waitingForCluster && !pool.metadata.deletionTimestamp) status.phase = "Pending";
   else status.phase = error instanceof InternalReconcileError && !pool.metadata.deletionTimestamp ? "Failed" : phase;

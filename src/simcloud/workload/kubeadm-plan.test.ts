@@ -58,6 +58,12 @@ describe("kubeadm on a sim cloud machine", () => {
     assert.equal(join.plan?.software.kubeletVersion, "v1.30.4");
   });
 
+  it("joins a node under the machine's host name when the configuration names none, as kubeadm does", () => {
+    const userData = joinUserData({ kubernetesVersion: "v1.31.2", controlPlaneEndpoint: ENDPOINT, bootstrapToken: TOKEN, caCertHashes: [caCertHash(pki.ca.certPem)], node: { labels: { tier: "asg" } } });
+    assert.equal(bootOutcome(userData, { ...medium, hostname: "i-0123456789abcdef0" }).plan?.node.name, "i-0123456789abcdef0");
+    assert.match(bootOutcome(userData, medium).failure?.message ?? "", /nodeRegistration\.name: Required value/, "no host name and no name: refused");
+  });
+
   it("refuses a control plane with fewer than 2 CPUs or 1700 MB of memory, as kubeadm's preflight reads", () => {
     const lines = errorsOf(bootOutcome(initUserData(init(), pki), { ...medium, vcpus: 1, memoryMiB: 1024 }));
     assert.equal(lines[0], "error execution phase preflight: [preflight] Some fatal errors occurred:");

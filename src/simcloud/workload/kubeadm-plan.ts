@@ -30,6 +30,11 @@ export interface MachineFacts {
   vcpus: number;
   memoryMiB: number;
   image: Image;
+  /**
+   * The machine's hostname, kubeadm's node name when nodeRegistration.name is not given (as machines a
+   * scale set launches from one template join: each under its own name).
+   */
+  hostname?: string;
   /** Reads a cloud secret with the machine's own identity (its bootstrap fetch). */
   readSecret?: SecretReader;
 }
@@ -421,6 +426,8 @@ function planInit(config: KubeadmConfig, setup: MachineSetup, facts: MachineFact
 
 function planJoin(config: KubeadmConfig, setup: MachineSetup, facts: MachineFacts, command: Command): JoinPlan {
   const join = config.join;
+  // kubeadm names the node after the host when its configuration names none.
+  if (join && !join.nodeRegistration?.name && facts.hostname) join.nodeRegistration = { ...join.nodeRegistration, name: facts.hostname };
   const discovery = join?.discovery.bootstrapToken;
   if (!join || !discovery) throw new KubeadmFailure("preflight", ["[ERROR Config]: kubeadm join needs a JoinConfiguration with discovery.bootstrapToken"]);
   const hashes = discovery.caCertHashes ?? [];

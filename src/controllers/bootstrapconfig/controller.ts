@@ -1,0 +1,202 @@
+// The BootstrapConfig controller (Cluster API's kubeadm bootstrap provider, for MachinePools): once a
+// pool has adopted the configuration (owner reference), renders the kubeadm join of the pool's machines
+// — the cluster's control-plane endpoint, bootstrap token and CA hash, the node labels and taints, no
+// node name (each instance joins under its host name) — into cloud-init user data in a Secret it owns,
+// and reports the Secret's name and ready. The token and keys are in the Secret only: status, logs and
+// events name the Secret, never its content. The join token is kept valid for as long as the pool may
+// launch instances: made valid for a day, looked at again every hour.
+import type { ClusterObject, InfrastructureObject, MachinePoolObject, SecretObject } from "../../api/kinds.ts";
+import type { BootstrapConfigObject } from "../../api/slipway/bootstrapconfig.ts";
+import { bootstrapConfigKind } from "../../api/slipway/bootstrapconfig.ts";
+import { secretKind } from "../../api/core.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED, DEFAULT_KUBERNETES_VERSION, LABEL_CLUSTER, clusterKind } from "../../api/slipway/cluster.ts";
+import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
+import { LABEL_POOL, machinePoolKind } from "../../api/slipway/machinepool.ts";
+import { names } from "../../api/slipway/names.ts";
+import { createIfAbsent } from "../../api/presence.ts";
+import { nowTimestamp } from "../../apiserver/objects.ts";
+import { joinBootstrap, renderUserData } from "../../bootstrap/cloudinit.ts";
+import { caCertHash } from "../../bootstrap/pki.ts";
+import { KubeApiError } from "../../kubeclient/index.ts";
+import { isTrue, setCondition } from "../../runtime/conditions.ts";
+import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
+import { keyFor } from "../../runtime/keys.ts";
+import type { ControllerManager } from "../../runtime/manager.ts";
+import { objectReconciler, type Phase, type Scope } from "../../runtime/reconciler.ts";
+import { controllerOf, controllerRef } from "../contract.ts";
+import { readBootstrapToken, readClusterPki } from "../pki.ts";
+import type { WorkloadClients } from "../workload.ts";
+import { ensureJoinToken, JOIN_TOKEN_TTL_MS } from "../machine/jointoken.ts";
+import { isUnavailable } from "../machine/node.ts";
+
+export const BOOTSTRAP_CONFIG_COMPONENT = "slipway.dev/bootstrapconfig-controller";
+/** How often a ready configuration makes its join token valid again. */
+const TOKEN_REFRESH_MS = 3_600_000;
+
+/** The Secret a BootstrapConfig's data goes in (key `value`). */
+export function bootstrapDataSecretName(config: string): string {
+  return `${config}-bootstrap-data`;
+}
+
+export interface BootstrapConfigScope extends Scope<BootstrapConfigObject> {
+  pollMs: number;
+  workloads: WorkloadClients;
+  pool?: MachinePoolObject;
+  cluster?: ClusterObject;
+  /** The infrastructure holding the control-plane load balancer, and the one of the pool's connection. */
+  controlPlaneInfrastructure?: InfrastructureObject;
+  poolInfrastructure?: InfrastructureObject;
+  /** Why the data is not ready (reason, message), for the status. */
+  waiting?: { reason: string; message: string };
+}
+
+function waiting(scope: BootstrapConfigScope, reason: string, message: string, requeueAfterMs?: number) {
+  scope.waiting = { reason, message };
+  return { halt: true, ...(requeueAfterMs ? { requeueAfterMs } : {}) };
+}
+
+/** Nothing is done before a pool owns the configuration (the pool adopts it). */
+export const awaitOwner: Phase<BootstrapConfigScope> = (_ctx, scope) => {
+  const owner = controllerOf(scope.object);
+  if (owner?.kind !== machinePoolKind.kind) return waiting(scope, "WaitingForOwner", "no MachinePool owns this configuration yet: a pool adopts it through spec.template.bootstrap.configRef");
+  if (!scope.pool || scope.pool.metadata.uid !== owner.uid) return waiting(scope, "WaitingForOwner", `MachinePool ${owner.name} does not exist`);
+  if (!scope.cluster) return waiting(scope, "WaitingForCluster", `Cluster ${scope.pool.spec.clusterName} of pool ${owner.name} does not exist`);
+  if (!isTrue(scope.cluster.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED)) {
+    return waiting(scope, "WaitingForControlPlane", `the control plane of cluster ${scope.cluster.metadata.name} is not initialised yet`);
+  }
+  if (!scope.controlPlaneInfrastructure?.status?.loadBalancer) return waiting(scope, "WaitingForControlPlaneEndpoint", `the control-plane load balancer of cluster ${scope.cluster.metadata.name} does not exist yet`);
+};
+
+/** Renders the join into the Secret (made once, rewritten when what it holds changes). */
+export const renderJoinData: Phase<BootstrapConfigScope> = async (ctx, scope) => {
+  const config = scope.object;
+  const pool = scope.pool!;
+  const cluster = scope.cluster!;
+  const namespace = config.metadata.namespace;
+  const secrets = ctx.client.of<SecretObject>(secretKind);
+  const [pkiSecret, tokenSecret] = await Promise.all([secrets.tryGet(namespace, names.pkiSecret(cluster.metadata.name!)), secrets.tryGet(namespace, names.tokenSecret(cluster.metadata.name!))]);
+  if (!pkiSecret || !tokenSecret) return waiting(scope, "WaitingForClusterSecrets", `waiting for the PKI and bootstrap token Secrets of cluster ${cluster.metadata.name}`, scope.pollMs);
+  const token = readBootstrapToken(tokenSecret);
+  const kube = await scope.workloads.forCluster(namespace!, cluster.metadata.name!);
+  if (!kube) return waiting(scope, "WaitingForKubeconfig", `waiting for Secret ${names.kubeconfigSecret(cluster.metadata.name!)} to keep the join token valid`, scope.pollMs);
+  try {
+    await ensureJoinToken(kube, token, ctx.clock.now(), JOIN_TOKEN_TTL_MS);
+  } catch (error) {
+    if (isUnavailable(error) || error instanceof KubeApiError) return waiting(scope, "WaitingForJoinToken", `refreshing the join token in the cluster's API: ${(error as Error).message}`, scope.pollMs);
+    throw error;
+  }
+  const lb = scope.controlPlaneInfrastructure!.status!.loadBalancer!;
+  // A pool in another cloud than the control plane's reaches its API at the public name only.
+  const otherCloud = scope.poolInfrastructure?.status?.publicAddresses === true && scope.poolInfrastructure.metadata.uid !== scope.controlPlaneInfrastructure!.metadata.uid;
+  const host = !otherCloud && lb.internalHost ? lb.internalHost : lb.host;
+  const taints = config.spec?.taints ?? pool.spec.taints ?? [];
+  const bootstrap = joinBootstrap({
+    kubernetesVersion: config.spec?.version ?? pool.spec.version ?? cluster.spec.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION,
+    controlPlaneEndpoint: `${host}:${lb.port}`,
+    bootstrapToken: token,
+    caCertHashes: [caCertHash(readClusterPki(pkiSecret).ca.certPem)],
+    node: {
+      labels: { ...(pool.spec.labels ?? {}), ...(config.spec?.labels ?? {}), [LABEL_CLUSTER]: cluster.metadata.name!, [LABEL_POOL]: pool.metadata.name! },
+      ...(taints.length > 0 ? { taints: taints.map((t) => ({ key: t.key, ...(t.value !== undefined ? { value: t.value } : {}), effect: t.effect })) } : {}),
+    },
+  });
+  const value = Buffer.from(renderUserData(bootstrap), "utf8").toString("base64");
+  const name = bootstrapDataSecretName(config.metadata.name!);
+  const existing = await secrets.tryGet(namespace, name);
+  if (!existing) {
+    const secret = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name, namespace, labels: { [LABEL_CLUSTER]: cluster.metadata.name!, [LABEL_POOL]: pool.metadata.name! }, ownerReferences: [controllerRef(config)] },
+      type: "Opaque",
+      data: { value },
+    } as SecretObject;
+    if (await createIfAbsent(() => secrets.create(secret))) await ctx.event(config, "Normal", "BootstrapDataReady", `bootstrap data of pool ${pool.metadata.name} written to Secret ${name}`);
+  } else if (existing.data?.value !== value) {
+    await secrets.patch(namespace, name, "merge", { data: { value } });
+    await ctx.event(config, "Normal", "BootstrapDataUpdated", `bootstrap data of pool ${pool.metadata.name} rewritten in Secret ${name}`);
+  }
+  const status = (config.status ??= {});
+  status.dataSecretName = name;
+  status.ready = true;
+  return { requeueAfterMs: TOKEN_REFRESH_MS, idle: true };
+};
+
+function summarize(ctx: ReconcileContext, scope: BootstrapConfigScope, error: unknown): void {
+  const status = (scope.object.status ??= {});
+  const now = nowTimestamp(new Date(ctx.clock.now()));
+  delete status.reason;
+  delete status.message;
+  if (scope.waiting && !status.ready) {
+    status.reason = scope.waiting.reason;
+    status.message = scope.waiting.message;
+    setCondition(status, { type: "Ready", status: "False", reason: scope.waiting.reason, message: scope.waiting.message }, now);
+  } else if (error && !status.ready) {
+    setCondition(status, { type: "Ready", status: "False", reason: "RenderFailed", message: (error as Error).message }, now);
+  } else if (status.ready) {
+    setCondition(status, { type: "Ready", status: "True", reason: "DataSecretAvailable", message: `Secret ${status.dataSecretName}` }, now);
+  }
+}
+
+export function registerBootstrapConfigController(manager: ControllerManager, deps: { workloads: WorkloadClients }, options: { pollMs?: number; concurrency?: number } = {}): Controller<BootstrapConfigObject> {
+  const configs = manager.informer(bootstrapConfigKind);
+  const pools = manager.informer(machinePoolKind);
+  const clusters = manager.informer(clusterKind);
+  const infrastructures = manager.informer(infrastructureKind);
+  const pollMs = options.pollMs ?? 1000;
+  const ownerPool = (config: BootstrapConfigObject) => {
+    const owner = controllerOf(config);
+    return owner?.kind === machinePoolKind.kind ? pools.cache.get(keyFor(config.metadata.namespace, owner.name)) : undefined;
+  };
+  const reconcile = objectReconciler<BootstrapConfigObject, BootstrapConfigScope>({
+    kind: bootstrapConfigKind,
+    cache: configs.cache,
+    observedGeneration: true,
+    phases: [awaitOwner, renderJoinData],
+    scope: (_ctx, base) => {
+      const pool = ownerPool(base.object);
+      const namespace = base.object.metadata.namespace;
+      const cluster = pool && clusters.cache.get(keyFor(namespace, pool.spec.clusterName));
+      const cpConnection = cluster?.spec.controlPlane.connection;
+      return {
+        ...base,
+        pollMs,
+        workloads: deps.workloads,
+        pool,
+        cluster,
+        controlPlaneInfrastructure: cluster && cpConnection ? infrastructures.cache.get(keyFor(namespace, names.infrastructure(cluster.metadata.name!, cpConnection))) : undefined,
+        poolInfrastructure: pool ? infrastructures.cache.get(keyFor(namespace, names.infrastructure(pool.spec.clusterName, pool.spec.connection))) : undefined,
+      };
+    },
+    summarize,
+  });
+  const controller = manager.add<BootstrapConfigObject>({
+    name: "bootstrapconfig",
+    component: BOOTSTRAP_CONFIG_COMPONENT,
+    informer: configs,
+    reconcile,
+    concurrency: options.concurrency ?? 4,
+    rootKey: (key) => {
+      const config = configs.cache.get(key);
+      const pool = config && ownerPool(config);
+      return pool ? keyFor(pool.metadata.namespace, pool.spec.clusterName) : key;
+    },
+  });
+  // A pool adopting the configuration, and its cluster's control plane coming up, requeue it.
+  const configOf = (pool: MachinePoolObject) => {
+    const ref = pool.spec.template?.bootstrap.configRef;
+    return ref?.kind === bootstrapConfigKind.kind ? [keyFor(pool.metadata.namespace, ref.name)] : [];
+  };
+  controller.watch<MachinePoolObject>(pools, configOf);
+  controller.watch<ClusterObject>(
+    clusters,
+    (cluster) => pools.cache.list().filter((p) => p.metadata.namespace === cluster.metadata.namespace && p.spec.clusterName === cluster.metadata.name).flatMap(configOf),
+    (previous, cluster) => isTrue(previous.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED) !== isTrue(cluster.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED),
+  );
+  controller.watch<InfrastructureObject>(
+    infrastructures,
+    (infra) => pools.cache.list().filter((p) => p.metadata.namespace === infra.metadata.namespace && p.spec.clusterName === infra.spec.clusterName).flatMap(configOf),
+    (previous, infra) => Boolean(previous.status?.loadBalancer) !== Boolean(infra.status?.loadBalancer),
+  );
+  return controller;
+}

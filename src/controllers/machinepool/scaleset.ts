@@ -1,0 +1,182 @@
+// A pool on a scale set (spec.template names its infrastructure and bootstrap objects), as Cluster API's
+// MachinePool: the pool adopts both objects (owner reference, so they do nothing before and go with it),
+// copies the bootstrap data's Secret into its template, and takes readiness from the infrastructure; the
+// scale set is the source of truth for instances. The pool makes one Machine per instance (owned by the
+// pool, as Cluster API's MachinePool Machines) for draining, remediation and describe. It scales in by
+// choosing machines, draining their nodes and removing exactly their instances with the desired
+// capacity lowered (the Machine's deletion does it, marked with ANNOTATION_SCALE_IN); a failed machine
+// is deleted without the mark and the cloud replaces its instance.
+import type { BootstrapConfigObject, MachineObject, MachinePoolObject, SimMachinePoolObject } from "../../api/kinds.ts";
+import { apiVersionOf } from "../../api/registry.ts";
+import { createIfAbsent } from "../../api/presence.ts";
+import { ANNOTATION_SCALE_IN, machineKind, ROLE_WORKER } from "../../api/slipway/machine.ts";
+import { LABEL_TEMPLATE_HASH, machinePoolKind, poolMachineLabels } from "../../api/slipway/machinepool.ts";
+import { bootstrapConfigKind } from "../../api/slipway/bootstrapconfig.ts";
+import { simMachinePoolKind } from "../../api/slipway/simmachinepool.ts";
+import type { KindDefinition } from "../../api/registry.ts";
+import type { KubeObject } from "../../api/meta.ts";
+import type { PoolInfo } from "../../providers/provider.ts";
+import type { Phase } from "../../runtime/reconciler.ts";
+import { getCondition } from "../../runtime/conditions.ts";
+import { controllerOf, controllerRef } from "../contract.ts";
+import { isFailedForGood } from "../machine/status.ts";
+import { recordReplacement } from "../rollout/remediation.ts";
+import { nowTimestamp } from "../../apiserver/objects.ts";
+import { deleteMachines, remediate, scaleDownVictims, type MachinePoolScope } from "./phases.ts";
+import { desiredReplicas, INFRASTRUCTURE_READY, isDeleting } from "./status.ts";
+import { poolTemplate } from "./template.ts";
+
+/** What a pool on a scale set reads of its template's objects (from the informer caches). */
+export interface ScaleSetSurroundings {
+  bootstrapConfig?: BootstrapConfigObject;
+  infrastructure?: SimMachinePoolObject;
+  /** The scale set as the cloud answers now (undefined: not made yet, or not asked). */
+  readScaleSet: (id: string) => Promise<PoolInfo | undefined>;
+  bootstrapReady?: boolean;
+  infrastructureProblem?: { reason: string; message: string };
+}
+
+/** The Machine a pool makes for an instance of its scale set. */
+export function instanceMachine(pool: MachinePoolObject, scaleSetId: string, instance: { instanceId: string; providerId: string }): MachineObject {
+  const name = pool.metadata.name!;
+  return {
+    apiVersion: apiVersionOf(machineKind),
+    kind: machineKind.kind,
+    metadata: {
+      name: `${name}-${instance.instanceId}`,
+      namespace: pool.metadata.namespace,
+      labels: { ...poolMachineLabels(pool), [LABEL_TEMPLATE_HASH]: poolTemplate(pool.spec).hash },
+      ownerReferences: [controllerRef(pool)],
+    },
+    spec: {
+      clusterName: pool.spec.clusterName,
+      role: ROLE_WORKER,
+      connection: pool.spec.connection,
+      machineType: pool.spec.machineType,
+      image: pool.spec.image,
+      pool: name,
+      ...(pool.spec.version ? { version: pool.spec.version } : {}),
+      providerID: instance.providerId,
+      scaleSetInstance: { scaleSetId, instanceId: instance.instanceId },
+    },
+  } as MachineObject;
+}
+
+/**
+ * Adopts the template's bootstrap and infrastructure objects (each gets the pool as its controlling
+ * owner; until then they do nothing), copies the bootstrap data's Secret name into the template, and
+ * says on the pool what holds it back: a missing or foreign object (naming the field), or what the
+ * infrastructure and its cloud report.
+ */
+export const adoptTemplateObjects: Phase<MachinePoolScope> = async (ctx, scope) => {
+  const pool = scope.object;
+  const template = pool.spec.template;
+  const around = scope.scaleSet;
+  if (!template || !around) return;
+  const refs: [string, { kind: string; name: string }, KindDefinition<KubeObject>, KubeObject | undefined][] = [
+    ["spec.template.bootstrap.configRef", template.bootstrap.configRef, bootstrapConfigKind as unknown as KindDefinition<KubeObject>, around.bootstrapConfig],
+    ["spec.template.infrastructureRef", template.infrastructureRef, simMachinePoolKind as unknown as KindDefinition<KubeObject>, around.infrastructure],
+  ];
+  for (const [field, ref, kind, cached] of refs) {
+    const object = cached ?? (await ctx.client.of(kind).tryGet(pool.metadata.namespace, ref.name));
+    if (!object) {
+      around.infrastructureProblem = { reason: "TemplateObjectMissing", message: `${field}: ${ref.kind} "${ref.name}" does not exist in namespace "${pool.metadata.namespace}"; the pool makes nothing until it does` };
+      return { halt: true };
+    }
+    const owner = controllerOf(object);
+    if (owner && owner.uid !== pool.metadata.uid) {
+      around.infrastructureProblem = { reason: "TemplateObjectOwnedElsewhere", message: `${field}: ${ref.kind} "${ref.name}" is controlled by ${owner.kind} ${owner.name}, not by this pool` };
+      return { halt: true };
+    }
+    if (!owner) {
+      await ctx.client.of(kind).patch(pool.metadata.namespace, ref.name, "merge", {
+        metadata: { resourceVersion: object.metadata.resourceVersion, ownerReferences: [...(object.metadata.ownerReferences ?? []), controllerRef(pool)] },
+      });
+      await ctx.event(pool, "Normal", `Adopted${ref.kind}`, `adopted ${ref.kind} ${ref.name} (${field}): it is now owned by the pool and deleted with it`);
+    }
+  }
+  const config = around.bootstrapConfig;
+  around.bootstrapReady = config?.status?.ready === true;
+  const secretName = config?.status?.dataSecretName;
+  if (around.bootstrapReady && secretName && secretName !== template.bootstrap.dataSecretName) {
+    const written = await ctx.client.of<MachinePoolObject>(machinePoolKind).patch(pool.metadata.namespace, pool.metadata.name!, "merge", { spec: { template: { bootstrap: { dataSecretName: secretName } } } });
+    pool.metadata = written.metadata;
+    pool.spec = written.spec;
+  }
+  if (!around.bootstrapReady) {
+    around.infrastructureProblem = { reason: "WaitingForBootstrapData", message: `BootstrapConfig ${template.bootstrap.configRef.name}: ${config?.status?.message ?? "its data is not ready yet"}` };
+    return;
+  }
+  const infra = around.infrastructure?.status;
+  if (infra?.reason || infra?.message) {
+    const reason = infra.reason ?? "ScaleSetNotAtSize";
+    const message = `SimMachinePool ${template.infrastructureRef.name}: ${infra.message ?? reason}`;
+    around.infrastructureProblem = { reason, message };
+    // The cloud's word on quota or capacity reaches the pool's events once, not at every look.
+    const before = getCondition(pool.status?.conditions, INFRASTRUCTURE_READY);
+    if (before?.message !== message) await ctx.event(pool, "Warning", reason, message);
+  } else if (!infra?.ready) {
+    around.infrastructureProblem = { reason: "WaitingForScaleSet", message: `SimMachinePool ${template.infrastructureRef.name} has no scale set yet` };
+  }
+};
+
+/**
+ * Follows the scale set: a Machine for every instance, failed machines deleted (the cloud replaces
+ * their instances), and a scale-in done by draining chosen machines and removing their instances.
+ */
+export const followScaleSet: Phase<MachinePoolScope> = async (ctx, scope) => {
+  const pool = scope.object;
+  const around = scope.scaleSet;
+  const scaleSetId = around?.infrastructure?.status?.scaleSetId;
+  if (!pool.spec.template || !around) return;
+  if (!scaleSetId) return { halt: true };
+  const set = await around.readScaleSet(scaleSetId);
+  if (!set) return { halt: true, requeueAfterMs: scope.timings.pollMs };
+  const poolName = pool.metadata.name!;
+  const byInstance = new Map(scope.machines.map((m) => [m.spec.scaleSetInstance?.instanceId, m]));
+  const cluster = scope.cluster;
+  // A Machine for each instance that counts (a leaving one has no future).
+  if (cluster && !cluster.metadata.deletionTimestamp) {
+    const missing = set.instances.filter((i) => i.state !== "leaving" && !byInstance.has(i.instanceId));
+    const machines = ctx.client.of(machineKind);
+    const created = (await Promise.all(missing.map((i) => createIfAbsent(() => machines.create(instanceMachine(pool, set.id, i)))))).filter((m): m is MachineObject => m !== undefined && m !== null);
+    scope.machines.push(...created);
+    if (created.length > 0) await ctx.event(pool, "Normal", "InstancesFound", `scale set ${set.id} launched ${created.map((m) => m.spec.scaleSetInstance!.instanceId).join(", ")}: machines ${created.map((m) => m.metadata.name).join(", ")}`);
+  }
+  // A machine whose instance left the scale set (it died, or was terminated): the cloud launches another;
+  // the machine goes (drained if its node is still there) rather than waiting for its next health check.
+  const live = new Set(set.instances.filter((i) => i.state !== "leaving").map((i) => i.instanceId));
+  const orphaned = scope.machines.filter((m) => !isDeleting(m, scope.deleted) && m.spec.scaleSetInstance && !live.has(m.spec.scaleSetInstance.instanceId) && !isFailedForGood(m));
+  if (orphaned.length > 0) {
+    await deleteMachines(ctx, scope, orphaned);
+    const which = orphaned.map((m) => `${m.spec.scaleSetInstance!.instanceId} (machine ${m.metadata.name})`).join(", ");
+    await ctx.event(pool, "Warning", "InstanceLost", `instance(s) ${which} left scale set ${set.id}; the cloud replaces them`);
+  }
+  // Remediation: a failed machine goes (drained) and its instance is replaced by the cloud.
+  const remediation = await remediate(ctx, scope);
+  const failed = scope.machines.filter((m) => isFailedForGood(m) && !isDeleting(m, scope.deleted));
+  if (remediation.action === "replace" && failed.length > 0) {
+    await deleteMachines(ctx, scope, failed);
+    (pool.status ??= {}).remediation = recordReplacement(pool.status?.remediation, nowTimestamp(new Date(ctx.clock.now())));
+    for (const m of failed) await ctx.event(pool, "Warning", "ReplacingMachine", `replacing machine ${m.metadata.name}: ${m.status?.failureReason}: ${m.status?.failureMessage ?? ""}`.trimEnd());
+  }
+  // Scale-in: the desired capacity above the replicas wanted, less instances already on their way out.
+  const counted = live;
+  const leavingByScaleIn = scope.machines.filter((m) => isDeleting(m, scope.deleted) && m.metadata.annotations?.[ANNOTATION_SCALE_IN] === "true" && counted.has(m.spec.scaleSetInstance?.instanceId ?? ""));
+  const excess = set.desired - desiredReplicas(pool) - leavingByScaleIn.length;
+  if (excess > 0) {
+    const candidates = scope.machines.filter((m) => !isDeleting(m, scope.deleted) && counted.has(m.spec.scaleSetInstance?.instanceId ?? ""));
+    const victims = scaleDownVictims(poolName, candidates, excess);
+    const machines = ctx.client.of(machineKind);
+    for (const m of victims) {
+      await machines.patch(m.metadata.namespace, m.metadata.name!, "merge", { metadata: { annotations: { [ANNOTATION_SCALE_IN]: "true" } } });
+    }
+    await deleteMachines(ctx, scope, victims);
+    if (victims.length > 0) {
+      const which = victims.map((m) => `${m.metadata.name} (node ${m.status?.nodeName ?? m.spec.scaleSetInstance?.instanceId})`).join(", ");
+      await ctx.event(pool, "Normal", "ScalingDown", `scaling down to ${desiredReplicas(pool)}: draining ${which}; their instances leave scale set ${set.id}`);
+    }
+  }
+  const settled = set.instances.every((i) => i.state === "ready") && set.replicas === set.desired && excess <= 0;
+  return settled ? undefined : { requeueAfterMs: scope.timings.pollMs };
+};

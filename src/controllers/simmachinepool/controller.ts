@@ -1,0 +1,260 @@
+// The SimMachinePool controller (the sim provider's pool infrastructure, as Cluster API's AWSMachinePool
+// controller is AWS's): does nothing until a MachinePool owns the object; then makes the pool's scale
+// set through its connection's poolInfrastructure — launch template from the pool's machine type and
+// image and the bootstrap data the pool copied into spec.template.bootstrap.dataSecretName, one subnet
+// per zone of the cluster's infrastructure — found again by its owner tag or made with an idempotency
+// token, so a retry never makes a second one. It keeps the launch template and the size limits, raises
+// the desired capacity to the pool's replicas (the pool lowers it itself: it drains a chosen machine and
+// removes exactly its instance), protects every instance from the cloud's own scale-in, and reports the
+// scale set as the cloud sees it: replicas, instances, provider IDs, ready, and the cloud's message on
+// quota or capacity. Deleting the object deletes the scale set and its instances.
+import { createHash } from "node:crypto";
+import type { ClusterObject, ConnectionObject, InfrastructureObject, MachinePoolObject, SecretObject } from "../../api/kinds.ts";
+import { secretKind } from "../../api/core.ts";
+import { clusterKind } from "../../api/slipway/cluster.ts";
+import { connectionKind } from "../../api/slipway/connection.ts";
+import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
+import { machinePoolKind } from "../../api/slipway/machinepool.ts";
+import { names } from "../../api/slipway/names.ts";
+import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
+import { FINALIZER_SIM_MACHINE_POOL, simMachinePoolKind, type SimMachinePoolObject } from "../../api/slipway/simmachinepool.ts";
+import { nowTimestamp } from "../../apiserver/objects.ts";
+import { ProviderError, type PoolInfo, type PoolInfrastructure } from "../../providers/provider.ts";
+import { setCondition } from "../../runtime/conditions.ts";
+import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
+import { keyFor } from "../../runtime/keys.ts";
+import type { ControllerManager } from "../../runtime/manager.ts";
+import { objectReconciler, type Phase, type Scope } from "../../runtime/reconciler.ts";
+import { cloudTags, controllerOf, idempotencyToken, TAG_OWNER_UID } from "../contract.ts";
+import { readyForMachines } from "../infrastructure/status.ts";
+import type { ProviderResolver } from "../providers.ts";
+
+export const SIM_MACHINE_POOL_COMPONENT = "slipway.dev/simmachinepool-controller";
+
+export interface SimMachinePoolScope extends Scope<SimMachinePoolObject> {
+  providers: ProviderResolver;
+  pollMs: number;
+  pool?: MachinePoolObject;
+  cluster?: ClusterObject;
+  connection?: ConnectionObject;
+  infrastructure?: InfrastructureObject;
+  capability?: PoolInfrastructure;
+  /** Why the scale set is not ready (reason, message), for the status. */
+  waiting?: { reason: string; message: string };
+}
+
+function waiting(scope: SimMachinePoolScope, reason: string, message: string, requeueAfterMs?: number) {
+  scope.waiting = { reason, message };
+  return { halt: true, ...(requeueAfterMs ? { requeueAfterMs } : {}) };
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/** The scale set's name in the cloud: the object's namespace and name. */
+function scaleSetName(object: SimMachinePoolObject): string {
+  return `${object.metadata.namespace}-${object.metadata.name}`;
+}
+
+async function poolsOf(scope: SimMachinePoolScope): Promise<PoolInfrastructure> {
+  if (!scope.connection) throw new ProviderError("invalid", `connection "${scope.pool?.spec.connection}" does not exist`);
+  return (scope.capability ??= await scope.providers.capability(scope.connection, "poolInfrastructure"));
+}
+
+/** The scale set: the one recorded, else one a create whose answer was lost made (by the owner tag). */
+async function findScaleSet(scope: SimMachinePoolScope): Promise<PoolInfo | undefined> {
+  const pools = await poolsOf(scope);
+  const recorded = scope.object.status?.scaleSetId;
+  if (recorded) return pools.get(recorded);
+  return (await pools.findTagged({ [TAG_OWNER_UID]: scope.object.metadata.uid! }))[0];
+}
+
+/** Nothing is done before a pool owns the object (the pool adopts it). */
+export const awaitOwner: Phase<SimMachinePoolScope> = (_ctx, scope) => {
+  const owner = controllerOf(scope.object);
+  if (owner?.kind !== machinePoolKind.kind) return waiting(scope, "WaitingForOwner", "no MachinePool owns this scale set yet: a pool adopts it through spec.template.infrastructureRef");
+  const pool = scope.pool;
+  if (!pool || pool.metadata.uid !== owner.uid) return waiting(scope, "WaitingForOwner", `MachinePool ${owner.name} does not exist`);
+  if (!scope.cluster) return waiting(scope, "WaitingForCluster", `Cluster ${pool.spec.clusterName} of pool ${owner.name} does not exist`);
+  if (!scope.connection) return waiting(scope, "WaitingForConnection", `Connection ${pool.spec.connection} of pool ${owner.name} does not exist`);
+  if (!readyForMachines(scope.infrastructure)) return waiting(scope, "WaitingForInfrastructure", `infrastructure ${names.infrastructure(pool.spec.clusterName, pool.spec.connection)} is not ready yet`);
+  const replicas = pool.spec.replicas ?? 1;
+  const { minSize = 0, maxSize = 100 } = scope.object.spec ?? {};
+  if (replicas > maxSize || replicas < minSize) {
+    return waiting(scope, "ReplicasOutOfRange", `spec.replicas of MachinePool ${pool.metadata.name} (${replicas}) is outside spec.minSize..spec.maxSize of SimMachinePool ${scope.object.metadata.name} (${minSize}..${maxSize}); the scale set is not resized`);
+  }
+};
+
+/** Makes the scale set, or brings its launch template, limits and desired capacity to what is wanted. */
+export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => {
+  const pool = scope.pool!;
+  const object = scope.object;
+  const secretName = pool.spec.template?.bootstrap.dataSecretName;
+  if (!secretName) return waiting(scope, "WaitingForBootstrapData", `MachinePool ${pool.metadata.name} has no bootstrap data yet (spec.template.bootstrap.dataSecretName)`);
+  const secret = await ctx.client.of<SecretObject>(secretKind).tryGet(object.metadata.namespace, secretName);
+  const encoded = secret?.data?.value;
+  if (!encoded) return waiting(scope, "WaitingForBootstrapData", `Secret ${secretName} holds no bootstrap data`, scope.pollMs);
+  const userData = Buffer.from(encoded, "base64").toString("utf8");
+  const infra = scope.infrastructure!.status!;
+  const image = pool.spec.image ?? DEFAULT_IMAGE;
+  const imageId = infra.images?.[image];
+  if (!imageId) return waiting(scope, "ImageNotResolved", `image ${image} (spec.image of MachinePool ${pool.metadata.name}) is not resolved in infrastructure ${scope.infrastructure!.metadata.name}`, scope.pollMs);
+  const zones = infra.zones ?? [];
+  const subnetIds = zones.map((z) => infra.subnets?.[z] ?? (z === zones[0] ? infra.subnetId : undefined)).filter((id): id is string => id !== undefined);
+  if (subnetIds.length === 0 || !infra.securityGroupId) return waiting(scope, "WaitingForInfrastructure", `infrastructure ${scope.infrastructure!.metadata.name} reports no subnet or security group`, scope.pollMs);
+  const template = { machineType: pool.spec.machineType, imageId, userData };
+  const { minSize = 0, maxSize = 100 } = object.spec ?? {};
+  const replicas = pool.spec.replicas ?? 1;
+  const pools = await poolsOf(scope);
+  let set = await findScaleSet(scope);
+  const status = (object.status ??= {});
+  try {
+    if (!set) {
+      const cluster = scope.cluster!;
+      set = await pools.create(
+        {
+          name: scaleSetName(object),
+          ...template,
+          placement: { subnetIds, securityGroupIds: [infra.securityGroupId], ...(infra.keyPairId ? { keyPairId: infra.keyPairId } : {}), ...(infra.publicAddresses ? { publicIp: true } : {}) },
+          minSize,
+          maxSize,
+          desired: replicas,
+        },
+        { token: idempotencyToken(object.metadata.uid!, "scale-set"), tags: cloudTags({ namespace: cluster.metadata.namespace!, name: cluster.metadata.name!, uid: cluster.metadata.uid! }, object, "worker") },
+      );
+      ctx.log.info({ step: "createScaleSet", scaleSet: set.id, desired: replicas }, "scale set created");
+      await ctx.event(object, "Normal", "ScaleSetCreated", `created scale set ${set.id} with ${replicas} instance(s) over zones ${set.zones.join(", ")}`);
+    } else {
+      // The desired capacity only goes up here: the pool scales in by removing drained instances.
+      const desired = Math.max(set.desired, replicas) > maxSize ? maxSize : Math.max(set.desired, replicas);
+      const templateChanged = status.userDataHash !== sha256(userData) || status.machineType !== template.machineType || status.imageId !== imageId;
+      const change = {
+        ...(set.minSize !== minSize ? { minSize } : {}),
+        ...(set.maxSize !== maxSize ? { maxSize } : {}),
+        ...(set.desired !== desired ? { desired } : {}),
+        ...(templateChanged ? { template } : {}),
+      };
+      if (Object.keys(change).length > 0) {
+        set = await pools.update(set.id, change);
+        if (change.desired !== undefined) await ctx.event(object, "Normal", "ScaleSetResized", `desired capacity of scale set ${set.id} set to ${desired}`);
+        if (templateChanged && status.userDataHash) await ctx.event(object, "Normal", "LaunchTemplateUpdated", `new launch template for scale set ${set.id}: machine type ${template.machineType}, image ${image}`);
+      }
+    }
+  } catch (error) {
+    if (error instanceof ProviderError && !error.retryable) return waiting(scope, error.kind === "quota" ? "QuotaExceeded" : "ScaleSetRefused", error.message, 10 * scope.pollMs);
+    throw error;
+  }
+  status.scaleSetId = set.id;
+  status.connection = pool.spec.connection;
+  status.userDataHash = sha256(userData);
+  status.machineType = template.machineType;
+  status.imageId = imageId;
+  // Every instance is the pool's to remove: the cloud's own scale-in takes none of them.
+  const unprotected = set.instances.filter((i) => !i.protected && i.state !== "leaving").map((i) => i.instanceId);
+  if (unprotected.length > 0) await pools.protect(set.id, unprotected, true);
+  const previousMessage = status.message;
+  report(scope, set);
+  if (set.message && set.message !== previousMessage) await ctx.event(object, "Warning", "ScaleSetNotAtSize", `scale set ${set.id}: ${set.message}`);
+  const settled = set.replicas === set.desired && set.readyReplicas === set.desired && set.instances.every((i) => i.state !== "pending");
+  // A settled scale set is looked at now and then for instances the cloud lost and replaced.
+  return settled ? { requeueAfterMs: 5 * scope.pollMs } : { requeueAfterMs: scope.pollMs };
+};
+
+function report(scope: SimMachinePoolScope, set: PoolInfo): void {
+  const status = (scope.object.status ??= {});
+  status.ready = true;
+  status.replicas = set.replicas;
+  status.desiredCapacity = set.desired;
+  status.instances = set.instances.map((i) => ({ instanceId: i.instanceId, providerID: i.providerId, zone: i.zone, state: i.state, healthy: i.healthy, protected: i.protected, upToDate: i.upToDate }));
+  status.providerIDList = set.instances.filter((i) => i.state !== "leaving").map((i) => i.providerId).sort();
+  if (set.message) status.message = set.message;
+  else delete status.message;
+}
+
+/** Deletes the scale set (its instances go with it) and waits until it is gone. */
+export const deleteScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => {
+  if (!scope.connection) return;
+  const set = await findScaleSet(scope);
+  if (!set) return;
+  if (set.state !== "deleting") {
+    await (await poolsOf(scope)).delete(set.id);
+    await ctx.event(scope.object, "Normal", "DeletingScaleSet", `deleting scale set ${set.id} and its ${set.instances.length} instance(s)`);
+  }
+  return { halt: true, requeueAfterMs: scope.pollMs };
+};
+
+function summarize(ctx: ReconcileContext, scope: SimMachinePoolScope, error: unknown): void {
+  const status = (scope.object.status ??= {});
+  const now = nowTimestamp(new Date(ctx.clock.now()));
+  delete status.reason;
+  if (scope.waiting) {
+    status.reason = scope.waiting.reason;
+    status.message = scope.waiting.message;
+    if (!status.scaleSetId) status.ready = false;
+    setCondition(status, { type: "Ready", status: "False", reason: scope.waiting.reason, message: scope.waiting.message }, now);
+  } else if (error && !status.scaleSetId) {
+    setCondition(status, { type: "Ready", status: "False", reason: "ScaleSetFailed", message: (error as Error).message }, now);
+  } else if (status.ready) {
+    setCondition(status, { type: "Ready", status: "True", reason: "ScaleSetReady", message: `scale set ${status.scaleSetId}: ${status.replicas ?? 0} of ${status.desiredCapacity ?? 0} instance(s)${status.message ? `; ${status.message}` : ""}` }, now);
+  }
+}
+
+export function registerSimMachinePoolController(manager: ControllerManager, deps: { providers: ProviderResolver }, options: { pollMs?: number; concurrency?: number } = {}): Controller<SimMachinePoolObject> {
+  const objects = manager.informer(simMachinePoolKind);
+  const pools = manager.informer(machinePoolKind);
+  const clusters = manager.informer(clusterKind);
+  const connections = manager.informer(connectionKind);
+  const infrastructures = manager.informer(infrastructureKind);
+  const pollMs = options.pollMs ?? 1000;
+  const ownerPool = (object: SimMachinePoolObject) => {
+    const owner = controllerOf(object);
+    return owner?.kind === machinePoolKind.kind ? pools.cache.get(keyFor(object.metadata.namespace, owner.name)) : undefined;
+  };
+  const reconcile = objectReconciler<SimMachinePoolObject, SimMachinePoolScope>({
+    kind: simMachinePoolKind,
+    cache: objects.cache,
+    finalizer: FINALIZER_SIM_MACHINE_POOL,
+    observedGeneration: true,
+    phases: [awaitOwner, ensureScaleSet],
+    deletePhases: [deleteScaleSet],
+    scope: (_ctx, base) => {
+      const pool = ownerPool(base.object);
+      const namespace = base.object.metadata.namespace;
+      return {
+        ...base,
+        providers: deps.providers,
+        pollMs,
+        pool,
+        cluster: pool && clusters.cache.get(keyFor(namespace, pool.spec.clusterName)),
+        // Once the pool is gone (its objects are collected after it), the connection recorded with the scale set.
+        connection: connections.cache.get(keyFor(namespace, pool?.spec.connection ?? base.object.status?.connection ?? "")),
+        infrastructure: pool && infrastructures.cache.get(keyFor(namespace, names.infrastructure(pool.spec.clusterName, pool.spec.connection))),
+      };
+    },
+    summarize,
+  });
+  const controller = manager.add<SimMachinePoolObject>({
+    name: "simmachinepool",
+    component: SIM_MACHINE_POOL_COMPONENT,
+    informer: objects,
+    reconcile,
+    concurrency: options.concurrency ?? 8,
+    rootKey: (key) => {
+      const object = objects.cache.get(key);
+      const pool = object && ownerPool(object);
+      return pool ? keyFor(pool.metadata.namespace, pool.spec.clusterName) : key;
+    },
+  });
+  const infraOf = (pool: MachinePoolObject) => {
+    const ref = pool.spec.template?.infrastructureRef;
+    return ref?.kind === simMachinePoolKind.kind ? [keyFor(pool.metadata.namespace, ref.name)] : [];
+  };
+  controller.watch<MachinePoolObject>(pools, infraOf);
+  controller.watch<InfrastructureObject>(
+    infrastructures,
+    (infra) => pools.cache.list().filter((p) => p.metadata.namespace === infra.metadata.namespace && p.spec.clusterName === infra.spec.clusterName && p.spec.connection === infra.spec.connection).flatMap(infraOf),
+    (previous, infra) => readyForMachines(previous) !== readyForMachines(infra),
+  );
+  return controller;
+}

@@ -1,0 +1,199 @@
+// Pools on scale sets, end to end: a sim cloud in its own process, `slipway up` against it, kubectl. A
+// MachinePool whose template names a BootstrapConfig and a SimMachinePool adopts both (owner
+// references), the bootstrap data goes into a Secret, the cloud's scale set launches the instances and
+// the pool makes a Machine per instance; an instance killed in the scale set is replaced by the cloud
+// and the pool shows the dip and the recovery; a scale-in drains a chosen node and removes exactly its
+// instance; bad input is refused or reported naming the field; deleting the pool deletes the objects and
+// the scale set with its instances.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { SLIPWAY_BIN, eventually, kubectl, kubectlOk, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
+
+interface Owned {
+  metadata: { uid: string; ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean }[] };
+}
+interface PoolView extends Owned {
+  spec: { replicas?: number; providerIDList?: string[]; template?: { bootstrap: { dataSecretName?: string } } };
+  status?: { phase?: string; replicas?: number; readyReplicas?: number; availableReplicas?: number; bootstrapReady?: boolean; infrastructureReady?: boolean; conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+}
+interface SimPoolView extends Owned {
+  status?: { scaleSetId?: string; ready?: boolean; replicas?: number; desiredCapacity?: number; providerIDList?: string[]; instances?: { instanceId: string; state: string; protected: boolean }[]; reason?: string; message?: string };
+}
+interface MachineView {
+  metadata: { name: string; ownerReferences?: { kind: string; name: string }[] };
+  spec: { scaleSetInstance?: { instanceId: string } };
+  status?: { nodeName?: string; nodeReady?: boolean };
+}
+
+const CLUSTER = JSON.stringify({
+  apiVersion: "v1",
+  kind: "List",
+  items: [
+    { apiVersion: "slipway.dev/v1alpha1", kind: "Connection", metadata: { name: "sim" }, spec: { provider: "sim", region: "sim-east-1" } },
+    { apiVersion: "slipway.dev/v1alpha1", kind: "Cluster", metadata: { name: "demo" }, spec: { controlPlane: { connection: "sim", machineType: "s1.medium" }, workers: [] } },
+  ],
+});
+
+function scaleSetPool(replicas: number, maxSize = 10): string {
+  return JSON.stringify({
+    apiVersion: "v1",
+    kind: "List",
+    items: [
+      { apiVersion: "slipway.dev/v1alpha1", kind: "BootstrapConfig", metadata: { name: "asg-join" }, spec: { labels: { tier: "asg" } } },
+      { apiVersion: "slipway.dev/v1alpha1", kind: "SimMachinePool", metadata: { name: "asg-set" }, spec: { minSize: 0, maxSize } },
+      {
+        apiVersion: "slipway.dev/v1alpha1",
+        kind: "MachinePool",
+        metadata: { name: "asg" },
+        spec: {
+          clusterName: "demo",
+          connection: "sim",
+          machineType: "s1.small",
+          replicas,
+          template: {
+            infrastructureRef: { apiVersion: "slipway.dev/v1alpha1", kind: "SimMachinePool", name: "asg-set" },
+            bootstrap: { configRef: { apiVersion: "slipway.dev/v1alpha1", kind: "BootstrapConfig", name: "asg-join" } },
+          },
+        },
+      },
+    ],
+  });
+}
+
+describe("machine pools on scale sets", () => {
+  let sim: RunningSimCloud;
+  let plane: RunningSlipway;
+  let kc: string;
+  const ok = (...args: string[]) => kubectlOk(kc, args);
+  const get = <T>(kind: string, name: string) => JSON.parse(ok("get", kind, name, "-o", "json")) as T;
+  const machines = () => (JSON.parse(ok("get", "machines", "-l", "slipway.dev/pool=asg", "-o", "json")) as { items: MachineView[] }).items;
+  const scaleSets = async () => (await sim.resourcesOf("default/demo")).filter((r) => r.kind === "scaleSet" && r.state !== "deleted");
+
+  before(async () => {
+    sim = await startSimCloud({ profile: "instant", seed: 5 });
+    plane = await startSlipway({ args: ["--sim-endpoint", sim.url, "--sim-token", SIM_TOKEN, "--poll-interval", "100ms"] });
+    kc = plane.kubeconfig;
+  });
+
+  after(async () => {
+    await plane.stop("SIGTERM");
+    await sim.stop();
+    removeDir(plane.dataDir);
+  });
+
+  it("refuses a template naming an unknown kind, naming the field, and makes nothing", () => {
+    const bad = JSON.parse(scaleSetPool(2)) as { items: { kind: string; spec: { template?: { infrastructureRef: { kind: string } } } }[] };
+    const poolItem = bad.items.find((i) => i.kind === "MachinePool")!;
+    poolItem.spec.template!.infrastructureRef.kind = "AWSMachinePool";
+    const refused = kubectl(kc, ["apply", "-f", "-"], JSON.stringify(poolItem));
+    assert.notEqual(refused.status, 0);
+    assert.match(refused.stderr, /spec\.template\.infrastructureRef\.kind: Unsupported value: "AWSMachinePool"/);
+    assert.notEqual(kubectl(kc, ["get", "machinepool", "asg"]).status, 0);
+  });
+
+  it("runs a pool on a scale set: adopted objects, a Machine per instance, provider IDs matching the nodes, the cloud's replacement and a scale-in of the drained node", async () => {
+    kubectlOk(kc, ["apply", "-f", "-"], CLUSTER);
+    kubectlOk(kc, ["apply", "-f", "-"], scaleSetPool(3));
+    const running = await eventually(() => {
+      const p = get<PoolView>("machinepool", "asg");
+      return p.status?.phase === "Running" && p.status.readyReplicas === 3 && p.spec.providerIDList?.length === 3 && p;
+    }, { timeoutMs: 60_000, what: "the pool on a scale set to run 3 machines" });
+    assert.deepEqual([running.status?.replicas, running.status?.availableReplicas, running.status?.bootstrapReady, running.status?.infrastructureReady], [3, 3, true, true]);
+    assert.equal(running.spec.template?.bootstrap.dataSecretName, "asg-join-bootstrap-data");
+    // Both objects are the pool's (garbage-collected with it), and show in kubectl with their columns.
+    for (const [kind, name] of [["bootstrapconfig", "asg-join"], ["simmachinepool", "asg-set"]] as const) {
+      const owner = get<Owned>(kind, name).metadata.ownerReferences?.find((o) => o.controller);
+      assert.deepEqual(owner && [owner.kind, owner.name, owner.uid], ["MachinePool", "asg", running.metadata.uid], kind);
+    }
+    assert.match(ok("get", "bootstrapconfigs"), /^NAME\s+READY\s+DATASECRET\s+REASON\s+AGE\nasg-join\s+true\s+asg-join-bootstrap-data\s+/);
+    const setTable = ok("get", "simmachinepools").trim().split("\n").map((l) => l.split(/\s+/));
+    assert.deepEqual(setTable[0], ["NAME", "SCALESET", "DESIRED", "REPLICAS", "READY", "MESSAGE", "AGE"]);
+    // The join data (token) is in the Secret only.
+    assert.doesNotMatch(ok("get", "bootstrapconfig", "asg-join", "-o", "yaml"), /token|caCertHashes/i);
+    const infra = get<SimPoolView>("simmachinepool", "asg-set");
+    const sets = await scaleSets();
+    assert.deepEqual(sets.map((s) => s.id), [infra.status?.scaleSetId]);
+    const cli = spawnSync(process.execPath, [SLIPWAY_BIN, "sim-cloud", "resources", "--endpoint", sim.url, "--token", SIM_TOKEN], { encoding: "utf8" });
+    assert.match(cli.stdout, new RegExp(`scaleSet\\s+${infra.status!.scaleSetId}`), cli.stdout + cli.stderr);
+    assert.ok(infra.status?.instances?.every((i) => i.protected), "every instance is protected from the cloud's scale-in");
+    // A Machine per instance, owned by the pool; the nodes are named after the instances.
+    const ms = machines();
+    assert.deepEqual(ms.map((m) => m.spec.scaleSetInstance?.instanceId).sort(), infra.status!.instances!.map((i) => i.instanceId).sort());
+    assert.ok(ms.every((m) => m.metadata.ownerReferences?.some((o) => o.kind === "MachinePool" && o.name === "asg")));
+    const workload = join(plane.dataDir, "demo.kubeconfig");
+    writeFileSync(workload, Buffer.from(ok("get", "secret", "demo-kubeconfig", "-o", "jsonpath={.data.value}"), "base64"));
+    const nodes = () => (JSON.parse(kubectlOk(workload, ["get", "nodes", "-l", "slipway.dev/pool=asg", "-o", "json"])) as { items: { metadata: { name: string; labels: Record<string, string> }; spec: { providerID?: string } }[] }).items;
+    assert.deepEqual(nodes().map((n) => n.spec.providerID).sort(), running.spec.providerIDList);
+    assert.deepEqual(nodes().map((n) => n.metadata.name).sort(), ms.map((m) => m.spec.scaleSetInstance!.instanceId).sort());
+    assert.ok(nodes().every((n) => n.metadata.labels.tier === "asg"));
+
+    // An instance killed in the scale set: the cloud replaces it, the pool dips and recovers.
+    const victim = infra.status!.instances![0]!.instanceId;
+    await sim.admin.killInstance(victim);
+    // The dip: the pool says the instance was lost, and its machine goes.
+    await eventually(() => ok("get", "events", "--field-selector", "involvedObject.name=asg,reason=InstanceLost", "-o", "jsonpath={.items[*].message}").includes(victim), { timeoutMs: 30_000, what: "the pool to report the lost instance" });
+    const recovered = await eventually(() => {
+      const p = get<PoolView>("machinepool", "asg");
+      return p.status?.readyReplicas === 3 && p.status.phase === "Running" && !p.spec.providerIDList?.some((id) => id.endsWith(`/${victim}`)) && p.spec.providerIDList?.length === 3 && p;
+    }, { timeoutMs: 60_000, what: "the pool to recover with the cloud's replacement" });
+    assert.equal(machines().filter((m) => m.spec.scaleSetInstance?.instanceId === victim).length, 0);
+
+    // Scale-in: the drained node's instance goes, exactly that one.
+    ok("scale", "machinepool", "asg", "--replicas", "2");
+    const drained = await eventually(() => {
+      const events = ok("get", "events", "--field-selector", "involvedObject.name=asg,reason=ScalingDown", "-o", "jsonpath={.items[*].message}");
+      return /draining (asg-i-[0-9a-f]+)/.exec(events)?.[1];
+    }, { timeoutMs: 30_000, what: "the pool to choose a machine to drain" });
+    const removed = drained.slice("asg-".length);
+    const two = await eventually(() => {
+      const p = get<PoolView>("machinepool", "asg");
+      return p.status?.phase === "Running" && p.status.readyReplicas === 2 && p.spec.providerIDList?.length === 2 && p;
+    }, { timeoutMs: 60_000, what: "the pool to run 2 machines" });
+    assert.ok(!two.spec.providerIDList!.some((id) => id.endsWith(`/${removed}`)), `the removed instance ${removed} is gone from the pool`);
+    assert.ok(recovered.spec.providerIDList!.filter((id) => !id.endsWith(`/${removed}`)).every((id) => two.spec.providerIDList!.includes(id)), "the other instances stay");
+    const after = get<SimPoolView>("simmachinepool", "asg-set");
+    assert.equal(after.status?.desiredCapacity, 2);
+    assert.ok(!nodes().some((n) => n.metadata.name === removed));
+  });
+
+  it("reports replicas beyond the scale set's limit, naming the field, without resizing it", async () => {
+    ok("scale", "machinepool", "asg", "--replicas", "20");
+    const reported = await eventually(() => {
+      const p = get<PoolView>("machinepool", "asg");
+      const c = p.status?.conditions?.find((x) => x.type === "InfrastructureReady");
+      return c?.status === "False" && c;
+    }, { timeoutMs: 30_000, what: "the pool to report replicas beyond the limit" });
+    assert.match(reported.message ?? "", /spec\.replicas of MachinePool asg \(20\) is outside spec\.minSize\.\.spec\.maxSize of SimMachinePool asg-set \(0\.\.10\)/);
+    assert.equal(get<SimPoolView>("simmachinepool", "asg-set").status?.desiredCapacity, 2);
+    ok("scale", "machinepool", "asg", "--replicas", "2");
+  });
+
+  it("makes the objects for a pool the cluster declares on a scale set, under fixed names, adopted by the pool", async () => {
+    ok("patch", "cluster", "demo", "--type", "merge", "-p", JSON.stringify({ spec: { workers: [{ name: "set", connection: "sim", machineType: "s1.small", replicas: 1, scaleSet: { maxSize: 4 } }] } }));
+    const declared = await eventually(() => {
+      const p = get<PoolView>("machinepool", "demo-set");
+      return p.status?.phase === "Running" && p.status.readyReplicas === 1 && p.status.infrastructureReady === true && p;
+    }, { timeoutMs: 60_000, what: "the declared pool on a scale set to run" });
+    for (const kind of ["bootstrapconfig", "simmachinepool"]) {
+      const owner = get<Owned>(kind, "demo-set").metadata.ownerReferences?.find((o) => o.controller);
+      assert.deepEqual(owner && [owner.kind, owner.name, owner.uid], ["MachinePool", "demo-set", declared.metadata.uid], kind);
+    }
+    assert.equal(get<SimPoolView>("simmachinepool", "demo-set").status?.providerIDList?.join(), declared.spec.providerIDList?.join());
+    assert.equal((await scaleSets()).length, 2);
+  });
+
+  it("deletes the objects and the scale set with its instances with the pool", async () => {
+    ok("delete", "machinepool", "asg", "--wait=true", "--timeout=60s");
+    await eventually(() => kubectl(kc, ["get", "simmachinepool", "asg-set"]).status !== 0 && kubectl(kc, ["get", "bootstrapconfig", "asg-join"]).status !== 0, { timeoutMs: 30_000, what: "the pool's objects to be collected" });
+    await eventually(async () => (await scaleSets()).length === 1, { timeoutMs: 30_000, what: "the pool's scale set to be deleted" });
+    // The cluster's declared pool goes with the cluster, and its scale set with its instances.
+    ok("delete", "cluster", "demo", "--wait=true", "--timeout=90s");
+    await eventually(async () => (await scaleSets()).length === 0, { timeoutMs: 30_000, what: "every scale set to be deleted" });
+    const instances = (await sim.resourcesOf("default/demo")).filter((r) => r.kind === "instance" && r.state !== "terminated");
+    assert.deepEqual(instances.map((i) => i.id), []);
+  });
+});
