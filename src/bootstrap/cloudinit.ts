@@ -109,6 +109,21 @@ export function joinTurnCommand(): string {
   return `${JOIN_TURN_COMMAND} --config ${KUBEADM_CONFIG_PATH} --lease kube-system/slipway-control-plane-join`;
 }
 
+/**
+ * A machine's own addresses, as cloud-init's instance data names them: kubeadm's configuration carries
+ * these placeholders where the addresses are only known once the instance exists (its public address is
+ * the cloud's, outside the machine: no interface holds it), and NODE_ADDRESSES_COMMAND fills them in at boot.
+ */
+export const LOCAL_IPV4 = "{{ ds.meta_data.local_ipv4 }}";
+export const PUBLIC_IPV4 = "{{ ds.meta_data.public_ipv4 }}";
+
+/** The command that fills the machine's addresses into kubeadm's configuration from the instance metadata, before kubeadm runs. */
+export const NODE_ADDRESSES_COMMAND = "slipway-node-addresses";
+
+export function nodeAddressesCommand(): string {
+  return `${NODE_ADDRESSES_COMMAND} --config ${KUBEADM_CONFIG_PATH}`;
+}
+
 /** Where a booting machine reads its secret files from with its own identity (a secret of its cloud). */
 export interface BootstrapSecretRef {
   id: string;

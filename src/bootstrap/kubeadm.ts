@@ -11,6 +11,8 @@ export interface NodeRegistration {
   name?: string;
   labels?: Record<string, string>;
   taints?: { key: string; value?: string; effect: string }[];
+  /** The kubelet's --node-ip: the address the node reports as its InternalIP. */
+  nodeIp?: string;
 }
 
 /** The cluster-wide PKI every control-plane machine carries (kubeadm reads it from /etc/kubernetes/pki). */
@@ -141,7 +143,7 @@ function registration(node: NodeRegistration): NodeRegistrationOptions {
   return {
     ...(node.name ? { name: node.name } : {}),
     ...(node.taints ? { taints: node.taints } : {}),
-    ...(labels.length > 0 ? { kubeletExtraArgs: [{ name: "node-labels", value: labels.join(",") }] } : {}),
+    ...(labels.length > 0 || node.nodeIp ? { kubeletExtraArgs: [...(labels.length > 0 ? [{ name: "node-labels", value: labels.join(",") }] : []), ...(node.nodeIp ? [{ name: "node-ip", value: node.nodeIp }] : [])] } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
-import { KUBEADM_CONFIG_PATH } from "../../bootstrap/cloudinit.ts";
+import { KUBEADM_CONFIG_PATH, LOCAL_IPV4, PUBLIC_IPV4, nodeAddressesCommand } from "../../bootstrap/cloudinit.ts";
 import type { ClusterPki } from "../../bootstrap/kubeadm.ts";
 import { readCloudConfig } from "../../simcloud/workload/cloud-init.ts";
 import { readKubeadmConfig } from "../../simcloud/workload/kubeadm-config.ts";
@@ -104,5 +104,30 @@ describe("bootstrap data", () => {
     assert.ok(!data.includes(pki.ca.keyPem.split("\n")[1]!), "the CA key appears nowhere in a worker's user data");
     assert.deepEqual(boot.config.join?.nodeRegistration?.kubeletExtraArgs, [{ name: "node-labels", value: "example.com/accelerator=gpu,slipway.dev/cluster=demo,slipway.dev/pool=demo-gpu" }]);
     assert.deepEqual(boot.config.join?.nodeRegistration?.taints, [{ key: "example.com/gpu", value: "true", effect: "NoSchedule" }]);
+  });
+
+  it("where the machine gets a public address, fills its addresses in at boot: node-ip private, the control plane advertising its private address with its public one in the certificate", () => {
+    const endpoint = { host: "api.demo.sim-east-1.sim.slipway.internal", internalHost: "api-int.demo.sim-east-1.sim.slipway.internal", port: 6443 };
+    const initData = renderBootstrapData({ machine: machine("demo-cp-0", "control-plane", { annotations: { [ANNOTATION_BOOTSTRAP]: "init" } }), cluster, endpoint, pki, token: TOKEN, publicAddress: true });
+    const commands = readCloudConfig(initData)!.commands;
+    assert.equal(commands.indexOf(nodeAddressesCommand()), commands.findIndex((c) => c.startsWith("kubeadm ")) - 1, "the addresses are filled in just before kubeadm runs");
+    const init = readKubeadmBootstrap(initData).config;
+    assert.deepEqual(init.cluster?.apiServer?.certSANs, ["api-int.demo.sim-east-1.sim.slipway.internal", PUBLIC_IPV4]);
+    assert.equal(init.init?.localAPIEndpoint?.advertiseAddress, LOCAL_IPV4);
+    assert.deepEqual(init.init?.nodeRegistration?.kubeletExtraArgs?.find((a) => a.name === "node-ip"), { name: "node-ip", value: LOCAL_IPV4 });
+
+    const joining = readCloudConfig(renderBootstrapData({ machine: machine("demo-cp-1", "control-plane"), cluster, endpoint, pki, token: TOKEN, publicAddress: true, takeTurn: true }))!;
+    assert.deepEqual(joining.commands.slice(-3).map((c) => c.split(" ")[0]), ["slipway-node-addresses", "slipway-join-turn", "kubeadm"], "the turn reads the configuration once it is filled in");
+    assert.equal(readKubeadmConfig(joining.files.get(KUBEADM_CONFIG_PATH)!).join?.controlPlane?.localAPIEndpoint?.advertiseAddress, LOCAL_IPV4);
+
+    const worker = readKubeadmBootstrap(renderBootstrapData({ machine: machine("demo-gpu-0", "worker", {}, "demo-gpu"), cluster, endpoint, pki, token: TOKEN, pool, publicAddress: true })).config;
+    assert.deepEqual(worker.join?.nodeRegistration?.kubeletExtraArgs, [
+      { name: "node-labels", value: "example.com/accelerator=gpu,slipway.dev/cluster=demo,slipway.dev/pool=demo-gpu" },
+      { name: "node-ip", value: LOCAL_IPV4 },
+    ]);
+    assert.equal(worker.join?.controlPlane, undefined);
+
+    const plain = renderBootstrapData({ machine: machine("demo-w-0", "worker"), cluster, endpoint, pki, token: TOKEN });
+    assert.ok(!plain.includes("slipway-node-addresses") && !plain.includes("ds.meta_data"), "a machine without a public address keeps kubeadm's own choice");
   });
 });

@@ -3,7 +3,7 @@
 // control-plane endpoint, the cluster's PKI and bootstrap token, and (for pool machines) the pool.
 import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import { DEFAULT_KUBERNETES_VERSION, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
-import { initBootstrap, joinBootstrap, renderUserData, type NodeBootstrap } from "../../bootstrap/cloudinit.ts";
+import { LOCAL_IPV4, PUBLIC_IPV4, initBootstrap, joinBootstrap, nodeAddressesCommand, renderUserData, type NodeBootstrap } from "../../bootstrap/cloudinit.ts";
 import type { ClusterPki, NodeRegistration, OidcIssuer } from "../../bootstrap/kubeadm.ts";
 import { caCertHash } from "../../bootstrap/pki.ts";
 import { LABEL_POOL } from "../../api/slipway/machinepool.ts";
@@ -37,6 +37,13 @@ export interface BootstrapInput {
    * machines are instances booted with this user data, which the cluster makes all at once.
    */
   takeTurn?: boolean;
+  /**
+   * The machine gets a public address at launch (its cluster spans clouds): the kubelet reports its
+   * private address as InternalIP (`node-ip`), a control-plane machine advertises its private address
+   * and its API server's certificate holds the public one too; the machine fills both in from its
+   * instance metadata at boot (NODE_ADDRESSES_COMMAND), as they are not known before the instance is.
+   */
+  publicAddress?: boolean;
 }
 
 /** Labels the node registers with: its cluster, and for pool machines the pool and the pool's labels. */
@@ -69,17 +76,25 @@ export function renderBootstrapData(input: BootstrapInput): string {
 
 /** The bootstrap of the machine: init for the machine annotated for it, join for every other one. */
 export function machineBootstrap(input: BootstrapInput): NodeBootstrap {
+  const bootstrap = kubeadmBootstrap(input);
+  return input.publicAddress ? { ...bootstrap, before: [nodeAddressesCommand(), ...(bootstrap.before ?? [])] } : bootstrap;
+}
+
+function kubeadmBootstrap(input: BootstrapInput): NodeBootstrap {
   const { machine, cluster, pki, token } = input;
   const controlPlaneEndpoint = `${input.endpoint.host}:${input.endpoint.port}`;
-  const node = nodeRegistration(machine, input.pool);
+  const node = { ...nodeRegistration(machine, input.pool), ...(input.publicAddress ? { nodeIp: LOCAL_IPV4 } : {}) };
+  const advertise = input.publicAddress ? { advertiseAddress: LOCAL_IPV4 } : {};
   if (isInitMachine(machine)) {
     const network = { ...NETWORK_DEFAULTS, ...cluster.spec.network };
+    const certSANs = [...(input.endpoint.internalHost ? [input.endpoint.internalHost] : []), ...(input.publicAddress ? [PUBLIC_IPV4] : [])];
     return initBootstrap(
       {
         clusterName: cluster.metadata.name!,
         kubernetesVersion: machineVersion(machine, cluster),
         controlPlaneEndpoint,
-        ...(input.endpoint.internalHost ? { certSANs: [input.endpoint.internalHost] } : {}),
+        ...(certSANs.length > 0 ? { certSANs } : {}),
+        ...advertise,
         podSubnet: network.podCIDR,
         serviceSubnet: network.serviceCIDR,
         dnsDomain: network.serviceDomain,
@@ -95,7 +110,7 @@ export function machineBootstrap(input: BootstrapInput): NodeBootstrap {
   const kubernetesVersion = machineVersion(machine, cluster);
   // Joining control-plane machines carry the shared PKI; workers never do.
   return joinBootstrap(
-    { kubernetesVersion, controlPlaneEndpoint: `${input.endpoint.internalHost ?? input.endpoint.host}:${input.endpoint.port}`, bootstrapToken: token, caCertHashes: [caCertHash(pki.ca.certPem)], node, ...(controlPlane ? { controlPlane: {} } : {}) },
+    { kubernetesVersion, controlPlaneEndpoint: `${input.endpoint.internalHost ?? input.endpoint.host}:${input.endpoint.port}`, bootstrapToken: token, caCertHashes: [caCertHash(pki.ca.certPem)], node, ...(controlPlane ? { controlPlane: advertise } : {}) },
     controlPlane ? pki : undefined,
     input.takeTurn === true,
   );

@@ -266,6 +266,7 @@ export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
     // A cluster naming a realm trusts its issuer from the start: its machines wait for the OIDCClient.
     const oidc = await clusterIssuer(ctx.client, scope.cluster!);
     if (oidc && "waiting" in oidc) return wait(ctx, scope, { type: BOOTSTRAP_READY, status: "False", reason: "WaitingForOIDCClient", message: oidc.waiting });
+    const onHosts = (await hostEndpointsOf(scope)) !== undefined;
     const bootstrap = machineBootstrap({
       machine,
       cluster: scope.cluster!,
@@ -276,7 +277,9 @@ export const ensureBootstrapData: Phase<MachineScope> = async (ctx, scope) => {
       token: readBootstrapToken(scope.secrets!.token),
       pool: scope.pool,
       // Booted instances take turns to join on the host; hosts reached over SSH are made one at a time.
-      takeTurn: (await hostEndpointsOf(scope)) === undefined,
+      takeTurn: !onHosts,
+      // As ensureInstance launches it: with a public address where the cluster spans clouds (hosts have their own).
+      publicAddress: !onHosts && scope.infrastructure?.status?.publicAddresses === true,
     });
     // Where the cloud keeps secrets, the token and keys go there and the user data only names the secret.
     let reference: BootstrapSecretRef | undefined;

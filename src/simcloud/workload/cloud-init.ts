@@ -47,6 +47,15 @@ export type SecretReader = (reference: { id: string; region: string }) => string
 const FETCH_COMMAND = "slipway-bootstrap-fetch";
 /** The command of the user data that waits for the control plane's join turn (bootstrap/cloudinit.ts). */
 const TURN_COMMAND = "slipway-join-turn";
+/** The command of the user data that fills the machine's addresses into kubeadm's configuration (bootstrap/cloudinit.ts). */
+const ADDRESSES_COMMAND = "slipway-node-addresses";
+
+/** What the cloud's instance metadata service tells a machine about itself (cloud-init's ds.meta_data). */
+export interface InstanceMetadata {
+  localIpv4: string;
+  /** The cloud's public address of the instance, where it has one (no interface of the machine holds it). */
+  publicIpv4?: string;
+}
 
 export class UserDataError extends Error {
   override readonly name = "UserDataError";
@@ -182,13 +191,36 @@ function fetchSecretFiles(machine: MachineSetup, args: readonly string[], readSe
   return false;
 }
 
-/** Runs one command of runcmd; true when cloud-init stops there: at the kubeadm command (it hands over), or a failed fetch. */
-function run(machine: MachineSetup, index: PackageIndex, command: string, line: number, readSecret: SecretReader | undefined): boolean {
+/**
+ * The addresses step: replaces the instance-data placeholders of the file named by --config with the
+ * machine's addresses from the metadata service. True when it failed (a placeholder the metadata has no
+ * value for, or no such file): the machine stops there and never runs kubeadm.
+ */
+function fillAddresses(machine: MachineSetup, args: readonly string[], metadata: InstanceMetadata | undefined): boolean {
+  const failed = (why: string) => (machine.output.push(`${ADDRESSES_COMMAND}: error: ${why}`), true);
+  const path = option(args, "--config");
+  if (!path) return failed("usage: --config FILE");
+  const text = machine.files.get(path);
+  if (text === undefined) return failed(`${path}: no such file or directory`);
+  if (!metadata) return failed("the instance metadata service does not answer");
+  const values: Record<string, string | undefined> = { local_ipv4: metadata.localIpv4, public_ipv4: metadata.publicIpv4 };
+  let missing: string | undefined;
+  const filled = text.replace(/\{\{\s*ds\.meta_data\.(\w+)\s*\}\}/g, (placeholder, key: string) => values[key] ?? ((missing ??= key), placeholder));
+  if (missing) return failed(`the instance metadata has no ${missing.replace("_", "-")}${missing === "public_ipv4" ? " (the instance was launched without a public address)" : ""}`);
+  machine.files.set(path, filled);
+  machine.output.push(`${ADDRESSES_COMMAND}: ${path}: local-ipv4 ${metadata.localIpv4}${metadata.publicIpv4 ? `, public-ipv4 ${metadata.publicIpv4}` : ""}`);
+  return false;
+}
+
+/** Runs one command of runcmd; true when cloud-init stops there: at the kubeadm command (it hands over), a failed fetch or addresses step. */
+function run(machine: MachineSetup, index: PackageIndex, command: string, line: number, readSecret: SecretReader | undefined, metadata: InstanceMetadata | undefined): boolean {
   const words = command.trim().replace(/^sudo\s+/, "").split(/\s+/);
   const [program = "", ...args] = words;
   switch (program) {
     case FETCH_COMMAND:
       return fetchSecretFiles(machine, args, readSecret);
+    case ADDRESSES_COMMAND:
+      return fillAddresses(machine, args, metadata);
     case TURN_COMMAND:
       // It runs while the machine boots through to kubeadm: the emulator takes the turn before the join.
       machine.awaitsTurn = true;
@@ -238,7 +270,7 @@ function run(machine: MachineSetup, index: PackageIndex, command: string, line: 
 }
 
 /** Runs the user data of a machine made from `image`, as cloud-init would at first boot. */
-export function runCloudInit(config: CloudConfig, image: Image, readSecret?: SecretReader): MachineSetup {
+export function runCloudInit(config: CloudConfig, image: Image, readSecret?: SecretReader, metadata?: InstanceMetadata): MachineSetup {
   const machine = baseline(image);
   machine.files = new Map(config.files);
   const index = new PackageIndex(image.version, config.aptSources);
@@ -247,7 +279,7 @@ export function runCloudInit(config: CloudConfig, image: Image, readSecret?: Sec
   for (const [i, entry] of config.commands.entries()) {
     // Each runcmd entry is one line of a shell script after its "#!/bin/sh" line.
     for (const command of entry.split(/&&|;/)) {
-      if (run(machine, index, command, i + 2, readSecret)) return machine;
+      if (run(machine, index, command, i + 2, readSecret, metadata)) return machine;
     }
   }
   return machine;

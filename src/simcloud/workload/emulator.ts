@@ -274,7 +274,7 @@ export class WorkloadEmulator {
   private async machineBooted(instance: Instance, userData: string): Promise<void> {
     // The bootstrap fetch reads its secret through the cloud with this instance's identity.
     const readSecret = (ref: { id: string; region: string }) => this.cloud.getSecretValueAsInstance(instance.id, ref.region, ref.id).value;
-    const outcome = bootOutcome(userData, { vcpus: instance.vcpus, memoryMiB: instance.memoryMiB, image: image(instance.region, instance.imageId), hostname: instance.id, readSecret });
+    const outcome = bootOutcome(userData, { vcpus: instance.vcpus, memoryMiB: instance.memoryMiB, image: image(instance.region, instance.imageId), hostname: instance.id, readSecret, metadata: { localIpv4: instance.privateIp, ...(instance.publicIp ? { publicIpv4: instance.publicIp } : {}) } });
     this.print(instance.id, outcome.output);
     if (!outcome.command) return;
     const plan = outcome.plan;

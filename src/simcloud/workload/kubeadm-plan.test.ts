@@ -1,6 +1,6 @@
 import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { KUBEADM_CONFIG_PATH, initUserData, joinUserData } from "../../bootstrap/cloudinit.ts";
+import { KUBEADM_CONFIG_PATH, LOCAL_IPV4, PUBLIC_IPV4, initBootstrap, initUserData, joinUserData, nodeAddressesCommand, renderUserData } from "../../bootstrap/cloudinit.ts";
 import type { ClusterPki } from "../../bootstrap/kubeadm.ts";
 import { caCertHash } from "../../bootstrap/pki.ts";
 import { imagesOf } from "../catalog.ts";
@@ -148,5 +148,31 @@ describe("kubeadm on a sim cloud machine", () => {
     assert.deepEqual(nodeLabelsOf(plan("slipway.dev/pool=a,node.kubernetes.io/instance-type=x")), { labels: { "slipway.dev/pool": "a", "node.kubernetes.io/instance-type": "x" } });
     const refused = nodeLabelsOf(plan("node-role.kubernetes.io/worker="));
     assert.match("error" in refused ? refused.error : "", /unknown 'kubernetes\.io' or 'k8s\.io' labels specified with --node-labels: \[node-role\.kubernetes\.io\/worker\]/);
+  });
+
+  it("fills the machine's addresses in from the instance metadata, and stops before kubeadm when it has no public address", () => {
+    const bootstrap = initBootstrap({ ...init(), certSANs: [PUBLIC_IPV4], advertiseAddress: LOCAL_IPV4, node: { ...init().node, nodeIp: LOCAL_IPV4 } }, pki);
+    const userData = renderUserData({ ...bootstrap, before: [nodeAddressesCommand()] });
+    const outcome = bootOutcome(userData, { ...medium, metadata: { localIpv4: "10.0.1.5", publicIpv4: "203.0.113.7" } });
+    assert.equal(outcome.failure, undefined, outcome.failure?.message);
+    const plan = outcome.plan as Extract<typeof outcome.plan, { command: "init" }>;
+    assert.deepEqual(plan.certSANs, ["203.0.113.7"]);
+    assert.equal(plan.advertiseAddress, "10.0.1.5");
+    assert.deepEqual(plan.node.kubeletExtraArgs?.find((a) => a.name === "node-ip"), { name: "node-ip", value: "10.0.1.5" });
+    assert.equal(plan.kubeletFailure, undefined);
+
+    const without = bootOutcome(userData, { ...medium, metadata: { localIpv4: "10.0.1.5" } });
+    assert.equal(without.command, undefined, "kubeadm never runs");
+    assert.ok(without.output.includes("slipway-node-addresses: error: the instance metadata has no public-ipv4 (the instance was launched without a public address)"), without.output.join("\n"));
+
+    // Not filled in at all: kubeadm names the field it cannot use.
+    const unfilled = bootOutcome(renderUserData(bootstrap), medium);
+    assert.ok(errorsOf(unfilled).some((l) => l.includes(`localAPIEndpoint.advertiseAddress: Invalid value: "${LOCAL_IPV4}"`)), unfilled.failure?.message);
+  });
+
+  it("starts no kubelet whose --node-ip the machine does not hold, as its public address behind the cloud's NAT", () => {
+    const joinData = joinUserData({ kubernetesVersion: "v1.31.2", controlPlaneEndpoint: ENDPOINT, bootstrapToken: TOKEN, caCertHashes: [caCertHash(pki.ca.certPem)], node: { name: "w-0", nodeIp: "203.0.113.9" } });
+    const outcome = bootOutcome(joinData, { ...medium, metadata: { localIpv4: "10.0.1.6", publicIpv4: "203.0.113.9" } });
+    assert.match(outcome.plan?.kubeletFailure ?? "", /failed to validate nodeIP: node IP: \\"203\.0\.113\.9\\" not found in the host's network interfaces/);
   });
 });

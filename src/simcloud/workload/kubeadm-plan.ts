@@ -4,10 +4,11 @@
 // container runtime and kubelet installed and their versions, the configuration (read strictly, see
 // kubeadm-config.ts) and the PKI it carries — or the errors that stop it.
 import { createHash, createHmac, createPrivateKey, createPublicKey } from "node:crypto";
+import { isIP } from "node:net";
 import { InvalidCidrError, cidrsOverlap, parseCidr } from "../../api/cidr.ts";
 import { PkiError, isValidBootstrapToken, keyMatchesCertificate } from "../../bootstrap/pki.ts";
 import type { Image } from "../types.ts";
-import { UserDataError, readCloudConfig, runCloudInit, type MachineSetup, type SecretReader } from "./cloud-init.ts";
+import { UserDataError, readCloudConfig, runCloudInit, type InstanceMetadata, type MachineSetup, type SecretReader } from "./cloud-init.ts";
 import { KubeadmConfigError, readKubeadmConfig, type KubeadmConfig, type NodeRegistration } from "./kubeadm-config.ts";
 import type { OidcIssuerSettings } from "../../apiserver/oidc-authentication.ts";
 
@@ -37,6 +38,8 @@ export interface MachineFacts {
   hostname?: string;
   /** Reads a cloud secret with the machine's own identity (its bootstrap fetch). */
   readSecret?: SecretReader;
+  /** What the instance metadata service answers the machine (its addresses). */
+  metadata?: InstanceMetadata;
 }
 
 /** What the node will report of itself: versions of what the machine installed. */
@@ -77,6 +80,8 @@ export interface InitPlan extends CommonPlan {
   apiServerExtraArgs?: { name: string; value: string }[];
   /** The port the API server binds (localAPIEndpoint.bindPort). */
   bindPort: number;
+  /** The address the API server advertises (localAPIEndpoint.advertiseAddress); none: the machine's own. */
+  advertiseAddress?: string;
   /** How long kubeadm retries an API call through the control-plane endpoint (timeouts.kubernetesAPICall). */
   apiCallTimeoutMs: number;
 }
@@ -197,6 +202,25 @@ function nodeErrors(node: NodeRegistration | undefined): string[] {
   const name = node?.name;
   if (!name) return ["[ERROR Config]: nodeRegistration.name: Required value"];
   return name.length > 253 || !SUBDOMAIN.test(name) ? [`[ERROR Config]: nodeRegistration.name: Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`] : [];
+}
+
+/** The address the kubelet reports as the node's InternalIP (its --node-ip), when given. */
+export function nodeIpOf(node: Pick<NodeRegistration, "kubeletExtraArgs">): string | undefined {
+  return node.kubeletExtraArgs?.find((a) => a.name === "node-ip")?.value;
+}
+
+function advertiseErrors(field: string, address: string | undefined): string[] {
+  return address === undefined || isIP(address)
+    ? []
+    : [`[ERROR Config]: ${field}: Invalid value: "${address}": couldn't use "${address}" as "apiserver-advertise-address", must be ipv4 or ipv6 address`];
+}
+
+/** The kubelet refuses a --node-ip no interface of the machine holds (a public address behind the cloud's NAT included). */
+function nodeIpFailure(node: NodeRegistration | undefined, facts: MachineFacts): string | undefined {
+  const nodeIp = node ? nodeIpOf(node) : undefined;
+  if (nodeIp === undefined) return undefined;
+  const held = isIP(nodeIp) !== 0 && (facts.metadata === undefined || nodeIp === facts.metadata.localIpv4);
+  return held ? undefined : `"command failed" err="failed to run Kubelet: failed to validate nodeIP: node IP: \\"${nodeIp}\\" not found in the host's network interfaces"`;
 }
 
 function pkiFilesOf(files: Map<string, string>): Record<string, string> {
@@ -335,6 +359,12 @@ function swapOutcome(setup: MachineSetup, config: KubeadmConfig): { warnings: st
   return { warnings, kubeletFailure: '"command failed" err="failed to run Kubelet: running with swap on is not supported, please disable swap or set --fail-swap-on flag to false"' };
 }
 
+/** Why the kubelet does not start: swap, else a --node-ip the machine does not hold. */
+function kubeletFailureOf(swap: string | undefined, node: NodeRegistration | undefined, facts: MachineFacts): { kubeletFailure?: string } {
+  const failure = swap ?? nodeIpFailure(node, facts);
+  return failure ? { kubeletFailure: failure } : {};
+}
+
 function timeoutOf(text: string | undefined, fallback: number): number {
   return text === undefined ? fallback : (parseDuration(text) ?? fallback);
 }
@@ -383,6 +413,7 @@ function planInit(config: KubeadmConfig, setup: MachineSetup, facts: MachineFact
     ...(token && isValidBootstrapToken(token.token) ? [] : [`[ERROR Config]: bootstrapTokens[0].token: Invalid value: the bootstrap token is invalid`]),
     ...(ttl === undefined ? [`[ERROR Config]: bootstrapTokens[0].ttl: Invalid value: "${token?.ttl}": not a duration`] : []),
     ...nodeErrors(init.nodeRegistration),
+    ...advertiseErrors("localAPIEndpoint.advertiseAddress", init.localAPIEndpoint?.advertiseAddress),
     ...pkiFileErrors(pki),
   ];
   if (configProblems.length === 0) {
@@ -417,7 +448,8 @@ function planInit(config: KubeadmConfig, setup: MachineSetup, facts: MachineFact
     pki,
     software: softwareOf(setup),
     warnings: [...warnings, ...swap.warnings],
-    ...(swap.kubeletFailure ? { kubeletFailure: swap.kubeletFailure } : {}),
+    ...(init.localAPIEndpoint?.advertiseAddress ? { advertiseAddress: init.localAPIEndpoint.advertiseAddress } : {}),
+    ...kubeletFailureOf(swap.kubeletFailure, init.nodeRegistration, facts),
     kubeletHealthTimeoutMs: timeoutOf(timeouts.kubeletHealthCheck, DEFAULT_TIMEOUTS.kubeletHealthCheck),
     bindPort,
     apiCallTimeoutMs: timeoutOf(timeouts.kubernetesAPICall, DEFAULT_TIMEOUTS.kubernetesAPICall),
@@ -444,6 +476,7 @@ function planJoin(config: KubeadmConfig, setup: MachineSetup, facts: MachineFact
       : []),
     ...hashes.filter((h) => !CA_HASH.test(h)).map((h) => `[ERROR Config]: discovery.bootstrapToken.caCertHashes: Invalid value: "${h}": expected sha256:<64 hexadecimal digits>`),
     ...nodeErrors(join.nodeRegistration),
+    ...advertiseErrors("controlPlane.localAPIEndpoint.advertiseAddress", join.controlPlane?.localAPIEndpoint?.advertiseAddress),
   ];
   const machine = machineProblems(facts, setup, controlPlane, bindPort);
   // A worker's kubelet gets its CA through the TLS bootstrap: a CA file already there is a leftover.
@@ -466,7 +499,7 @@ function planJoin(config: KubeadmConfig, setup: MachineSetup, facts: MachineFact
     pki,
     software: softwareOf(setup),
     warnings: [...warnings, ...swap.warnings],
-    ...(swap.kubeletFailure ? { kubeletFailure: swap.kubeletFailure } : {}),
+    ...kubeletFailureOf(swap.kubeletFailure, join.nodeRegistration, facts),
     kubeletHealthTimeoutMs: timeoutOf(timeouts.kubeletHealthCheck, DEFAULT_TIMEOUTS.kubeletHealthCheck),
     discoveryTimeoutMs: timeoutOf(timeouts.discovery, DEFAULT_TIMEOUTS.discovery),
   };
@@ -485,7 +518,7 @@ export function bootOutcome(userData: string, facts: MachineFacts): BootOutcome 
     return { output: [`util.py[WARNING]: ${error.message}`, "cloud-init: the user data was not run"] };
   }
   if (!config) return { output: [] };
-  const setup = runCloudInit(config, facts.image, facts.readSecret);
+  const setup = runCloudInit(config, facts.image, facts.readSecret, facts.metadata);
   if (!setup.kubeadmCommand) return { setup, output: setup.output };
   const command = parseCommand(setup.kubeadmCommand);
   const outcome = { setup, command: command.verb, output: setup.output };

@@ -12,7 +12,7 @@ import { NODE_GONE_AFTER_MS, type Reach, type WorkloadEmulator } from "./emulato
 import { joinThroughPeers, PUBLIC_RETRY_MS, type GuestFacts, type PublicJoinAnswer } from "./public-join.ts";
 import { joinOutside, outsideEndpoint } from "./outside-join.ts";
 import { addLearner, addMember } from "./etcd.ts";
-import { KubeadmFailure, PKI_DIR, clusterInfoUrl, kubeletVersionProblems, pkiFileErrors, publicKeyDigest, type InitPlan, type JoinPlan, type KubeadmPlan } from "./kubeadm-plan.ts";
+import { KubeadmFailure, PKI_DIR, clusterInfoUrl, kubeletVersionProblems, nodeIpOf, pkiFileErrors, publicKeyDigest, type InitPlan, type JoinPlan, type KubeadmPlan } from "./kubeadm-plan.ts";
 import { nodePodCidr, type NodeFacts } from "./manifests.ts";
 import { hostOf, type ClusterRecord, type MachineRecord } from "./records.ts";
 
@@ -235,7 +235,7 @@ export class KubeadmSteps {
     const serviceIp = formatIPv4(parseCidr(plan.serviceSubnet).base + 1);
     const sans = plan.certSANs ?? [];
     const dnsNames = [...new Set([...(isIP(host) ? [] : [host]), ...sans.filter((n) => !isIP(n)), "kubernetes", "kubernetes.default", "kubernetes.default.svc", `kubernetes.default.svc.${plan.dnsDomain}`, "localhost", plan.node.name])];
-    const ipAddresses = [...new Set(["127.0.0.1", serviceIp, machine.privateIp, ...(isIP(host) ? [host] : []), ...sans.filter((n) => isIP(n))])];
+    const ipAddresses = [...new Set(["127.0.0.1", serviceIp, plan.advertiseAddress ?? machine.privateIp, ...(isIP(host) ? [host] : []), ...sans.filter((n) => isIP(n))])];
     const cluster: ClusterRecord = {
       id,
       name: plan.clusterName,
@@ -289,7 +289,7 @@ export class KubeadmSteps {
       name: plan.node.name,
       controlPlane: machine.role !== "worker",
       providerID: providerIdOf(machine),
-      internalIp: machine.privateIp,
+      internalIp: nodeIpOf(plan.node) ?? machine.privateIp,
       ...(machine.publicIp ? { externalIp: machine.publicIp } : {}),
       podCidr,
       kubeletVersion: plan.software.kubeletVersion,
