@@ -5,7 +5,9 @@
 // on the named endpoint until they do.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { connect } from "node:tls";
+import { parse } from "yaml";
 import { join } from "node:path";
 import { StopWaiting, eventually, kubectl, kubectlOk, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
@@ -19,6 +21,20 @@ interface MachineView {
 
 const live = (resources: CloudResource[]) => resources.filter((r) => !["terminated", "deleted"].includes(r.state));
 const external = (m: MachineView) => m.status?.addresses?.find((a) => a.type === "ExternalIP")?.address;
+const internal = (m: MachineView) => m.status?.addresses?.find((a) => a.type === "InternalIP")?.address;
+
+/** The addresses of the certificate the API server at `server` (https://host:port) presents. */
+function servedIpAddresses(server: string, serverName: string | undefined): Promise<string[]> {
+  const url = new URL(server);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: url.hostname, port: Number(url.port), rejectUnauthorized: false, ...(serverName ? { servername: serverName } : {}) }, () => {
+      const names = socket.getPeerCertificate().subjectaltname ?? "";
+      socket.end();
+      resolve([...names.matchAll(/IP Address:([\d.]+)/g)].map((m) => m[1]!));
+    });
+    socket.once("error", reject);
+  });
+}
 const show = (rules: SecurityGroupRule[]) => rules.filter((r) => r.cidr.endsWith("/32")).map((r) => `${r.protocol}/${r.fromPort} ${r.cidr}`).sort();
 
 describe("a cluster across two clouds", () => {
@@ -35,10 +51,13 @@ describe("a cluster across two clouds", () => {
       if (c.status?.phase === "Failed") throw new StopWaiting(`cluster failed: ${c.status.reason}: ${c.status.message}`);
       return c.status?.phase === "Running" && check(c.status) ? c : undefined;
     }, { timeoutMs: 60_000, intervalMs: 250, what });
-  const readyNodes = () => {
+  const workloadKubeconfig = () => {
     const file = join(plane.dataDir, "across.kubeconfig");
     writeFileSync(file, Buffer.from(ok("get", "secret", "across-kubeconfig", "-o", "jsonpath={.data.value}"), "base64"));
-    const nodes = kubectl(file, ["get", "nodes", "--no-headers"]);
+    return file;
+  };
+  const readyNodes = () => {
+    const nodes = kubectl(workloadKubeconfig(), ["get", "nodes", "--no-headers"]);
     assert.equal(nodes.status, 0, nodes.stderr);
     return nodes.stdout.trim().split("\n").filter((line) => /\sReady\s/.test(line)).length;
   };
@@ -78,6 +97,19 @@ describe("a cluster across two clouds", () => {
     // admits the control-plane machine on the kubelet and BGP only. Nothing else names an address.
     assert.deepEqual(show((await groupOf(a)).rules), [`tcp/10250 ${external(worker!)}/32`, `tcp/179 ${external(worker!)}/32`, `tcp/6443 ${external(worker!)}/32`]);
     assert.deepEqual(show((await groupOf(b)).rules), [`tcp/10250 ${external(cp!)}/32`, `tcp/179 ${external(cp!)}/32`]);
+
+    // Each node reports its private address as INTERNAL-IP and its public one as EXTERNAL-IP.
+    const file = workloadKubeconfig();
+    const wide = kubectl(file, ["get", "nodes", "-o", "wide", "--no-headers"]);
+    assert.equal(wide.status, 0, wide.stderr);
+    const columns = (name: string) => wide.stdout.split("\n").find((line) => line.startsWith(`${name} `))?.trim().split(/\s+/) ?? [];
+    // NAME STATUS ROLES AGE VERSION INTERNAL-IP EXTERNAL-IP ...
+    assert.deepEqual(columns(worker!.metadata.name).slice(5, 7), [internal(worker!), external(worker!)], wide.stdout);
+    assert.deepEqual(columns(cp!.metadata.name).slice(5, 7), [internal(cp!), external(cp!)], wide.stdout);
+    // The API server advertises the control-plane machine's private address; its certificate holds the public one too.
+    const config = parse(readFileSync(file, "utf8")) as { clusters: { cluster: { server: string; "tls-server-name"?: string } }[] };
+    const served = await servedIpAddresses(config.clusters[0]!.cluster.server, config.clusters[0]!.cluster["tls-server-name"]);
+    assert.ok(served.includes(internal(cp!)!) && served.includes(external(cp!)!), `certificate addresses ${served.join(", ")}`);
   });
 
   it("waits on the named endpoint while cloud A's rules no longer admit a new worker, and joins once they are put back", async () => {
