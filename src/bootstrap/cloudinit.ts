@@ -124,6 +124,11 @@ export function nodeAddressesCommand(): string {
   return `${NODE_ADDRESSES_COMMAND} --config ${KUBEADM_CONFIG_PATH}`;
 }
 
+/** The bootstrap with the machine's addresses filled in first, before anything else reads kubeadm's configuration. */
+export function fillingAddresses(bootstrap: NodeBootstrap): NodeBootstrap {
+  return { ...bootstrap, before: [nodeAddressesCommand(), ...(bootstrap.before ?? [])] };
+}
+
 /** Where a booting machine reads its secret files from with its own identity (a secret of its cloud). */
 export interface BootstrapSecretRef {
   id: string;

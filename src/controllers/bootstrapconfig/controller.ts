@@ -15,7 +15,7 @@ import { LABEL_POOL, machinePoolKind } from "../../api/slipway/machinepool.ts";
 import { names } from "../../api/slipway/names.ts";
 import { createIfAbsent } from "../../api/presence.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
-import { joinBootstrap, renderUserData } from "../../bootstrap/cloudinit.ts";
+import { LOCAL_IPV4, fillingAddresses, joinBootstrap, renderUserData } from "../../bootstrap/cloudinit.ts";
 import { caCertHash } from "../../bootstrap/pki.ts";
 import { KubeApiError } from "../../kubeclient/index.ts";
 import { isTrue, setCondition } from "../../runtime/conditions.ts";
@@ -90,7 +90,9 @@ export const renderJoinData: Phase<BootstrapConfigScope> = async (ctx, scope) =>
   const otherCloud = scope.poolInfrastructure?.status?.publicAddresses === true && scope.poolInfrastructure.metadata.uid !== scope.controlPlaneInfrastructure!.metadata.uid;
   const host = !otherCloud && lb.internalHost ? lb.internalHost : lb.host;
   const taints = config.spec?.taints ?? pool.spec.taints ?? [];
-  const bootstrap = joinBootstrap({
+  // Where the pool's instances get public addresses (the cluster spans clouds), each fills its own in at boot.
+  const publicAddress = scope.poolInfrastructure?.status?.publicAddresses === true;
+  const join = joinBootstrap({
     kubernetesVersion: config.spec?.version ?? pool.spec.version ?? cluster.spec.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION,
     controlPlaneEndpoint: `${host}:${lb.port}`,
     bootstrapToken: token,
@@ -98,8 +100,10 @@ export const renderJoinData: Phase<BootstrapConfigScope> = async (ctx, scope) =>
     node: {
       labels: { ...(pool.spec.labels ?? {}), ...(config.spec?.labels ?? {}), [LABEL_CLUSTER]: cluster.metadata.name!, [LABEL_POOL]: pool.metadata.name! },
       ...(taints.length > 0 ? { taints: taints.map((t) => ({ key: t.key, ...(t.value !== undefined ? { value: t.value } : {}), effect: t.effect })) } : {}),
+      ...(publicAddress ? { nodeIp: LOCAL_IPV4 } : {}),
     },
   });
+  const bootstrap = publicAddress ? fillingAddresses(join) : join;
   const value = Buffer.from(renderUserData(bootstrap), "utf8").toString("base64");
   const name = bootstrapDataSecretName(config.metadata.name!);
   const existing = await secrets.tryGet(namespace, name);

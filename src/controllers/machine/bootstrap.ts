@@ -3,7 +3,7 @@
 // control-plane endpoint, the cluster's PKI and bootstrap token, and (for pool machines) the pool.
 import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import { DEFAULT_KUBERNETES_VERSION, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
-import { LOCAL_IPV4, PUBLIC_IPV4, initBootstrap, joinBootstrap, nodeAddressesCommand, renderUserData, type NodeBootstrap } from "../../bootstrap/cloudinit.ts";
+import { LOCAL_IPV4, PUBLIC_IPV4, fillingAddresses, initBootstrap, joinBootstrap, renderUserData, type NodeBootstrap } from "../../bootstrap/cloudinit.ts";
 import type { ClusterPki, NodeRegistration, OidcIssuer } from "../../bootstrap/kubeadm.ts";
 import { caCertHash } from "../../bootstrap/pki.ts";
 import { LABEL_POOL } from "../../api/slipway/machinepool.ts";
@@ -77,7 +77,7 @@ export function renderBootstrapData(input: BootstrapInput): string {
 /** The bootstrap of the machine: init for the machine annotated for it, join for every other one. */
 export function machineBootstrap(input: BootstrapInput): NodeBootstrap {
   const bootstrap = kubeadmBootstrap(input);
-  return input.publicAddress ? { ...bootstrap, before: [nodeAddressesCommand(), ...(bootstrap.before ?? [])] } : bootstrap;
+  return input.publicAddress ? fillingAddresses(bootstrap) : bootstrap;
 }
 
 function kubeadmBootstrap(input: BootstrapInput): NodeBootstrap {
