@@ -234,10 +234,13 @@ async function stopGracefully(child: ChildProcess, graceMs: number): Promise<voi
   clearTimeout(timer);
 }
 
-/** Resources the sim cloud still holds (terminated instances and vanished load balancers not counted). */
+/**
+ * Resources the sim cloud still holds (terminated instances and vanished load balancers not counted, nor
+ * the regions' DNS zones, which every cluster of a region shares and none deletes).
+ */
 async function liveCloudResources(sim: Awaited<ReturnType<typeof startSimCloud>>): Promise<number> {
   const resources = await sim.api.listResources();
-  return resources.filter((r) => !["terminated", "gone", "deleted"].includes(r.state)).length;
+  return resources.filter((r) => r.kind !== "dnsZone" && !["terminated", "gone", "deleted"].includes(r.state)).length;
 }
 
 async function main(): Promise<void> {

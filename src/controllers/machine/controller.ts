@@ -117,6 +117,7 @@ export function registerMachineController(
     },
   });
   controller.addSource(instanceWatch);
+  machines.on({ added: (m) => instanceWatch.seen(m), updated: (_previous, m) => instanceWatch.seen(m), deleted: () => {} });
   // Machines wait on their cluster's infrastructure (their own connection's, and the load balancer's).
   // Only what they read of it matters: whether machines may be made in it, its load balancer, its deletion.
   const awaited = (infra: InfrastructureObject) => JSON.stringify([readyForMachines(infra), infra.status?.ready, infra.status?.loadBalancer, infra.metadata.deletionTimestamp]);

@@ -33,8 +33,16 @@ export interface InstanceWatchOptions {
   onError?: (connection: string, error: unknown) => void;
 }
 
+/** How long a change of an instance no machine records yet is kept for the machine that will. */
+const UNMATCHED_MS = 5 * 60_000;
+
 export class InstanceWatch implements EventSource {
   private readonly feeds = new Map<string, Feed>();
+  /**
+   * Changes of instances no machine in the cache records (yet): a machine's status naming its new
+   * instance can reach the cache after the instance's first changes, which must not be lost.
+   */
+  private readonly unmatched = new Map<string, number>();
   private timer?: NodeJS.Timeout;
   private polling = false;
 
@@ -50,6 +58,14 @@ export class InstanceWatch implements EventSource {
 
   stop(): void {
     clearInterval(this.timer);
+  }
+
+  /** A machine as the cache now holds it: queued if its instance changed before the cache knew it as its own. */
+  seen(machine: MachineObject): void {
+    const id = machine.status?.instanceId;
+    if (!id || this.unmatched.size === 0) return;
+    const key = instanceIndexKey(machine.metadata.namespace, machine.spec.connection, id);
+    if (this.unmatched.delete(key)) this.options.enqueue(keyFor(machine.metadata.namespace, machine.metadata.name!));
   }
 
   /**
@@ -68,6 +84,8 @@ export class InstanceWatch implements EventSource {
     try {
       const connections = this.options.connections.list();
       const known = new Set(connections.map((c) => keyFor(c.metadata.namespace, c.metadata.name!)));
+      const expired = Date.now() - UNMATCHED_MS;
+      for (const [key, at] of this.unmatched) if (at < expired) this.unmatched.delete(key);
       for (const key of this.feeds.keys()) if (!known.has(key)) this.feeds.delete(key);
       await Promise.all(connections.map((connection) => this.poll(connection)));
     } finally {
@@ -108,7 +126,10 @@ export class InstanceWatch implements EventSource {
         return;
       }
       for (const id of answer.changed) {
-        for (const machineKey of this.options.machines.indexKeys(MACHINE_INSTANCE_INDEX, instanceIndexKey(namespace, name!, id))) this.options.enqueue(machineKey);
+        const instanceKey = instanceIndexKey(namespace, name!, id);
+        const machineKeys = this.options.machines.indexKeys(MACHINE_INSTANCE_INDEX, instanceKey);
+        if (machineKeys.length === 0) this.unmatched.set(instanceKey, Date.now());
+        for (const machineKey of machineKeys) this.options.enqueue(machineKey);
       }
     } catch (error) {
       // The cursor stays: what changed meanwhile comes with the next answer.

@@ -398,7 +398,13 @@ export const followInstance: Phase<MachineScope> = async (ctx, scope) => {
     if (ctx.clock.now() - started > scope.timings.bootDeadlineMs) {
       return fail(ctx, scope, REASONS.deadlineExceeded, `instance ${id} did not run within ${formatDuration(scope.timings.bootDeadlineMs)}`);
     }
-    return wait(ctx, scope, { type: INSTANCE_READY, status: "False", reason: REASONS.instanceProvisioning, message: `instance ${id} is ${instance.cloudState}` });
+    const booting: ConditionInput = { type: INSTANCE_READY, status: "False", reason: REASONS.instanceProvisioning, message: `instance ${id} is ${instance.cloudState}` };
+    // Where the cloud's feed requeues the machine when its instance runs, the poll is only a safety net.
+    if (scope.instancesFollowed) {
+      const watched = waitWatched(ctx, scope, booting);
+      return { ...watched, requeueAfterMs: Math.min(watched.requeueAfterMs!, Math.max(scope.timings.pollMs, scope.timings.bootDeadlineMs - (ctx.clock.now() - started))) };
+    }
+    return wait(ctx, scope, booting);
   }
   if (!wasRunning) {
     condition(ctx, scope, { type: INSTANCE_READY, status: "True", reason: REASONS.instanceRunning, message: `instance ${id} is running` });
