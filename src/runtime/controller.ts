@@ -144,8 +144,13 @@ export class Controller<T extends KubeObject> {
     if (this.deps.shards.isActive(this.shardOf(key))) this.queue.add(key);
   }
 
-  /** Queues the key for an idle check (behind every other key) if this replica works on its shard. */
+  /**
+   * Queues the key for an idle check (behind every other key) if this replica works on its shard. A
+   * resync is there for keys nobody would look at again: one already due back later (a safety poll, a
+   * health check) is left to that, so a large fleet at rest is not checked twice over.
+   */
   private idleCheck(key: string): void {
+    if (this.queue.isScheduled(key)) return;
     if (this.deps.shards.isActive(this.shardOf(key))) this.queue.addAfter(key, 0, "idle");
   }
 
