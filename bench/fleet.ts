@@ -7,7 +7,7 @@
 //
 //   npm run bench:fleet -- --clusters 1000 [--store sqlite|etcd] [--rate 50] [--poll-interval 1s]
 //                          [--connections 8] [--timeout 30] [--delete-timeout 20]
-//                          [--cpu-prof DIR [--cpu-prof-sim]] [--keep-store FILE]
+//                          [--cpu-prof DIR [--cpu-prof-sim]] [--keep-store FILE] [--idle 60] [--chart FILE]
 import { randomBytes } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,6 +24,7 @@ import { formatBytes, MemorySampler } from "./support/memory.ts";
 import { PhaseWatch } from "./support/phase-watch.ts";
 import { onTeardown, removeOnTeardown, runBenchmark } from "./support/processes.ts";
 import { bucketDelta, histogramBuckets, histogramQuantile, parseMetrics, sumBy, sumOf, type Sample } from "./support/prometheus.ts";
+import { idleRows, measureIdleFleet, RunningTimeline, writeRunningChart, type IdleFigures } from "./support/fleet-idle.ts";
 import { describeMachine, fixed, formatMachine, formatTable } from "./support/report.ts";
 
 const GROUP = "/apis/slipway.dev/v1alpha1/namespaces/default";
@@ -40,7 +41,7 @@ const WORKERS_PER_CLUSTER = 3;
 const PLENTY = 1_000_000;
 
 /** What the issue asks of 10,000 clusters on one 2-core machine. */
-const TARGETS = { runningWithinMs: 10 * 60_000, controlPlaneBytes: 4 * 2 ** 30, apiP99Ms: 100 };
+const TARGETS = { runningWithinMs: 10 * 60_000, controlPlaneBytes: 4 * 2 ** 30, apiP99Ms: 100, idleShareOfCore: 0.05 };
 
 interface Plan {
   clusters: number;
@@ -57,6 +58,10 @@ interface Plan {
   cpuProfSim: boolean;
   /** Copies the SQLite store here (before the deletion) for inspection. */
   keepStore?: string;
+  /** Seconds of the idle fleet (all Running, nothing changing) to measure; 0 skips it. */
+  idleSeconds: number;
+  /** Where the SVG chart of clusters Running over time goes. */
+  chart: string;
 }
 
 function readPlan(argv: string[]): Plan {
@@ -84,6 +89,8 @@ function readPlan(argv: string[]): Plan {
     cpuProfDir: value("cpu-prof"),
     cpuProfSim: argv.includes("--cpu-prof-sim"),
     keepStore: value("keep-store"),
+    idleSeconds: value("idle") === "0" ? 0 : number("idle", 60),
+    chart: value("chart") ?? `fleet-${Math.trunc(number("clusters", 100))}-running.svg`,
   };
 }
 
@@ -227,10 +234,13 @@ async function stopGracefully(child: ChildProcess, graceMs: number): Promise<voi
   clearTimeout(timer);
 }
 
-/** Resources the sim cloud still holds (terminated instances and vanished load balancers not counted). */
+/**
+ * Resources the sim cloud still holds (terminated instances and vanished load balancers not counted, nor
+ * the regions' DNS zones, which every cluster of a region shares and none deletes).
+ */
 async function liveCloudResources(sim: Awaited<ReturnType<typeof startSimCloud>>): Promise<number> {
   const resources = await sim.api.listResources();
-  return resources.filter((r) => !["terminated", "gone", "deleted"].includes(r.state)).length;
+  return resources.filter((r) => r.kind !== "dnsZone" && !["terminated", "gone", "deleted"].includes(r.state)).length;
 }
 
 // ---- large lists (separate from the provisioning figures above) ----
@@ -377,6 +387,9 @@ async function main(): Promise<void> {
   onTeardown(() => clearInterval(ticker));
 
   // Submit at a steady rate; probe one cluster every 100 ms meanwhile.
+  const timeline = new RunningTimeline();
+  timeline.start(() => tracker.count("Running"));
+  onTeardown(() => timeline.stop());
   const probe = new Probe(probeClient, `${CLUSTERS}/${nameOf(0)}`);
   onTeardown(() => probe.stop());
   progress(`submitting ${n} clusters at ${plan.rate}/s`);
@@ -416,6 +429,15 @@ async function main(): Promise<void> {
       `; ${writes} store writes; ${reconciles(metricsAfter) - reconciles(metricsBefore)} reconciles`,
   );
 
+  timeline.stop();
+  writeRunningChart(plan.chart, timeline.points, n, `${n} clusters Running over time (${plan.store === "etcd" ? "etcd" : "SQLite"}, ${machine.date.slice(0, 10)})`);
+  progress(`chart of clusters Running over time: ${plan.chart}`);
+
+  let idle: IdleFigures | undefined;
+  if (runningAt !== undefined && plan.idleSeconds > 0) {
+    progress(`measuring the idle fleet for ${plan.idleSeconds} s`);
+    idle = await measureIdleFleet({ groups: groups.map((g) => ({ name: g.name, cpuMs: () => cpuMsOf(g) })), scrape, storeRevision }, 10_000, plan.idleSeconds * 1000);
+  }
   const listRows = runningAt !== undefined ? await measureLists(probeClient, n) : undefined;
 
   // Deletion: every cluster, at the same rate; then until the sim cloud holds nothing.
@@ -484,10 +506,11 @@ async function main(): Promise<void> {
     ["API p50 / p99, every request (server histogram)", `${ms(histogramQuantile(serverBuckets, 0.5) * 1000)} / ${ms(histogramQuantile(serverBuckets, 0.99) * 1000)} ms`, "", ""],
     ...groups.map((g) => [`peak RSS, ${g.name}`, formatBytes(memory.peak(g.name)), g.name === "slipway up" && !etcd ? `< ${formatBytes(TARGETS.controlPlaneBytes)}` : "", g.name === "slipway up" && !etcd ? verdict(controlPlaneBytes < TARGETS.controlPlaneBytes) : ""]),
     ...(etcd ? [["peak RSS, control plane (slipway up + etcd)", formatBytes(controlPlaneBytes), `< ${formatBytes(TARGETS.controlPlaneBytes)}`, verdict(controlPlaneBytes < TARGETS.controlPlaneBytes)]] : []),
-    ...groups.map((g, i) => [`CPU time, ${g.name}`, `${fixed((cpuAfter[i]! - cpuBefore[i]!) / 1000, 0)} s (${fixed((cpuAfter[i]! - cpuBefore[i]!) / 1000 / windowS, 2)} cores)`, "", ""]),
+    ...groups.map((g, i) => [`CPU time, ${g.name}`, `${fixed((cpuAfter[i]! - cpuBefore[i]!) / 1000, 0)} s (${fixed((cpuAfter[i]! - cpuBefore[i]!) / 1000 / windowS, 2)} cores, ${fixed((cpuAfter[i]! - cpuBefore[i]!) / 1000 / n, 3)} s per cluster)`, "", ""]),
     ["store writes until all Running", `${writes} (${fixed(writes / n, 0)} per cluster)`, "", ""],
     ["store size on disk (all Running)", formatBytes(storeBytes), "", ""],
   ];
+  if (idle) rows.push(...idleRows(idle, { group: "slipway up", share: TARGETS.idleShareOfCore }));
   if (deletion) {
     rows.push(
       ["deletion: requests", `${fixed((n - deletion.deletes.failures) / (deletion.deletes.elapsedMs / 1000), 1)}/s over ${seconds(deletion.deletes.elapsedMs)}`, "", ""],
@@ -525,4 +548,4 @@ async function main(): Promise<void> {
 }
 
 const plan = readPlan(process.argv.slice(2));
-runBenchmark(main, plan.runningTimeoutMs + plan.deleteTimeoutMs + 10 * 60_000);
+runBenchmark(main, plan.runningTimeoutMs + plan.deleteTimeoutMs + plan.idleSeconds * 1000 + 10 * 60_000);

@@ -225,6 +225,18 @@ export interface ClusterInfrastructure extends TaggedResources<InfrastructureRes
 export interface Machines extends TaggedResources<MachineResourceKind> {
   /** What an instance printed while booting (cloud-init and kubeadm lines), for failure messages. */
   consoleOutput(instanceId: string): Promise<string[]>;
+  /**
+   * The instances whose state changed since `cursor` (an opaque cursor of an earlier answer), as a cloud's
+   * event bus tells them; without a cursor, only the cursor to start from. `changed: "all"` when the
+   * cloud cannot say (the cursor is too old): every instance must be looked at again. A provider without
+   * such a feed leaves it out, and its machines are checked on a timer instead.
+   */
+  instanceChanges?(cursor?: string): Promise<InstanceChanges>;
+}
+
+export interface InstanceChanges {
+  cursor: string;
+  changed: string[] | "all";
 }
 
 /** What a capacity reservation holds: `count` instances of a machine type in a zone for [startTime, endTime). */

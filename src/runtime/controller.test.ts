@@ -111,6 +111,28 @@ describe("Controller", () => {
     await manager.stop();
   });
 
+  it("on a resync, checks the keys nobody will look at again, and leaves those due back later to that", async () => {
+    const clock = new ManualClock();
+    const calls = new Map<string, number>();
+    const { connections, manager } = await run(
+      async (ctx): Promise<Result> => {
+        calls.set(ctx.key, (calls.get(ctx.key) ?? 0) + 1);
+        return ctx.key === "default/later" ? { requeueAfterMs: 3_600_000 } : {};
+      },
+      { clock },
+    );
+    await connections.create(connection("later"));
+    await connections.create(connection("done"));
+    await until(() => calls.get("default/later") === 1 && calls.get("default/done") === 1, "the first reconciles");
+    clock.advance(10 * 60_000); // the informer's resync
+    await until(() => calls.get("default/done") === 2, "the resync's idle check of the key with nothing due");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(calls.get("default/later"), 1, "the key due back in an hour is left to that");
+    clock.advance(50 * 60_000);
+    await until(() => (calls.get("default/later") ?? 0) >= 2, "the requeued reconcile");
+    await manager.stop();
+  });
+
   it("backs off a failing key, logging each failure, but retries conflicts quietly", async () => {
     const clock = new ManualClock();
     const { log, lines } = recordingLogger("info");

@@ -91,6 +91,12 @@ export interface ControllerDependencies {
   pacer?: LoopPacer;
 }
 
+/** Something that queues keys from events of its own (see Controller.addSource). */
+export interface EventSource {
+  start(): void;
+  stop(): void;
+}
+
 export class Controller<T extends KubeObject> {
   readonly name: string;
   readonly queue: WorkQueue;
@@ -100,6 +106,7 @@ export class Controller<T extends KubeObject> {
   private readonly rootKey: (key: string) => string;
   private readonly log: Logger;
   private readonly unsubscribe: (() => void)[] = [];
+  private readonly sources: EventSource[] = [];
   private workers: Promise<void>[] = [];
 
   constructor(
@@ -137,8 +144,13 @@ export class Controller<T extends KubeObject> {
     if (this.deps.shards.isActive(this.shardOf(key))) this.queue.add(key);
   }
 
-  /** Queues the key for an idle check (behind every other key) if this replica works on its shard. */
+  /**
+   * Queues the key for an idle check (behind every other key) if this replica works on its shard. A
+   * resync is there for keys nobody would look at again: one already due back later (a safety poll, a
+   * health check) is left to that, so a large fleet at rest is not checked twice over.
+   */
   private idleCheck(key: string): void {
+    if (this.queue.isScheduled(key)) return;
     if (this.deps.shards.isActive(this.shardOf(key))) this.queue.addAfter(key, 0, "idle");
   }
 
@@ -164,13 +176,23 @@ export class Controller<T extends KubeObject> {
     );
   }
 
+  /**
+   * Events from outside the object service (a cloud's change feed) that queue keys of this controller:
+   * started with the controller's workers, stopped with them.
+   */
+  addSource(source: EventSource): void {
+    this.sources.push(source);
+  }
+
   start(): void {
     for (let i = 0; i < this.concurrency; i++) this.workers.push(this.work());
+    for (const source of this.sources) source.start();
   }
 
   /** Takes no more keys; resolves once every worker has finished its current key. */
   async stop(): Promise<void> {
     this.queue.shutDown();
+    for (const source of this.sources) source.stop();
     for (const unsubscribe of this.unsubscribe.splice(0)) unsubscribe();
     await Promise.all(this.workers);
     this.workers = [];

@@ -164,6 +164,18 @@ export class WorkQueue {
     this.delayed.set(key, entry);
   }
 
+  /** Whether the key is to come back after a delay (addAfter, a backoff). */
+  isScheduled(key: string): boolean {
+    return this.delayed.has(key);
+  }
+
+  /** Whether the key is not waiting, not being processed, and not due again within `withinMs`. */
+  quietFor(key: string, withinMs: number): boolean {
+    if (this.dirty.has(key) || this.processing.has(key)) return false;
+    const pending = this.delayed.get(key);
+    return pending === undefined || pending.at - this.clock.now() > withinMs;
+  }
+
   /** Adds the key after its backoff (base·2^failures, capped), and counts one more failure. */
   addWithBackoff(key: string): number {
     const failures = this.failures.get(key) ?? 0;

@@ -128,6 +128,11 @@ class SimCloudClientBase {
     return this.call<T.CloudResource[]>("GET", `${API_PREFIX}/resources${query.length ? `?${query.join("&")}` : ""}`);
   };
 
+  describeInstanceEvents = (region: string, after?: number, epoch?: string) => {
+    const query = after === undefined ? "" : `?after=${after}${epoch ? `&epoch=${encodeURIComponent(epoch)}` : ""}`;
+    return this.call<T.InstanceEvents>("GET", this.region(region, `instance-events${query}`));
+  };
+
   /** The operations of one kind of resource, e.g. `resources(instances).stopInstance(region, id)`; the server must serve the kind. */
   resources<D extends AnyDescriptor>(descriptor: D): ResourceApi<D> {
     return this.kindApi(descriptor) as unknown as ResourceApi<D>;

@@ -157,6 +157,13 @@ class AccountCloudBase {
     });
   }
 
+  describeInstanceEvents(region: string, after?: number, epoch?: string): Promise<T.InstanceEvents> {
+    return this.call("describeInstanceEvents", region, () => {
+      checkRegion(region);
+      return this.core.instanceEvents.since(this.account, region, after, epoch);
+    });
+  }
+
   /** The operations of one kind of resource (registered in this cloud), e.g. `resources(instances).stopInstance(region, id)`. */
   resources<D extends AnyDescriptor>(descriptor: D): ResourceApi<D> {
     return this.kindApi(descriptor) as unknown as ResourceApi<D>;

@@ -8,6 +8,7 @@ import { FaultInjector, type FaultConfig } from "./faults.ts";
 import { parseCidr } from "./ipam.ts";
 import type { DelayName, DelayRange, LatencyProfile, ProfileName } from "./profiles.ts";
 import { QuotaBook } from "./quotas.ts";
+import { InstanceEventLog } from "./instance-events.ts";
 import { RecordIndex } from "./record-index.ts";
 import { TagIndex } from "./tag-index.ts";
 import { Prng, type PrngState } from "./random.ts";
@@ -108,6 +109,7 @@ export class CloudCore {
   readonly tagged: TagIndex;
   /** Instances not terminated, by subnet (the addresses they hold). */
   readonly instancesBySubnet: RecordIndex<"instance">;
+  readonly instanceEvents: InstanceEventLog;
   /** Load balancers by DNS name (kubeadm's endpoints name them). */
   readonly loadBalancersByDnsName: RecordIndex<"loadBalancer">;
   /** Load balancers by the instances registered as their targets. */
@@ -148,6 +150,7 @@ export class CloudCore {
     }
     this.quotas = new QuotaBook(this.state, options.quota, options.zoneCapacity, (record) => this.registry.quotaOf(record));
     this.tagged = new TagIndex(this.state);
+    this.instanceEvents = new InstanceEventLog(this.state);
     this.instancesBySubnet = new RecordIndex(this.state, "instance", (i) => (i.state === "terminated" ? [] : [i.subnetId]));
     this.loadBalancersByDnsName = new RecordIndex(this.state, "loadBalancer", (lb) => [lb.dnsName]);
     this.loadBalancersByTarget = new RecordIndex(this.state, "loadBalancer", (lb) => lb.targets.map((t) => t.instanceId));

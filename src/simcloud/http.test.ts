@@ -137,6 +137,35 @@ describe("HTTP API", () => {
   });
 });
 
+describe("instance state changes", () => {
+  it("tells an account the state changes of its instances in a region after a cursor, and asks for a fresh look at a cursor it cannot answer", async () => {
+    const net = await readyNetwork(client, { cidr: "10.40.0.0/16" });
+    const start = await client.describeInstanceEvents(REGION);
+    assert.deepEqual([start.events, start.reset], [[], false]);
+    const vm = await client.createInstance(REGION, vmInput(net));
+    await waitFor(async () => (await client.getInstance(REGION, vm.id)).state === "running", "the instance to run");
+    await admin.killInstance(vm.id, "disk failure");
+    // Another account's instances and other regions are not this account's feed.
+    await admin.setAccount("team-d", "team-d-token");
+    const teamD = new SimCloudClient({ endpoint: server.url, token: "team-d-token" });
+    const theirs = await teamD.describeInstanceEvents(REGION);
+
+    const changes = await client.describeInstanceEvents(REGION, start.cursor, start.epoch);
+    assert.deepEqual(changes.events.filter((e) => e.instanceId === vm.id).map((e) => e.state), ["pending", "running", "terminated"]);
+    assert.equal(changes.reset, false);
+    assert.deepEqual((await client.describeInstanceEvents(REGION, changes.cursor, changes.epoch)).events, [], "nothing new after the last cursor");
+    assert.deepEqual((await teamD.describeInstanceEvents(REGION, theirs.cursor, theirs.epoch)).events, []);
+    assert.deepEqual((await client.describeInstanceEvents("sim-west-1", start.cursor, start.epoch)).events, []);
+
+    const stale = await client.describeInstanceEvents(REGION, start.cursor, "an-earlier-start");
+    assert.deepEqual([stale.reset, stale.events, stale.cursor], [true, [], changes.cursor]);
+    await assert.rejects(fetch(`${server.url}/v1/regions/${REGION}/instance-events?after=-1`, { headers: { authorization: `Bearer ${TOKEN}` } }).then(async (r) => {
+      if (r.status !== 400) throw new Error(`answered ${r.status}`);
+      throw new InvalidParameterError(((await r.json()) as { error: { message: string } }).error.message);
+    }), /after must be a whole number/);
+  });
+});
+
 function vmInput(net: { subnet: { id: string }; imageId: string }, keyPairId?: string) {
   return { subnetId: net.subnet.id, machineType: "s1.medium", imageId: net.imageId, ...(keyPairId ? { keyPairId } : {}) };
 }

@@ -89,6 +89,12 @@ export function createSimCloudHttp(cloud: SimCloud, options: SimCloudHttpOptions
   );
   app.get<{ Params: RegionParams }>(`${API_PREFIX}/regions/:region/images`, async (req) => accountApi(req).describeImages(req.params.region));
   app.get<{ Params: RegionParams }>(`${API_PREFIX}/regions/:region/quota`, async (req) => accountApi(req).getQuota(req.params.region));
+  app.get<{ Params: RegionParams; Querystring: Record<string, unknown> }>(`${API_PREFIX}/regions/:region/instance-events`, async (req) => {
+    const after = req.query.after === undefined ? undefined : Number(req.query.after);
+    if (after !== undefined && (!Number.isInteger(after) || after < 0)) throw new InvalidParameterError(`after must be a whole number (got "${String(req.query.after)}")`);
+    const epoch = typeof req.query.epoch === "string" ? req.query.epoch : undefined;
+    return accountApi(req).describeInstanceEvents(req.params.region, after, epoch);
+  });
   app.get<{ Querystring: Record<string, unknown> }>(`${API_PREFIX}/resources`, async (req) => {
     const region = typeof req.query.region === "string" ? req.query.region : undefined;
     const tags = parseTagQuery(req.query.tag);

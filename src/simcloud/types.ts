@@ -233,6 +233,27 @@ export interface CatalogApi {
   getQuota(region: string): Promise<Quota>;
   /** Lists every resource of the account (all regions unless filtered), e.g. to find what a tag left. */
   listResources(filter?: ResourceFilter): Promise<CloudResource[]>;
+  /**
+   * The account's instance state changes in a region after `after` (a cursor of an earlier answer, with
+   * its epoch); without one, the current cursor and no changes (instance-events.ts).
+   */
+  describeInstanceEvents(region: string, after?: number, epoch?: string): Promise<InstanceEvents>;
+}
+
+/** One change of an instance's state ("gone" once its record is removed). */
+export interface InstanceEvent {
+  instanceId: string;
+  state: string;
+}
+
+export interface InstanceEvents {
+  /** The feed's start: a cursor is only meaningful with the epoch it came with. */
+  epoch: string;
+  /** Ask for what follows this next time. */
+  cursor: number;
+  events: InstanceEvent[];
+  /** The cursor asked from could not be answered (too old, or from an earlier start): look at every instance again. */
+  reset: boolean;
 }
 
 /**

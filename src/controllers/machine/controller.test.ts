@@ -9,8 +9,9 @@ import { controllerRef, TAG_OWNER_UID } from "../contract.ts";
 import { names } from "../../api/slipway/names.ts";
 import { readBootstrapToken } from "../pki.ts";
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
-import { registerMachineController } from "./controller.ts";
+import { registerMachineController, type MachineControllerOptions } from "./controller.ts";
 import { waitFor } from "../../simcloud/test-support.ts";
+import type { Controller } from "../../runtime/controller.ts";
 import { applyNetworkPlugin, clusterFixture, registerControlPlaneInitialized, CLUSTER, CONNECTION, NAMESPACE, REGION, workloadNodes, type ClusterFixture } from "./test-support.ts";
 
 function machine(fixture: ClusterFixture, name: string, role: "control-plane" | "worker", init = false): MachineObject {
@@ -32,6 +33,15 @@ async function eventsOf(env: ControllerTestEnv, name: string): Promise<EventObje
   return events.items.filter((e) => e.involvedObject.kind === "Machine" && e.involvedObject.name === name);
 }
 
+/** A test environment emulating workload clusters, running the machine controller with `options`, and a cluster to put machines in. */
+async function startMachineController(options: MachineControllerOptions): Promise<{ env: ControllerTestEnv; fixture: ClusterFixture; controller: Controller<MachineObject> }> {
+  const env = await controllerTestEnv({ emulateWorkloads: true });
+  const controller = registerMachineController(env.manager, { providers: env.providers, workloads: env.workloads }, options);
+  registerControlPlaneInitialized(env.manager);
+  await env.start();
+  return { env, fixture: await clusterFixture(env), controller };
+}
+
 describe("machine controller", () => {
   let env: ControllerTestEnv;
   let fixture: ClusterFixture;
@@ -39,11 +49,7 @@ describe("machine controller", () => {
   const phaseOf = (name: string, phase: string) => env.waitFor(machineKind, NAMESPACE, name, (m) => m?.status?.phase === phase, 20_000);
 
   before(async () => {
-    env = await controllerTestEnv({ emulateWorkloads: true });
-    registerMachineController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20, healthCheckMs: 50, drainTimeoutMs: 1500 });
-    registerControlPlaneInitialized(env.manager);
-    await env.start();
-    fixture = await clusterFixture(env);
+    ({ env, fixture } = await startMachineController({ pollMs: 20, healthCheckMs: 50, drainTimeoutMs: 1500 }));
   });
 
   after(async () => {
@@ -429,5 +435,39 @@ describe("machine controller, in a paused cluster", () => {
     await clusters().update(resumed);
     const launched = await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m?.status?.instanceId !== undefined);
     assert.equal(launched?.status?.phase, "Provisioning");
+  });
+});
+
+describe("machine controller, following the cloud's instance changes", () => {
+  let env: ControllerTestEnv;
+  let fixture: ClusterFixture;
+  const machines = () => env.client.of<MachineObject>(machineKind);
+  let controller: Controller<MachineObject>;
+
+  before(async () => {
+    // Health checks an hour apart: only the cloud's feed of instance changes can bring a dead instance to light.
+    ({ env, fixture, controller } = await startMachineController({ pollMs: 20, healthCheckMs: 3_600_000, followedHealthCheckMs: 3_600_000 }));
+  });
+
+  after(async () => {
+    fixture?.kube.close();
+    await env.close();
+  });
+
+  it("fails a Running machine within seconds of its instance dying, with no health check due", async () => {
+    await machines().create(machine(fixture, "demo-cp-0", "control-plane", true));
+    await machines().create(machine(fixture, "demo-w-0", "worker"));
+    await env.waitFor(machineKind, NAMESPACE, "demo-cp-0", (m) => m?.status?.bootstrapped === true, 20_000);
+    await applyNetworkPlugin(env, fixture);
+    const running = (await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m?.status?.phase === "Running", 20_000))!;
+    // The controller is done with the machine: nothing is due for it within the next ten minutes.
+    await waitFor(() => controller.queue.quietFor(`${NAMESPACE}/demo-w-0`, 600_000), "the machine to be left alone", 10_000);
+    const killedAt = Date.now();
+    env.cloud.killInstance(running.status!.instanceId!, "the instance's host failed");
+    const failed = (await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m?.status?.phase === "Failed", 5_000))!;
+    assert.equal(failed.status?.failureReason, "InstanceFailure");
+    assert.match(failed.status?.failureMessage ?? "", /host failed/);
+    assert.ok(Date.now() - killedAt < 5_000, "noticed through the feed, not a health check");
+    assert.equal((await machines().get(NAMESPACE, "demo-cp-0")).status?.phase, "Running", "the other machine is left as it is");
   });
 });

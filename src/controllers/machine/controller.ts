@@ -20,6 +20,7 @@ import { unlessPaused } from "../contract.ts";
 import { names } from "../../api/slipway/names.ts";
 import { machineDeletePhases, machinePhases, type MachineDependencies, type MachineScope, type MachineTimings } from "./phases.ts";
 import { summarizeMachine } from "./status.ts";
+import { InstanceWatch } from "./instance-watch.ts";
 import { readyForMachines } from "../infrastructure/status.ts";
 
 export const MACHINE_CONTROLLER = "machine";
@@ -37,6 +38,7 @@ export interface MachineControllerOptions extends Partial<MachineTimings> {
 export const MACHINE_DEFAULTS: MachineTimings = {
   pollMs: 1000,
   healthCheckMs: 15_000,
+  followedHealthCheckMs: 5 * 60_000,
   bootDeadlineMs: 10 * 60_000,
   joinDeadlineMs: 15 * 60_000,
   drainTimeoutMs: 5 * 60_000,
@@ -51,6 +53,7 @@ export function registerMachineController(
   const timings: MachineTimings = {
     pollMs: options.pollMs ?? MACHINE_DEFAULTS.pollMs,
     healthCheckMs: options.healthCheckMs ?? MACHINE_DEFAULTS.healthCheckMs,
+    followedHealthCheckMs: options.followedHealthCheckMs ?? MACHINE_DEFAULTS.followedHealthCheckMs,
     bootDeadlineMs: options.bootDeadlineMs ?? MACHINE_DEFAULTS.bootDeadlineMs,
     joinDeadlineMs: options.joinDeadlineMs ?? MACHINE_DEFAULTS.joinDeadlineMs,
     drainTimeoutMs: options.drainTimeoutMs ?? MACHINE_DEFAULTS.drainTimeoutMs,
@@ -63,6 +66,13 @@ export function registerMachineController(
   const pools = manager.informer(machinePoolKind);
   const leases = manager.informer(leaseKind);
   machines.cache.addIndex(MACHINE_CLUSTER_INDEX, (m) => [keyFor(m.metadata.namespace, m.spec.clusterName)]);
+  const instanceWatch = new InstanceWatch({
+    connections: connections.cache,
+    machines: machines.cache,
+    providers: deps.providers,
+    enqueue: (key) => controller.enqueue(key),
+    intervalMs: timings.pollMs,
+  });
   infrastructures.cache.addIndex(CONTROL_PLANE_INFRA_INDEX, (i) => (i.spec.controlPlane ? [keyFor(i.metadata.namespace, i.spec.clusterName)] : []));
 
   const reconcile = objectReconciler<MachineObject, MachineScope>({
@@ -82,6 +92,7 @@ export function registerMachineController(
         ...base,
         deps,
         timings,
+        instancesFollowed: instanceWatch.follows(namespace, connection),
         cluster,
         ...(reservation ? { reservationId: reservation.reservationId, reservationZone: reservation.zone } : {}),
         connection: connections.cache.get(keyFor(namespace, connection)),
@@ -105,6 +116,8 @@ export function registerMachineController(
       return machine ? keyFor(machine.metadata.namespace, machine.spec.clusterName) : key;
     },
   });
+  controller.addSource(instanceWatch);
+  machines.on({ added: (m) => instanceWatch.seen(m), updated: (_previous, m) => instanceWatch.seen(m), deleted: () => {} });
   // Machines wait on their cluster's infrastructure (their own connection's, and the load balancer's).
   // Only what they read of it matters: whether machines may be made in it, its load balancer, its deletion.
   const awaited = (infra: InfrastructureObject) => JSON.stringify([readyForMachines(infra), infra.status?.ready, infra.status?.loadBalancer, infra.metadata.deletionTimestamp]);

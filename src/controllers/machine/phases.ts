@@ -65,6 +65,11 @@ export interface MachineTimings {
   pollMs: number;
   /** Delay between checks on a Running machine (its instance and node still there). */
   healthCheckMs: number;
+  /**
+   * The same where the cloud's feed of instance changes requeues the machine when its instance changes
+   * (instance-watch.ts): only a safety net, for a node that goes away while its instance runs.
+   */
+  followedHealthCheckMs: number;
   /** The instance must run within this long of its creation. */
   bootDeadlineMs: number;
   /** The node must join within this long of the instance running. */
@@ -78,6 +83,8 @@ export interface MachineTimings {
 export interface MachineScope extends Scope<MachineObject> {
   deps: MachineDependencies;
   timings: MachineTimings;
+  /** Whether a change of the machine's instance requeues it (the connection's instance feed answers). */
+  instancesFollowed?: boolean;
   /** From the informer caches (undefined: not there). */
   cluster?: ClusterObject;
   connection?: ConnectionObject;
@@ -417,7 +424,13 @@ export const followInstance: Phase<MachineScope> = async (ctx, scope) => {
     if (ctx.clock.now() - started > scope.timings.bootDeadlineMs) {
       return fail(ctx, scope, REASONS.deadlineExceeded, `instance ${id} did not run within ${formatDuration(scope.timings.bootDeadlineMs)}`);
     }
-    return wait(ctx, scope, { type: INSTANCE_READY, status: "False", reason: REASONS.instanceProvisioning, message: `instance ${id} is ${instance.cloudState}` });
+    const booting: ConditionInput = { type: INSTANCE_READY, status: "False", reason: REASONS.instanceProvisioning, message: `instance ${id} is ${instance.cloudState}` };
+    // Where the cloud's feed requeues the machine when its instance runs, the poll is only a safety net.
+    if (scope.instancesFollowed) {
+      const watched = waitWatched(ctx, scope, booting);
+      return { ...watched, requeueAfterMs: Math.min(watched.requeueAfterMs!, Math.max(scope.timings.pollMs, scope.timings.bootDeadlineMs - (ctx.clock.now() - started))) };
+    }
+    return wait(ctx, scope, booting);
   }
   if (!wasRunning) {
     condition(ctx, scope, { type: INSTANCE_READY, status: "True", reason: REASONS.instanceRunning, message: `instance ${id} is running` });
@@ -458,6 +471,11 @@ export const registerLoadBalancerTarget: Phase<MachineScope> = async (ctx, scope
   condition(ctx, scope, { type: LOAD_BALANCER_TARGET, status: "False", reason, message: detail });
   return paced(ctx, scope, LOAD_BALANCER_TARGET);
 };
+
+/** When a Running machine is checked again: rarely where its instance's changes requeue it. */
+function healthCheckDelay(scope: MachineScope): number {
+  return scope.instancesFollowed ? scope.timings.followedHealthCheckMs : scope.timings.healthCheckMs;
+}
 
 /** What the workload API says of the machine's node: there, absent, or nothing (with why). */
 type NodeLookup = { node: WorkloadNode } | { absent: true } | { unknown: string };
@@ -528,13 +546,13 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
     status.nodeReady = true;
     condition(ctx, scope, { type: NODE_READY, status: "True", reason: REASONS.nodeReady, message: `node ${node.metadata.name} is Ready` });
     // A healthy machine is looked at again now and then, behind the machines still on their way.
-    return { requeueAfterMs: scope.timings.healthCheckMs, idle: true };
+    return { requeueAfterMs: healthCheckDelay(scope), idle: true };
   }
   if (status.bootstrapped) {
     if ("unknown" in lookup) {
       // A hiccup of the cluster's API says nothing about a Ready node: it is looked at again idly. A
       // node not yet seen Ready is waited for as before, ahead of the idle checks of a large fleet.
-      if (status.nodeReady) return { requeueAfterMs: scope.timings.healthCheckMs, idle: true };
+      if (status.nodeReady) return { requeueAfterMs: healthCheckDelay(scope), idle: true };
       return wait(ctx, scope, { type: NODE_READY, status: "False", reason: REASONS.nodeNotReady, message: `node ${status.nodeName ?? machine.metadata.name} could not be read: ${lookup.unknown}` });
     }
     status.nodeReady = false;

@@ -12,6 +12,7 @@ import {
   type FirewallRule,
   type ImageInfo,
   type MachineTypeInfo,
+  type InstanceChanges,
   type Machines,
   type Provider,
   type QuotaReport,
@@ -307,6 +308,14 @@ export class SimProvider implements Provider, Catalogue, ClusterInfrastructure, 
       // A load balancer that is gone has no targets left to remove.
       if (!isNotFound(error)) throw error;
     }
+  }
+
+  async instanceChanges(cursor?: string): Promise<InstanceChanges> {
+    const [epoch, after] = cursor === undefined ? [] : [cursor.slice(0, cursor.lastIndexOf(":")), Number(cursor.slice(cursor.lastIndexOf(":") + 1))];
+    const answer = await this.call("read the instance state changes", () => this.api.describeInstanceEvents(this.region, after, epoch));
+    const next = `${answer.epoch}:${answer.cursor}`;
+    if (answer.reset) return { cursor: next, changed: "all" };
+    return { cursor: next, changed: [...new Set(answer.events.map((e) => e.instanceId))] };
   }
 
   async consoleOutput(instanceId: string): Promise<string[]> {
