@@ -27,6 +27,7 @@ import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler, type Phase, type Scope } from "../../runtime/reconciler.ts";
 import { cloudTags, controllerOf, idempotencyToken, TAG_OWNER_UID } from "../contract.ts";
 import { readyForMachines } from "../infrastructure/status.ts";
+import { launchTemplateKey } from "../machinepool/template.ts";
 import type { ProviderResolver } from "../providers.ts";
 
 export const SIM_MACHINE_POOL_COMPONENT = "slipway.dev/simmachinepool-controller";
@@ -150,6 +151,7 @@ export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
   status.userDataHash = sha256(userData);
   status.machineType = template.machineType;
   status.imageId = imageId;
+  status.poolTemplate = launchTemplateKey(pool.spec);
   // Every instance is the pool's to remove: the cloud's own scale-in takes none of them.
   const unprotected = set.instances.filter((i) => !i.protected && i.state !== "leaving").map((i) => i.instanceId);
   if (unprotected.length > 0) await pools.protect(set.id, unprotected, true);
