@@ -15,6 +15,7 @@ import { clusterKind } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { machinePoolKind } from "../../api/slipway/machinepool.ts";
+import { ANNOTATION_RENDERED_FOR } from "../../api/slipway/bootstrapconfig.ts";
 import { names } from "../../api/slipway/names.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
 import { FINALIZER_SIM_MACHINE_POOL, simMachinePoolKind, type SimMachinePoolObject } from "../../api/slipway/simmachinepool.ts";
@@ -96,6 +97,10 @@ export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
   const secret = await ctx.client.of<SecretObject>(secretKind).tryGet(object.metadata.namespace, secretName);
   const encoded = secret?.data?.value;
   if (!encoded) return waiting(scope, "WaitingForBootstrapData", `Secret ${secretName} holds no bootstrap data`, scope.pollMs);
+  // A change of the pool's template (a Kubernetes version, labels) reaches the launch template with the data rendered for it.
+  if (secret.metadata.annotations?.[ANNOTATION_RENDERED_FOR] !== launchTemplateKey(pool.spec)) {
+    return waiting(scope, "WaitingForBootstrapData", `Secret ${secretName} is not rendered for the current template of MachinePool ${pool.metadata.name} yet`, scope.pollMs);
+  }
   const userData = Buffer.from(encoded, "base64").toString("utf8");
   const infra = scope.infrastructure!.status!;
   const image = pool.spec.image ?? DEFAULT_IMAGE;
