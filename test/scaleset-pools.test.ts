@@ -18,7 +18,7 @@ interface Owned {
 }
 interface PoolView extends Owned {
   spec: { replicas?: number; providerIDList?: string[]; template?: { bootstrap: { dataSecretName?: string } } };
-  status?: { phase?: string; replicas?: number; readyReplicas?: number; availableReplicas?: number; bootstrapReady?: boolean; infrastructureReady?: boolean; conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+  status?: { phase?: string; replicas?: number; readyReplicas?: number; availableReplicas?: number; updatedReplicas?: number; bootstrapReady?: boolean; infrastructureReady?: boolean; conditions?: { type: string; status: string; reason?: string; message?: string }[] };
 }
 interface SimPoolView extends Owned {
   status?: { scaleSetId?: string; ready?: boolean; replicas?: number; desiredCapacity?: number; providerIDList?: string[]; instances?: { instanceId: string; state: string; protected: boolean }[]; reason?: string; message?: string };
@@ -170,6 +170,25 @@ describe("machine pools on scale sets", () => {
     assert.match(reported.message ?? "", /spec\.replicas of MachinePool asg \(20\) is outside spec\.minSize\.\.spec\.maxSize of SimMachinePool asg-set \(0\.\.10\)/);
     assert.equal(get<SimPoolView>("simmachinepool", "asg-set").status?.desiredCapacity, 2);
     ok("scale", "machinepool", "asg", "--replicas", "2");
+  });
+
+  it("rolls every instance to a changed machine type, one surged instance at a time, the new one Ready before an old one is drained", async () => {
+    const before = get<PoolView>("machinepool", "asg").spec.providerIDList!;
+    assert.equal(before.length, 2);
+    ok("patch", "machinepool", "asg", "--type", "merge", "-p", JSON.stringify({ spec: { machineType: "s1.medium" } }));
+    const rolled = await eventually(() => {
+      const p = get<PoolView>("machinepool", "asg");
+      return p.status?.phase === "Running" && p.status.updatedReplicas === 2 && p.status.readyReplicas === 2 && p.spec.providerIDList?.length === 2 && !p.spec.providerIDList.some((id) => before.includes(id)) && p;
+    }, { timeoutMs: 90_000, what: "the pool to roll both instances to s1.medium" });
+    const instances = (await sim.resourcesOf("default/demo")).filter((r) => r.kind === "instance" && r.state !== "terminated" && rolled.spec.providerIDList!.some((id) => id.endsWith(`/${r.id}`)));
+    assert.deepEqual(instances.map((i) => (i as { machineType?: string }).machineType), ["s1.medium", "s1.medium"]);
+    assert.ok(machines().every((m) => rolled.spec.providerIDList!.some((id) => id.endsWith(`/${m.spec.scaleSetInstance?.instanceId}`))), "no machine of an old instance is left");
+    const events = ok("get", "events", "--field-selector", "involvedObject.name=asg,reason=RollingMachines", "-o", "jsonpath={range .items[*]}{.count} {.message}{\"\\n\"}{end}");
+    // maxSurge 1 (the default): the capacity is raised to 3 for each new instance (one event, seen twice), never beyond.
+    assert.deepEqual([...events.matchAll(/^(\d+) .*desired capacity of scale set \S+ raised to (\d+)/gm)].map((m) => `${m[2]} x${m[1]}`), ["3 x2"], events);
+    const drainedOld = [...events.matchAll(/draining (asg-i-[0-9a-f]+)/g)].map((m) => m[1]!.slice("asg-".length));
+    assert.deepEqual(drainedOld.sort(), before.map((id) => id.split("/").pop()!).sort(), events);
+    await eventually(() => get<SimPoolView>("simmachinepool", "asg-set").status?.desiredCapacity === 2, { timeoutMs: 30_000, what: "the scale set to be back at 2" });
   });
 
   it("makes the objects for a pool the cluster declares on a scale set, under fixed names, adopted by the pool", async () => {

@@ -4,6 +4,9 @@
 // Secret (status.dataSecretName) once it has its owner. The data (bootstrap token, CA hash) is only in
 // the Secret: never in status, logs or events.
 import { Type, type Static } from "@sinclair/typebox";
+
+/** On the bootstrap data's Secret: the pool template (launchTemplateKey) the data was rendered for. */
+export const ANNOTATION_RENDERED_FOR = "slipway.dev/rendered-for";
 import { Condition, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { KindDefinition } from "../registry.ts";
 import { ageColumn, fieldColumn } from "../columns.ts";

@@ -52,6 +52,7 @@ export const SimMachinePoolStatusSchema = Struct(
     userDataHash: Type.Optional(Type.String({ description: "SHA-256 of the bootstrap data in the launch template (the data itself is secret)." })),
     machineType: Type.Optional(Type.String({ description: "Machine type of the launch template." })),
     imageId: Type.Optional(Type.String({ description: "Cloud ID of the launch template's image." })),
+    poolTemplate: Type.Optional(Type.String({ description: "The pool template (hash, and @version when the pool names one) the launch template was last brought to; instances launched since are on it." })),
     reason: Type.Optional(Type.String({ description: "Why the scale set is not ready, e.g. WaitingForOwner, ScaleSetCapacity." })),
     message: Type.Optional(Type.String({ description: "Human-readable details, e.g. the cloud's message on quota or capacity." })),
     conditions: Type.Optional(Type.Array(Condition, { description: "Current conditions: Ready." })),

@@ -7,7 +7,8 @@
 // launch instances: made valid for a day, looked at again every hour.
 import type { ClusterObject, InfrastructureObject, MachinePoolObject, SecretObject } from "../../api/kinds.ts";
 import type { BootstrapConfigObject } from "../../api/slipway/bootstrapconfig.ts";
-import { bootstrapConfigKind } from "../../api/slipway/bootstrapconfig.ts";
+import { ANNOTATION_RENDERED_FOR, bootstrapConfigKind } from "../../api/slipway/bootstrapconfig.ts";
+import { launchTemplateKey } from "../machinepool/template.ts";
 import { secretKind } from "../../api/core.ts";
 import { CONDITION_CONTROL_PLANE_INITIALIZED, DEFAULT_KUBERNETES_VERSION, LABEL_CLUSTER, clusterKind } from "../../api/slipway/cluster.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
@@ -107,18 +108,22 @@ export const renderJoinData: Phase<BootstrapConfigScope> = async (ctx, scope) =>
   const value = Buffer.from(renderUserData(bootstrap), "utf8").toString("base64");
   const name = bootstrapDataSecretName(config.metadata.name!);
   const existing = await secrets.tryGet(namespace, name);
+  // What the data was rendered for, so the launch template takes it only once it is the pool's current.
+  const annotations = { [ANNOTATION_RENDERED_FOR]: launchTemplateKey(pool.spec) };
   if (!existing) {
     const secret = {
       apiVersion: "v1",
       kind: "Secret",
-      metadata: { name, namespace, labels: { [LABEL_CLUSTER]: cluster.metadata.name!, [LABEL_POOL]: pool.metadata.name! }, ownerReferences: [controllerRef(config)] },
+      metadata: { name, namespace, labels: { [LABEL_CLUSTER]: cluster.metadata.name!, [LABEL_POOL]: pool.metadata.name! }, annotations, ownerReferences: [controllerRef(config)] },
       type: "Opaque",
       data: { value },
     } as SecretObject;
     if (await createIfAbsent(() => secrets.create(secret))) await ctx.event(config, "Normal", "BootstrapDataReady", `bootstrap data of pool ${pool.metadata.name} written to Secret ${name}`);
   } else if (existing.data?.value !== value) {
-    await secrets.patch(namespace, name, "merge", { data: { value } });
+    await secrets.patch(namespace, name, "merge", { metadata: { annotations }, data: { value } });
     await ctx.event(config, "Normal", "BootstrapDataUpdated", `bootstrap data of pool ${pool.metadata.name} rewritten in Secret ${name}`);
+  } else if (existing.metadata.annotations?.[ANNOTATION_RENDERED_FOR] !== annotations[ANNOTATION_RENDERED_FOR]) {
+    await secrets.patch(namespace, name, "merge", { metadata: { annotations } });
   }
   const status = (config.status ??= {});
   status.dataSecretName = name;

@@ -74,6 +74,10 @@ export function registerMachinePoolController(
     scope: (ctx, base) => {
       const pool = base.object;
       const { namespace } = pool.metadata;
+      const scaleSets = async () => {
+        const connection = connections.cache.get(keyFor(namespace, pool.spec.connection));
+        return connection ? deps.providers.capability(connection, "poolInfrastructure") : undefined;
+      };
       return {
         ...base,
         timings,
@@ -92,9 +96,11 @@ export function registerMachinePoolController(
               scaleSet: {
                 bootstrapConfig: bootstrapConfigs.cache.get(keyFor(namespace, pool.spec.template.bootstrap.configRef.name)),
                 infrastructure: simPools.cache.get(keyFor(namespace, pool.spec.template.infrastructureRef.name)),
-                readScaleSet: async (id: string) => {
-                  const connection = connections.cache.get(keyFor(namespace, pool.spec.connection));
-                  return connection ? (await deps.providers.capability(connection, "poolInfrastructure")).get(id) : undefined;
+                readScaleSet: async (id: string) => (await scaleSets())?.get(id),
+                resizeScaleSet: async (id: string, desired: number) => {
+                  const capability = await scaleSets();
+                  if (!capability) throw new Error(`connection "${pool.spec.connection}" (spec.connection) does not exist`);
+                  await capability.update(id, { desired });
                 },
               },
             }

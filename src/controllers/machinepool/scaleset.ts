@@ -16,15 +16,17 @@ import { simMachinePoolKind } from "../../api/slipway/simmachinepool.ts";
 import type { KindDefinition } from "../../api/registry.ts";
 import type { KubeObject } from "../../api/meta.ts";
 import type { PoolInfo } from "../../providers/provider.ts";
-import type { Phase } from "../../runtime/reconciler.ts";
+import type { Phase, PhaseResult } from "../../runtime/reconciler.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { controllerOf, controllerRef } from "../contract.ts";
 import { isFailedForGood } from "../machine/status.ts";
 import { recordReplacement } from "../rollout/remediation.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
+import type { ReconcileContext } from "../../runtime/controller.ts";
+import { planRollout } from "../rollout/plan.ts";
 import { deleteMachines, remediate, scaleDownVictims, type MachinePoolScope } from "./phases.ts";
-import { desiredReplicas, INFRASTRUCTURE_READY, isDeleting } from "./status.ts";
-import { poolTemplate } from "./template.ts";
+import { desiredReplicas, INFRASTRUCTURE_READY, isAvailable, isDeleting } from "./status.ts";
+import { isCurrent, launchTemplateKey, machineTemplateHash, poolTemplate } from "./template.ts";
 
 /** What a pool on a scale set reads of its template's objects (from the informer caches). */
 export interface ScaleSetSurroundings {
@@ -32,12 +34,17 @@ export interface ScaleSetSurroundings {
   infrastructure?: SimMachinePoolObject;
   /** The scale set as the cloud answers now (undefined: not made yet, or not asked). */
   readScaleSet: (id: string) => Promise<PoolInfo | undefined>;
+  /** Sets the scale set's desired capacity (a rolling surge; the cloud launches from the current template). */
+  resizeScaleSet: (id: string, desired: number) => Promise<void>;
   bootstrapReady?: boolean;
   infrastructureProblem?: { reason: string; message: string };
 }
 
-/** The Machine a pool makes for an instance of its scale set. */
-export function instanceMachine(pool: MachinePoolObject, scaleSetId: string, instance: { instanceId: string; providerId: string }): MachineObject {
+/**
+ * The Machine a pool makes for an instance of its scale set, labelled with the pool's current template
+ * when the instance was launched from it (`current`), else with none, so a roll replaces it.
+ */
+export function instanceMachine(pool: MachinePoolObject, scaleSetId: string, instance: { instanceId: string; providerId: string }, current = true): MachineObject {
   const name = pool.metadata.name!;
   return {
     apiVersion: apiVersionOf(machineKind),
@@ -45,7 +52,7 @@ export function instanceMachine(pool: MachinePoolObject, scaleSetId: string, ins
     metadata: {
       name: `${name}-${instance.instanceId}`,
       namespace: pool.metadata.namespace,
-      labels: { ...poolMachineLabels(pool), [LABEL_TEMPLATE_HASH]: poolTemplate(pool.spec).hash },
+      labels: { ...poolMachineLabels(pool), [LABEL_TEMPLATE_HASH]: current ? poolTemplate(pool.spec).hash : "" },
       ownerReferences: [controllerRef(pool)],
     },
     spec: {
@@ -55,7 +62,7 @@ export function instanceMachine(pool: MachinePoolObject, scaleSetId: string, ins
       machineType: pool.spec.machineType,
       image: pool.spec.image,
       pool: name,
-      ...(pool.spec.version ? { version: pool.spec.version } : {}),
+      ...(pool.spec.version && current ? { version: pool.spec.version } : {}),
       providerID: instance.providerId,
       scaleSetInstance: { scaleSetId, instanceId: instance.instanceId },
     },
@@ -139,7 +146,8 @@ export const followScaleSet: Phase<MachinePoolScope> = async (ctx, scope) => {
   if (cluster && !cluster.metadata.deletionTimestamp) {
     const missing = set.instances.filter((i) => i.state !== "leaving" && !byInstance.has(i.instanceId));
     const machines = ctx.client.of(machineKind);
-    const created = (await Promise.all(missing.map((i) => createIfAbsent(() => machines.create(instanceMachine(pool, set.id, i)))))).filter((m): m is MachineObject => m !== undefined && m !== null);
+    const launchTemplateCurrent = around.infrastructure?.status?.poolTemplate === launchTemplateKey(pool.spec);
+    const created = (await Promise.all(missing.map((i) => createIfAbsent(() => machines.create(instanceMachine(pool, set.id, i, launchTemplateCurrent && i.upToDate)))))).filter((m): m is MachineObject => m !== undefined && m !== null);
     scope.machines.push(...created);
     if (created.length > 0) await ctx.event(pool, "Normal", "InstancesFound", `scale set ${set.id} launched ${created.map((m) => m.spec.scaleSetInstance!.instanceId).join(", ")}: machines ${created.map((m) => m.metadata.name).join(", ")}`);
   }
@@ -159,6 +167,10 @@ export const followScaleSet: Phase<MachinePoolScope> = async (ctx, scope) => {
     await deleteMachines(ctx, scope, failed);
     (pool.status ??= {}).remediation = recordReplacement(pool.status?.remediation, nowTimestamp(new Date(ctx.clock.now())));
     for (const m of failed) await ctx.event(pool, "Warning", "ReplacingMachine", `replacing machine ${m.metadata.name}: ${m.status?.failureReason}: ${m.status?.failureMessage ?? ""}`.trimEnd());
+  }
+  const template = poolTemplate(pool.spec);
+  if (scope.machines.some((m) => !isDeleting(m, scope.deleted) && live.has(m.spec.scaleSetInstance?.instanceId ?? "") && !isCurrent(m, template))) {
+    return rollScaleSet(ctx, scope, set, live);
   }
   // Scale-in: the desired capacity above the replicas wanted, less instances already on their way out.
   const counted = live;
@@ -180,3 +192,54 @@ export const followScaleSet: Phase<MachinePoolScope> = async (ctx, scope) => {
   const settled = set.instances.every((i) => i.state === "ready") && set.replicas === set.desired && excess <= 0;
   return settled ? undefined : { requeueAfterMs: scope.timings.pollMs };
 };
+
+/** Names standing for instances the cloud still owes the scale set, in the rollout's plan (no machine can be named so). */
+const OWED = "(owed) ";
+
+/**
+ * Rolls a pool's instances to its current template, as the rollout (rollout/plan.ts) plans it within
+ * spec.strategy: the desired capacity is raised to surge instances from the updated launch template
+ * (instances the cloud still owes count as new, not yet available), and outdated machines are drained
+ * and their instances removed with the desired capacity lowered. Nothing is surged before the
+ * SimMachinePool has brought the launch template to the pool's template.
+ */
+async function rollScaleSet(ctx: ReconcileContext, scope: MachinePoolScope, set: PoolInfo, live: ReadonlySet<string>): Promise<PhaseResult> {
+  const pool = scope.object;
+  const around = scope.scaleSet!;
+  const template = poolTemplate(pool.spec);
+  const again = { requeueAfterMs: scope.timings.pollMs };
+  if (around.infrastructure?.status?.poolTemplate !== launchTemplateKey(pool.spec)) return again;
+  const holding = scope.machines.filter((m) => live.has(m.spec.scaleSetInstance?.instanceId ?? "") || isDeleting(m, scope.deleted));
+  const owed = Math.max(0, set.desired - live.size);
+  const nowMs = ctx.clock.now();
+  const plan = planRollout({
+    desired: desiredReplicas(pool),
+    templateHash: template.hash,
+    machines: [
+      ...holding.map((m) => ({
+        name: m.metadata.name!,
+        templateHash: machineTemplateHash(m, template),
+        available: isAvailable(m, pool.spec.minReadySeconds ?? 0, nowMs),
+        deleting: isDeleting(m, scope.deleted),
+        // Failed machines are remediation's (followScaleSet), within its own limits.
+        failed: false,
+      })),
+      ...Array.from({ length: owed }, (_, i) => ({ name: `${OWED}${i}`, templateHash: template.hash, available: false, deleting: false, failed: false })),
+    ],
+    strategy: pool.spec.strategy,
+  });
+  const described = `rolling to template ${template.hash} (machine type ${template.machineType}, image ${template.image}${template.version ? `, Kubernetes ${template.version}` : ""})`;
+  const victims = holding.filter((m) => plan.delete.includes(m.metadata.name!) && !isDeleting(m, scope.deleted));
+  if (victims.length > 0) {
+    const machines = ctx.client.of(machineKind);
+    for (const m of victims) await machines.patch(m.metadata.namespace, m.metadata.name!, "merge", { metadata: { annotations: { [ANNOTATION_SCALE_IN]: "true" } } });
+    await deleteMachines(ctx, scope, victims);
+    await ctx.event(pool, "Normal", "RollingMachines", `${described}: ${plan.updatedAvailable} of ${desiredReplicas(pool)} instances updated; draining ${victims.map((m) => m.metadata.name).join(", ")}, their instances leave scale set ${set.id}`);
+  }
+  const wanted = Math.min(set.maxSize, set.desired + plan.create);
+  if (wanted > set.desired) {
+    await around.resizeScaleSet(set.id, wanted);
+    await ctx.event(pool, "Normal", "RollingMachines", `${described}: desired capacity of scale set ${set.id} raised to ${wanted} for ${wanted - set.desired} new instance(s)`);
+  }
+  return again;
+}

@@ -55,6 +55,16 @@ export function atVersion(machine: MachineObject, version: string | undefined): 
   return version === undefined || own === undefined || sameVersion(own, version);
 }
 
+/**
+ * What a scale set's launch template is made for: the template's hash and, when the pool names one, its
+ * Kubernetes version. The SimMachinePool records it once its launch template is brought to the pool's
+ * spec, so the pool knows which instances the cloud launches from the current template.
+ */
+export function launchTemplateKey(source: PoolTemplateSource): string {
+  const template = poolTemplate(source);
+  return template.version ? `${template.hash}@${template.version}` : template.hash;
+}
+
 export function isCurrent(machine: MachineObject, template: PoolTemplate): boolean {
   return machineTemplateHash(machine, template) === template.hash;
 }

@@ -15,6 +15,7 @@ import { clusterKind } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { machinePoolKind } from "../../api/slipway/machinepool.ts";
+import { ANNOTATION_RENDERED_FOR } from "../../api/slipway/bootstrapconfig.ts";
 import { names } from "../../api/slipway/names.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
 import { FINALIZER_SIM_MACHINE_POOL, simMachinePoolKind, type SimMachinePoolObject } from "../../api/slipway/simmachinepool.ts";
@@ -27,6 +28,7 @@ import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler, type Phase, type Scope } from "../../runtime/reconciler.ts";
 import { cloudTags, controllerOf, idempotencyToken, TAG_OWNER_UID } from "../contract.ts";
 import { readyForMachines } from "../infrastructure/status.ts";
+import { launchTemplateKey } from "../machinepool/template.ts";
 import type { ProviderResolver } from "../providers.ts";
 
 export const SIM_MACHINE_POOL_COMPONENT = "slipway.dev/simmachinepool-controller";
@@ -95,6 +97,10 @@ export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
   const secret = await ctx.client.of<SecretObject>(secretKind).tryGet(object.metadata.namespace, secretName);
   const encoded = secret?.data?.value;
   if (!encoded) return waiting(scope, "WaitingForBootstrapData", `Secret ${secretName} holds no bootstrap data`, scope.pollMs);
+  // A change of the pool's template (a Kubernetes version, labels) reaches the launch template with the data rendered for it.
+  if (secret.metadata.annotations?.[ANNOTATION_RENDERED_FOR] !== launchTemplateKey(pool.spec)) {
+    return waiting(scope, "WaitingForBootstrapData", `Secret ${secretName} is not rendered for the current template of MachinePool ${pool.metadata.name} yet`, scope.pollMs);
+  }
   const userData = Buffer.from(encoded, "base64").toString("utf8");
   const infra = scope.infrastructure!.status!;
   const image = pool.spec.image ?? DEFAULT_IMAGE;
@@ -150,6 +156,7 @@ export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
   status.userDataHash = sha256(userData);
   status.machineType = template.machineType;
   status.imageId = imageId;
+  status.poolTemplate = launchTemplateKey(pool.spec);
   // Every instance is the pool's to remove: the cloud's own scale-in takes none of them.
   const unprotected = set.instances.filter((i) => !i.protected && i.state !== "leaving").map((i) => i.instanceId);
   if (unprotected.length > 0) await pools.protect(set.id, unprotected, true);
