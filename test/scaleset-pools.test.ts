@@ -120,6 +120,13 @@ describe("machine pools on scale sets", () => {
     const cli = spawnSync(process.execPath, [SLIPWAY_BIN, "sim-cloud", "resources", "--endpoint", sim.url, "--token", SIM_TOKEN], { encoding: "utf8" });
     assert.match(cli.stdout, new RegExp(`scaleSet\\s+${infra.status!.scaleSetId}`), cli.stdout + cli.stderr);
     assert.ok(infra.status?.instances?.every((i) => i.protected), "every instance is protected from the cloud's scale-in");
+    // What the cloud keeps for each instance of the set names the pool's bootstrap secret and holds no token.
+    for (const instance of infra.status!.instances!) {
+      const { userData } = await sim.api.getInstanceUserData("sim-east-1", instance.instanceId);
+      assert.match(userData, new RegExp(`slipway-bootstrap-fetch --secret-id secret-[0-9a-f]{17} --region sim-east-1 --endpoint ${sim.url}`));
+      assert.doesNotMatch(userData, /token: [a-z0-9]{6}\.[a-z0-9]{16}|BootstrapToken|JoinConfiguration|caCertHashes/, `instance ${instance.instanceId}'s user data holds no secret`);
+    }
+    assert.match(cli.stdout, /^secret\s/m, "the pool's bootstrap secret is in the cloud");
     // A Machine per instance, owned by the pool; the nodes are named after the instances.
     const ms = machines();
     assert.deepEqual(ms.map((m) => m.spec.scaleSetInstance?.instanceId).sort(), infra.status!.instances!.map((i) => i.instanceId).sort());
@@ -209,10 +216,20 @@ describe("machine pools on scale sets", () => {
     ok("delete", "machinepool", "asg", "--wait=true", "--timeout=60s");
     await eventually(() => kubectl(kc, ["get", "simmachinepool", "asg-set"]).status !== 0 && kubectl(kc, ["get", "bootstrapconfig", "asg-join"]).status !== 0, { timeoutMs: 30_000, what: "the pool's objects to be collected" });
     await eventually(async () => (await scaleSets()).length === 1, { timeoutMs: 30_000, what: "the pool's scale set to be deleted" });
+    // Its bootstrap secret went with it; the declared pool's stays.
+    const secrets = await eventually(async () => {
+      const found = (await sim.resourcesOf("default/demo")).filter((r) => r.kind === "secret");
+      return found.length === 1 && found;
+    }, { timeoutMs: 30_000, what: "the pool's bootstrap secret to be deleted" });
+    assert.equal(secrets[0]!.tags["slipway.dev/owner"], "SimMachinePool/demo-set");
     // The cluster's declared pool goes with the cluster, and its scale set with its instances.
     ok("delete", "cluster", "demo", "--wait=true", "--timeout=90s");
     await eventually(async () => (await scaleSets()).length === 0, { timeoutMs: 30_000, what: "every scale set to be deleted" });
     const instances = (await sim.resourcesOf("default/demo")).filter((r) => r.kind === "instance" && r.state !== "terminated");
     assert.deepEqual(instances.map((i) => i.id), []);
+    // No bootstrap secret of either pool is left in the cloud.
+    const cli = spawnSync(process.execPath, [SLIPWAY_BIN, "sim-cloud", "resources", "--endpoint", sim.url, "--token", SIM_TOKEN], { encoding: "utf8" });
+    assert.equal(cli.status, 0, cli.stderr);
+    assert.doesNotMatch(cli.stdout, /^secret\s/m, cli.stdout);
   });
 });

@@ -50,6 +50,16 @@ export const SimMachinePoolStatusSchema = Struct(
     providerIDList: Type.Optional(Type.Array(Type.String(), { description: "Provider IDs of the instances that are not leaving, sorted." })),
     instances: Type.Optional(Type.Array(SimMachinePoolInstance, { description: "The scale set's instances, as the cloud reports them." })),
     userDataHash: Type.Optional(Type.String({ description: "SHA-256 of the bootstrap data in the launch template (the data itself is secret)." })),
+    bootstrapSecret: Type.Optional(
+      Struct(
+        {
+          id: Type.String({ description: "Cloud ID of the secret." }),
+          digest: Type.String({ description: "Short SHA-256 of the bootstrap data it was made from." }),
+          madeAt: Type.String({ description: "When it was made (RFC 3339): it is replaced before its lifetime ends." }),
+        },
+        { description: "The cloud secret the launch template's user data reads the join (token, CA hash) from at boot, where the provider keeps bootstrap secrets." },
+      ),
+    ),
     machineType: Type.Optional(Type.String({ description: "Machine type of the launch template." })),
     imageId: Type.Optional(Type.String({ description: "Cloud ID of the launch template's image." })),
     poolTemplate: Type.Optional(Type.String({ description: "The pool template (hash, and @version when the pool names one) the launch template was last brought to; instances launched since are on it." })),

@@ -39,6 +39,12 @@ export function bootstrapDataSecretName(config: string): string {
   return `${config}-bootstrap-data`;
 }
 
+/**
+ * The key of the data Secret holding the bootstrap as its parts (JSON: version, secret files, commands),
+ * beside `value` (the user data with the files inline).
+ */
+export const BOOTSTRAP_PARTS_KEY = "bootstrap";
+
 export interface BootstrapConfigScope extends Scope<BootstrapConfigObject> {
   pollMs: number;
   workloads: WorkloadClients;
@@ -106,6 +112,8 @@ export const renderJoinData: Phase<BootstrapConfigScope> = async (ctx, scope) =>
   });
   const bootstrap = publicAddress ? fillingAddresses(join) : join;
   const value = Buffer.from(renderUserData(bootstrap), "utf8").toString("base64");
+  // The parts, for infrastructure that keeps the secret files in its cloud's secret store instead of the user data.
+  const parts = Buffer.from(JSON.stringify(bootstrap), "utf8").toString("base64");
   const name = bootstrapDataSecretName(config.metadata.name!);
   const existing = await secrets.tryGet(namespace, name);
   // What the data was rendered for, so the launch template takes it only once it is the pool's current.
@@ -116,11 +124,11 @@ export const renderJoinData: Phase<BootstrapConfigScope> = async (ctx, scope) =>
       kind: "Secret",
       metadata: { name, namespace, labels: { [LABEL_CLUSTER]: cluster.metadata.name!, [LABEL_POOL]: pool.metadata.name! }, annotations, ownerReferences: [controllerRef(config)] },
       type: "Opaque",
-      data: { value },
+      data: { value, [BOOTSTRAP_PARTS_KEY]: parts },
     } as SecretObject;
     if (await createIfAbsent(() => secrets.create(secret))) await ctx.event(config, "Normal", "BootstrapDataReady", `bootstrap data of pool ${pool.metadata.name} written to Secret ${name}`);
-  } else if (existing.data?.value !== value) {
-    await secrets.patch(namespace, name, "merge", { metadata: { annotations }, data: { value } });
+  } else if (existing.data?.value !== value || existing.data?.[BOOTSTRAP_PARTS_KEY] !== parts) {
+    await secrets.patch(namespace, name, "merge", { metadata: { annotations }, data: { value, [BOOTSTRAP_PARTS_KEY]: parts } });
     await ctx.event(config, "Normal", "BootstrapDataUpdated", `bootstrap data of pool ${pool.metadata.name} rewritten in Secret ${name}`);
   } else if (existing.metadata.annotations?.[ANNOTATION_RENDERED_FOR] !== annotations[ANNOTATION_RENDERED_FOR]) {
     await secrets.patch(namespace, name, "merge", { metadata: { annotations } });

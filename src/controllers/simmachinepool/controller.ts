@@ -30,6 +30,7 @@ import { cloudTags, controllerOf, idempotencyToken, TAG_OWNER_UID } from "../con
 import { readyForMachines } from "../infrastructure/status.ts";
 import { launchTemplateKey } from "../machinepool/template.ts";
 import type { ProviderResolver } from "../providers.ts";
+import { deleteBootstrapSecrets, launchUserData } from "./bootstrap-secret.ts";
 
 export const SIM_MACHINE_POOL_COMPONENT = "slipway.dev/simmachinepool-controller";
 
@@ -101,7 +102,6 @@ export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
   if (secret.metadata.annotations?.[ANNOTATION_RENDERED_FOR] !== launchTemplateKey(pool.spec)) {
     return waiting(scope, "WaitingForBootstrapData", `Secret ${secretName} is not rendered for the current template of MachinePool ${pool.metadata.name} yet`, scope.pollMs);
   }
-  const userData = Buffer.from(encoded, "base64").toString("utf8");
   const infra = scope.infrastructure!.status!;
   const image = pool.spec.image ?? DEFAULT_IMAGE;
   const imageId = infra.images?.[image];
@@ -109,6 +109,8 @@ export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
   const zones = infra.zones ?? [];
   const subnetIds = zones.map((z) => infra.subnets?.[z] ?? (z === zones[0] ? infra.subnetId : undefined)).filter((id): id is string => id !== undefined);
   if (subnetIds.length === 0 || !infra.securityGroupId) return waiting(scope, "WaitingForInfrastructure", `infrastructure ${scope.infrastructure!.metadata.name} reports no subnet or security group`, scope.pollMs);
+  // Where the cloud keeps secrets, the join goes there and the user data only names it.
+  const userData = await launchUserData(ctx, scope, secret);
   const template = { machineType: pool.spec.machineType, imageId, userData };
   const { minSize = 0, maxSize = 100 } = object.spec ?? {};
   const replicas = pool.spec.replicas ?? 1;
@@ -179,11 +181,11 @@ function report(scope: SimMachinePoolScope, set: PoolInfo): void {
   else delete status.message;
 }
 
-/** Deletes the scale set (its instances go with it) and waits until it is gone. */
+/** Deletes the scale set (its instances go with it), waits until it is gone, then deletes its bootstrap secrets. */
 export const deleteScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => {
   if (!scope.connection) return;
   const set = await findScaleSet(scope);
-  if (!set) return;
+  if (!set) return deleteBootstrapSecrets(ctx, scope);
   if (set.state !== "deleting") {
     await (await poolsOf(scope)).delete(set.id);
     await ctx.event(scope.object, "Normal", "DeletingScaleSet", `deleting scale set ${set.id} and its ${set.instances.length} instance(s)`);

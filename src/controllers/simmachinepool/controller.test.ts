@@ -1,0 +1,127 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { SecretObject } from "../../api/kinds.ts";
+import { secretKind } from "../../api/core.ts";
+import { ANNOTATION_RENDERED_FOR } from "../../api/slipway/bootstrapconfig.ts";
+import type { SimMachinePoolObject } from "../../api/slipway/simmachinepool.ts";
+import { joinBootstrap, renderUserData } from "../../bootstrap/cloudinit.ts";
+import type { BootstrapSecretInfo, BootstrapSecretSpec, PoolInfo, PoolSpec, PoolTemplate } from "../../providers/provider.ts";
+import { Client } from "../../runtime/client.ts";
+import { ManualClock, memoryObjects, reconcileContext } from "../../runtime/testing.ts";
+import { BOOTSTRAP_PARTS_KEY } from "../bootstrapconfig/controller.ts";
+import { TAG_OWNER_UID } from "../contract.ts";
+import { launchTemplateKey } from "../machinepool/template.ts";
+import { deleteScaleSet, ensureScaleSet, type SimMachinePoolScope } from "./controller.ts";
+
+const TOKEN = "abcdef.0123456789abcdef";
+const HOUR = 3_600_000;
+
+/** A pool on a scale set whose data Secret holds a join, a cloud with or without bootstrap secrets. */
+async function setUp(withSecrets: boolean) {
+  const client = new Client(await memoryObjects());
+  const pool = {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "MachinePool",
+    metadata: { name: "w", namespace: "default", uid: "pool-uid" },
+    spec: { clusterName: "demo", connection: "sim", machineType: "s1.small", replicas: 2, template: { infrastructureRef: { apiVersion: "slipway.dev/v1alpha1", kind: "SimMachinePool", name: "w-set" }, bootstrap: { configRef: { apiVersion: "slipway.dev/v1alpha1", kind: "BootstrapConfig", name: "w-join" }, dataSecretName: "w-join-bootstrap-data" } } },
+  } as SimMachinePoolScope["pool"] & object;
+  const bootstrap = joinBootstrap({ kubernetesVersion: "v1.31.0", controlPlaneEndpoint: "api:6443", bootstrapToken: TOKEN, caCertHashes: ["sha256:00ff"], node: { labels: {} } });
+  await client.of<SecretObject>(secretKind).create({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "w-join-bootstrap-data", namespace: "default", annotations: { [ANNOTATION_RENDERED_FOR]: launchTemplateKey(pool.spec) } },
+    data: { value: Buffer.from(renderUserData(bootstrap)).toString("base64"), [BOOTSTRAP_PARTS_KEY]: Buffer.from(JSON.stringify(bootstrap)).toString("base64") },
+  } as SecretObject);
+  const secrets = new Map<string, BootstrapSecretSpec & BootstrapSecretInfo>();
+  let made = 0;
+  const store = {
+    create: async (spec: BootstrapSecretSpec, options: { token: string; tags: Record<string, string> }) => {
+      const again = [...secrets.values()].find((s) => s.name === spec.name);
+      if (again) return again;
+      const id = `secret-${++made}`;
+      const info = { ...spec, id, tags: options.tags, expiresAt: new Date(clock.now() + spec.ttlSeconds * 1000).toISOString(), reads: 0, reference: { id, region: "sim-east-1" } };
+      secrets.set(id, info);
+      return info;
+    },
+    get: async (id: string) => secrets.get(id),
+    findTagged: async (tags: Record<string, string>) => [...secrets.values()].filter((s) => Object.entries(tags).every(([k, v]) => s.tags[k] === v)),
+    delete: async (id: string) => void secrets.delete(id),
+  };
+  let set: PoolInfo | undefined;
+  const templates: PoolTemplate[] = [];
+  const pools = {
+    create: async (spec: PoolSpec) => {
+      templates.push({ machineType: spec.machineType, imageId: spec.imageId, userData: spec.userData });
+      return (set = { id: "asg-1", name: spec.name, state: "ready", cloudState: "active", tags: {}, zones: ["a"], minSize: 0, maxSize: 10, desired: spec.desired, replicas: 0, readyReplicas: 0, instances: [] } as PoolInfo);
+    },
+    get: async () => set,
+    findTagged: async () => (set ? [set] : []),
+    update: async (_id: string, change: { template?: PoolTemplate }) => {
+      if (change.template) templates.push(change.template);
+      return set!;
+    },
+    protect: async () => {},
+    delete: async () => void (set = undefined),
+  };
+  const connection = { metadata: { name: "sim", namespace: "default" } };
+  const providers = { open: async () => ({ capabilities: withSecrets ? { bootstrapSecrets: store } : {} }), capability: async () => pools };
+  const object = { apiVersion: "slipway.dev/v1alpha1", kind: "SimMachinePool", metadata: { name: "w-set", namespace: "default", uid: "set-uid" }, spec: { minSize: 0, maxSize: 10 } } as SimMachinePoolObject;
+  const clock = new ManualClock();
+  const events: string[] = [];
+  const ctx = reconcileContext({ client, clock, event: async (_o, _t, reason, message) => void events.push(`${reason}: ${message}`) });
+  const scope = {
+    original: object,
+    object: structuredClone(object),
+    providers,
+    pollMs: 10,
+    pool,
+    cluster: { metadata: { name: "demo", namespace: "default", uid: "cluster-uid" } },
+    connection,
+    infrastructure: { metadata: { name: "demo-sim" }, status: { zones: ["a"], subnets: { a: "subnet-1" }, securityGroupId: "sg-1", images: { "ubuntu-22.04": "img-1" } } },
+  } as unknown as SimMachinePoolScope;
+  return { ctx, scope, clock, secrets, templates, events, deleteSet: () => void (set = undefined) };
+}
+
+describe("the SimMachinePool's launch template", () => {
+  it("names a cloud secret of the pool holding the join, readable by its instances, made again before it ends and deleted with the pool", async () => {
+    const { ctx, scope, clock, secrets, templates, events, deleteSet } = await setUp(true);
+    assert.equal((await ensureScaleSet(ctx, scope))?.halt, undefined, JSON.stringify(scope.waiting));
+    const first = [...secrets.values()];
+    assert.equal(first.length, 1);
+    assert.match(templates[0]!.userData, new RegExp(`slipway-bootstrap-fetch --secret-id ${first[0]!.id} --region sim-east-1`));
+    assert.doesNotMatch(templates[0]!.userData, new RegExp(`${TOKEN}|JoinConfiguration|caCertHashes`), "the launch template holds no token");
+    assert.match(first[0]!.value, new RegExp(TOKEN), "the token is in the secret");
+    assert.deepEqual(first[0]!.readableBy, { [TAG_OWNER_UID]: "set-uid" }, "readable by the scale set's instances (the launch template's owner tag)");
+    assert.ok(first[0]!.ttlSeconds >= 24 * 3600, "as long as the join token is valid");
+    assert.equal(first[0]!.tags["slipway.dev/owner"], "SimMachinePool/w-set", "the sweeper finds it by its owner");
+
+    // Reconciled again: the same secret, the launch template unchanged.
+    await ensureScaleSet(ctx, scope);
+    assert.equal(secrets.size, 1);
+    assert.equal(templates.length, 1);
+
+    // Halfway through its life it is made again; the one it replaced stays for instances still booting, older ones go.
+    clock.advance(13 * HOUR);
+    await ensureScaleSet(ctx, scope);
+    assert.equal(secrets.size, 2);
+    const second = scope.object.status!.bootstrapSecret!.id;
+    assert.match(templates.at(-1)!.userData, new RegExp(`--secret-id ${second} `));
+    clock.advance(13 * HOUR);
+    await ensureScaleSet(ctx, scope);
+    assert.deepEqual([...secrets.keys()].sort(), [second, scope.object.status!.bootstrapSecret!.id].sort());
+
+    // Deleted with the pool, once its scale set is gone.
+    deleteSet();
+    await deleteScaleSet(ctx, scope);
+    assert.equal(secrets.size, 0);
+    assert.match(events.join("\n"), /BootstrapSecretDeleted: deleted bootstrap secret slipway\/default\/w-set-/);
+    assert.doesNotMatch(events.join("\n"), new RegExp(TOKEN));
+  });
+
+  it("carries the join inline where the provider keeps no bootstrap secrets", async () => {
+    const { ctx, scope, templates } = await setUp(false);
+    await ensureScaleSet(ctx, scope);
+    assert.match(templates[0]!.userData, new RegExp(TOKEN));
+    assert.doesNotMatch(templates[0]!.userData, /slipway-bootstrap-fetch/);
+  });
+});
