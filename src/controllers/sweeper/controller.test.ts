@@ -52,13 +52,15 @@ describe("the orphan sweeper", () => {
       });
     const orphanSecret = await secret("kept-w-0", "Machine/kept-w-0", "uid-of-a-deleted-worker");
     const keptSecret = await secret("kept", "Cluster/kept", cluster.metadata.uid!);
-    return { infrastructure, secrets, metrics, owned, gone, replaced, foreign, orphanSecret, keptSecret };
+    // A scale set's bootstrap secret whose SimMachinePool is gone.
+    const poolSecret = await secret("kept-set-0a1b", "SimMachinePool/kept-set", "uid-of-a-deleted-scale-set-pool");
+    return { infrastructure, secrets, metrics, owned, gone, replaced, foreign, orphanSecret, keptSecret, poolSecret };
   }
 
   it("deletes resources whose owner is gone once the grace period has passed, with an Event and a metric, and leaves the rest", async () => {
-    const { infrastructure, secrets, metrics, owned, gone, replaced, foreign, orphanSecret, keptSecret } = await setUp({ dryRun: false });
+    const { infrastructure, secrets, metrics, owned, gone, replaced, foreign, orphanSecret, keptSecret, poolSecret } = await setUp({ dryRun: false });
     const deadline = Date.now() + 10_000;
-    const orphansLeft = async () => (await infrastructure.get("network", gone.id)) || (await infrastructure.get("network", replaced.id)) || (await secrets.get(orphanSecret.id));
+    const orphansLeft = async () => (await infrastructure.get("network", gone.id)) || (await infrastructure.get("network", replaced.id)) || (await secrets.get(orphanSecret.id)) || (await secrets.get(poolSecret.id));
     while (Date.now() < deadline && (await orphansLeft())) {
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -67,24 +69,25 @@ describe("the orphan sweeper", () => {
     assert.ok(await infrastructure.get("network", owned.id), "a resource whose owner exists is kept");
     assert.ok(await infrastructure.get("network", foreign.id), "a resource without Slipway's tags is not Slipway's to delete");
     assert.equal(await secrets.get(orphanSecret.id), undefined, "a bootstrap secret of a machine that is gone is deleted");
+    assert.equal(await secrets.get(poolSecret.id), undefined, "a bootstrap secret of a scale set's pool that is gone is deleted");
     assert.ok(await secrets.get(keptSecret.id), "a bootstrap secret whose owner exists is kept");
     const events = (await env!.client.of(eventKind).list("default")).items.filter((e) => (e as { reason?: string }).reason === "OrphanDeleted");
-    assert.equal(events.length, 3);
+    assert.equal(events.length, 4);
     assert.ok(events.some((e) => /^deleted bootstrapSecret secret-\S+ \(tagged for Machine\/kept-w-0/.test((e as { message?: string }).message ?? "")));
     assert.ok(events.some((e) => /^deleted network .* no longer exists/.test((e as { message?: string }).message ?? "")));
     assert.match(await metrics.metrics(), /slipway_orphaned_cloud_resources_total\{connection="east",kind="network",action="deleted"\} 2/);
-    assert.match(await metrics.metrics(), /slipway_orphaned_cloud_resources_total\{connection="east",kind="bootstrapSecret",action="deleted"\} 1/);
+    assert.match(await metrics.metrics(), /slipway_orphaned_cloud_resources_total\{connection="east",kind="bootstrapSecret",action="deleted"\} 2/);
   });
 
   it("only reports in dry-run mode", async () => {
     const { infrastructure, metrics, gone } = await setUp({ dryRun: true });
     const deadline = Date.now() + 10_000;
     let reported: unknown[] = [];
-    while (Date.now() < deadline && reported.length < 3) {
+    while (Date.now() < deadline && reported.length < 4) {
       reported = (await env!.client.of(eventKind).list("default")).items.filter((e) => (e as { reason?: string }).reason === "OrphanFound");
       await new Promise((r) => setTimeout(r, 50));
     }
-    assert.equal(reported.length, 3);
+    assert.equal(reported.length, 4);
     assert.ok(await infrastructure.get("network", gone.id), "nothing is deleted in a dry run");
     assert.match(await metrics.metrics(), /action="reported"\} [1-9]/);
   });
