@@ -153,8 +153,10 @@ export const followScaleSet: Phase<MachinePoolScope> = async (ctx, scope) => {
   }
   // A machine whose instance left the scale set (it died, or was terminated): the cloud launches another;
   // the machine goes (drained if its node is still there) rather than waiting for its next health check.
+  // A machine that already failed because its instance died (the cloud's feed can say so first) is lost
+  // the same way: the cloud replaces the instance, so there is nothing to remediate.
   const live = new Set(set.instances.filter((i) => i.state !== "leaving").map((i) => i.instanceId));
-  const orphaned = scope.machines.filter((m) => !isDeleting(m, scope.deleted) && m.spec.scaleSetInstance && !live.has(m.spec.scaleSetInstance.instanceId) && !isFailedForGood(m));
+  const orphaned = scope.machines.filter((m) => !isDeleting(m, scope.deleted) && m.spec.scaleSetInstance && !live.has(m.spec.scaleSetInstance.instanceId));
   if (orphaned.length > 0) {
     await deleteMachines(ctx, scope, orphaned);
     const which = orphaned.map((m) => `${m.spec.scaleSetInstance!.instanceId} (machine ${m.metadata.name})`).join(", ");
