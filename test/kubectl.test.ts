@@ -195,7 +195,7 @@ describe("kubectl against slipway up", () => {
     assert.match(out, /machineType/);
   });
 
-  it("lists namespaces and round-trips a generic secret without storing it in clear", () => {
+  it("lists namespaces and round-trips a generic secret without storing it in clear", async () => {
     assert.match(ok("get", "ns"), /default\s+Active/);
     ok("create", "secret", "generic", "db-password", "--from-literal=password=correct-horse-battery-staple");
     const encoded = ok("get", "secret", "db-password", "-o", "jsonpath={.data.password}");
@@ -209,8 +209,13 @@ describe("kubectl against slipway up", () => {
     }
     // Nothing slipway up wrote can be read by another user (the manifests are the test's).
     for (const name of readdirSync(dir).filter((n) => !n.endsWith(".yaml"))) assert.equal(statSync(join(dir, name)).mode & 0o077, 0, `${name} is private`);
-    // Every request is in the audit log with who made it and what it was, and no credential is.
-    const events = readFileSync(join(dir, "audit.log"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { verb: string; user: { username: string; groups: string[] }; objectRef?: { resource: string; namespace?: string; name?: string; apiGroup?: string }; responseStatus: { code: number }; apiVersion: string; level: string });
+    // Every request is in the audit log with who made it and what it was, and no credential is. A request
+    // is recorded once its response has gone, so the last one may reach the log just after kubectl exits.
+    const auditEvents = () => readFileSync(join(dir, "audit.log"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { verb: string; user: { username: string; groups: string[] }; objectRef?: { resource: string; namespace?: string; name?: string; apiGroup?: string }; responseStatus: { code: number }; apiVersion: string; level: string });
+    const events = await eventually(() => {
+      const all = auditEvents();
+      return all.some((e) => e.verb === "get" && e.objectRef?.resource === "secrets" && e.objectRef.name === "db-password") ? all : undefined;
+    }, { timeoutMs: 10_000, what: "the audit log to record the secret's read" });
     const created = events.find((e) => e.verb === "create" && e.objectRef?.resource === "secrets");
     assert.deepEqual([created?.apiVersion, created?.level, created?.user.username, created?.objectRef?.namespace, created?.responseStatus.code], ["audit.k8s.io/v1", "Metadata", "admin", "default", 201]);
     assert.ok(created?.user.groups.includes("system:masters"));
