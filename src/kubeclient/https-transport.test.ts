@@ -124,6 +124,38 @@ describe("kube client over HTTPS", () => {
     });
   });
 
+  it("sends a GET again on a new connection when the server closed the kept-alive one as it went out, but not a POST", async () => {
+    // The server closes a connection that already served a request as the next one arrives on it: what
+    // a server's idle timeout does when it meets a request (the client cannot tell until it writes).
+    const served = new WeakSet<object>();
+    let arrived = 0;
+    routes.set("/clusters/abc/api/v1/namespaces/team-a/configmaps", (req, res) => {
+      arrived++;
+      if (served.has(req.socket)) {
+        req.socket.destroy();
+        return;
+      }
+      served.add(req.socket);
+      res.writeHead(req.method === "POST" ? 201 : 200, { "content-type": "application/json" });
+      res.end(JSON.stringify(req.method === "POST" ? { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "made" } } : { apiVersion: "v1", kind: "ConfigMapList", metadata: {}, items: [] }));
+    });
+    const kube = client();
+    await kube.list("/api/v1/namespaces/team-a/configmaps");
+    const again = await kube.list("/api/v1/namespaces/team-a/configmaps");
+    assert.deepEqual(again.items, []);
+    assert.equal(arrived, 3, "the second GET arrived twice: on the closed connection, then on a new one");
+
+    arrived = 0;
+    const poster = client();
+    await poster.create("/api/v1/namespaces/team-a/configmaps", { metadata: { name: "made" } });
+    await assert.rejects(poster.create("/api/v1/namespaces/team-a/configmaps", { metadata: { name: "made" } }), (error: unknown) => {
+      assert.ok(error instanceof KubeUnreachableError, String(error));
+      assert.match(error.message, /socket hang up/);
+      return true;
+    });
+    assert.equal(arrived, 2, "a POST is never sent twice: the server may have acted on it");
+  });
+
   it("gives up on a request that gets no complete answer in time", async () => {
     routes.set("/clusters/abc/api/v1/namespaces/slow", (_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });

@@ -19,6 +19,18 @@ export interface HttpsTransportOptions {
   tlsServerName?: string;
 }
 
+/**
+ * Methods whose request may be sent again when it never reached the server (as Go's net/http replays
+ * them): a repeated GET, PUT or DELETE has the effect of one.
+ */
+const REPLAYABLE = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
+
+/**
+ * The server had closed a kept-alive connection just as the request went out on it (its idle timeout met
+ * the request): nothing of the request was processed, and a new connection serves it.
+ */
+class StaleConnectionError extends KubeUnreachableError {}
+
 interface Started {
   request: http.ClientRequest;
   /** Resolves with the answer once its headers arrived. */
@@ -110,6 +122,10 @@ export class HttpsTransport implements Transport {
       request.once("close", () => reject(new KubeUnreachableError(this.server, `${described}: the request to ${this.server} was abandoned`)));
       request.on("error", (error) => {
         clearTimeout(timer);
+        if (request.reusedSocket && (error as NodeJS.ErrnoException).code === "ECONNRESET") {
+          reject(new StaleConnectionError(this.server, `${described}: cannot reach ${this.server}: ${error.message}`, { cause: error }));
+          return;
+        }
         reject(this.unreachable(error, `${described}: cannot reach ${this.server}`));
       });
     });
@@ -128,6 +144,15 @@ export class HttpsTransport implements Transport {
   }
 
   async request(req: TransportRequest): Promise<TransportResponse> {
+    try {
+      return await this.requestOnce(req);
+    } catch (error) {
+      if (!(error instanceof StaleConnectionError) || !REPLAYABLE.has(req.method.toUpperCase())) throw error;
+      return this.requestOnce(req);
+    }
+  }
+
+  private async requestOnce(req: TransportRequest): Promise<TransportResponse> {
     const { response, timer, failure } = await this.start(req);
     try {
       const res = await response;
