@@ -114,6 +114,7 @@ export function registerMachinePoolController(
         infrastructureReady: onScaleSet ? onScaleSet.infrastructure?.status?.ready === true : scope.infrastructureReady,
         ...(onScaleSet ? { bootstrapReady: onScaleSet.bootstrapReady === true } : {}),
         ...(onScaleSet?.infrastructureProblem ? { infrastructureProblem: onScaleSet.infrastructureProblem } : {}),
+        ...(onScaleSet?.rollBlocked ? { rollBlocked: onScaleSet.rollBlocked } : {}),
       });
       // As Cluster API's: the replicas are the infrastructure's (the scale set's instances that count).
       const replicas = onScaleSet?.infrastructure?.status?.replicas;

@@ -8,18 +8,18 @@ import { Client } from "../../runtime/client.ts";
 import { memoryObjects, reconcileContext } from "../../runtime/testing.ts";
 import type { MachinePoolScope } from "./phases.ts";
 import { followScaleSet, instanceMachine } from "./scaleset.ts";
-import { countMachines } from "./status.ts";
+import { countMachines, summarizePool } from "./status.ts";
 import { launchTemplateKey } from "./template.ts";
 
 const ref = (kind: string, name: string) => ({ apiVersion: "slipway.dev/v1alpha1", kind, name });
 
-async function setUp(replicas: number, instances: { id: string; ready: boolean }[], desired: number) {
+async function setUp(replicas: number, instances: { id: string; ready: boolean }[], desired: number, name = "w") {
   const objects = await memoryObjects();
   const client = new Client(objects);
   const pool = await client.of<MachinePoolObject>(machinePoolKind).create({
     apiVersion: "slipway.dev/v1alpha1",
     kind: "MachinePool",
-    metadata: { name: "w", namespace: "default" },
+    metadata: { name, namespace: "default" },
     spec: { clusterName: "demo", connection: "sim", machineType: "s1.small", replicas, template: { infrastructureRef: ref("SimMachinePool", "w-set"), bootstrap: { configRef: ref("BootstrapConfig", "w-join") } } },
   });
   const machines: MachineObject[] = [];
@@ -151,6 +151,43 @@ describe("a pool on a scale set", () => {
       ctx.client.of = (() => machines) as never;
       await followScaleSet(ctx, scope);
       assert.deepEqual(Object.values(seen), ["true"], "maxUnavailable 1, maxSurge 0: one outdated machine drained first, marked for scale-in");
+    });
+
+    it("at the scale set's maxSize with maxUnavailable 0, waits and says why on MachinesUpToDate and in one Warning, naming the fields; goes on once the maxSize is raised", async () => {
+      const { ctx, scope, set, resized, events } = await changed();
+      set.maxSize = 2;
+      const summarize = () => summarizePool(scope.object, { machines: scope.machines, deleted: scope.deleted }, "2025-01-01T00:00:00Z", undefined, { ...(scope.scaleSet!.rollBlocked ? { rollBlocked: scope.scaleSet!.rollBlocked } : {}) });
+      assert.deepEqual(await followScaleSet(ctx, scope), { requeueAfterMs: 10 });
+      assert.deepEqual([resized, [...scope.deleted]], [[], []], "nothing surged beyond the maxSize, nothing drained");
+      const message = "cannot surge: scale set asg-1 is at its maxSize 2 (spec.maxSize of SimMachinePool w-set) and maxUnavailable is 0 (spec.strategy.maxUnavailable of MachinePool w), so no instance may go before a new one is Ready; 2 outdated instance(s) wait until the maxSize is raised or maxUnavailable is at least 1";
+      assert.deepEqual(events, [`CannotSurge: ${message}`]);
+      summarize();
+      const condition = scope.object.status?.conditions?.find((c) => c.type === "MachinesUpToDate");
+      assert.deepEqual([condition?.status, condition?.reason, condition?.message], ["False", "CannotSurge", message]);
+      assert.deepEqual([scope.object.status?.reason, scope.object.status?.message], ["CannotSurge", message]);
+      // Asked again while it waits: the same word is not repeated.
+      scope.scaleSet!.rollBlocked = undefined;
+      await followScaleSet(ctx, scope);
+      assert.equal(events.length, 1);
+      // The maxSize raised: the roll surges, and the condition goes back to plain rolling.
+      set.maxSize = 3;
+      scope.scaleSet!.rollBlocked = undefined;
+      await followScaleSet(ctx, scope);
+      assert.deepEqual(resized, [3]);
+      assert.equal(scope.scaleSet!.rollBlocked, undefined);
+      summarize();
+      assert.equal(scope.object.status?.conditions?.find((c) => c.type === "MachinesUpToDate")?.reason, "Rolling");
+    });
+
+    it("names the Cluster's fields when the stuck pool is one the cluster declares", async () => {
+      const { ctx, scope, set, events } = await setUp(1, [{ id: "i-a", ready: true }], 1, "demo-set");
+      scope.object.metadata.labels = { ...scope.object.metadata.labels, "slipway.dev/pool": "set" };
+      scope.cluster = { metadata: { name: "demo" }, spec: { workers: [{ name: "other" }, { name: "set" }] } } as never;
+      set.maxSize = 1;
+      scope.object.spec.machineType = "s1.medium";
+      scope.scaleSet!.infrastructure!.status!.poolTemplate = launchTemplateKey(scope.object.spec);
+      await followScaleSet(ctx, scope);
+      assert.match(events.join("\n"), /CannotSurge: cannot surge: scale set asg-1 is at its maxSize 1 \(spec\.maxSize of SimMachinePool w-set\) and maxUnavailable is 0 \(spec\.workers\[1\]\.strategy\.maxUnavailable of Cluster demo\)/);
     });
 
     it("surges nothing before the SimMachinePool brought the launch template to the pool's template", async () => {

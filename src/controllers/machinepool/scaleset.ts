@@ -10,7 +10,7 @@ import type { BootstrapConfigObject, MachineObject, MachinePoolObject, SimMachin
 import { apiVersionOf } from "../../api/registry.ts";
 import { createIfAbsent } from "../../api/presence.ts";
 import { ANNOTATION_SCALE_IN, machineKind, ROLE_WORKER } from "../../api/slipway/machine.ts";
-import { LABEL_TEMPLATE_HASH, machinePoolKind, poolMachineLabels } from "../../api/slipway/machinepool.ts";
+import { LABEL_POOL, LABEL_TEMPLATE_HASH, machinePoolKind, poolMachineLabels } from "../../api/slipway/machinepool.ts";
 import { bootstrapConfigKind } from "../../api/slipway/bootstrapconfig.ts";
 import { simMachinePoolKind } from "../../api/slipway/simmachinepool.ts";
 import type { KindDefinition } from "../../api/registry.ts";
@@ -23,9 +23,10 @@ import { isFailedForGood } from "../machine/status.ts";
 import { recordReplacement } from "../rollout/remediation.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
-import { planRollout } from "../rollout/plan.ts";
+import { planRollout, rolloutStrategy } from "../rollout/plan.ts";
+import { names } from "../../api/slipway/names.ts";
 import { deleteMachines, remediate, scaleDownVictims, type MachinePoolScope } from "./phases.ts";
-import { desiredReplicas, INFRASTRUCTURE_READY, isAvailable, isDeleting } from "./status.ts";
+import { desiredReplicas, INFRASTRUCTURE_READY, isAvailable, isDeleting, MACHINES_UP_TO_DATE } from "./status.ts";
 import { isCurrent, launchTemplateKey, machineTemplateHash, poolTemplate } from "./template.ts";
 
 /** What a pool on a scale set reads of its template's objects (from the informer caches). */
@@ -38,6 +39,8 @@ export interface ScaleSetSurroundings {
   resizeScaleSet: (id: string, desired: number) => Promise<void>;
   bootstrapReady?: boolean;
   infrastructureProblem?: { reason: string; message: string };
+  /** A roll that cannot go on as the pool's strategy and the scale set's limits stand (for MachinesUpToDate). */
+  rollBlocked?: { reason: string; message: string };
 }
 
 /**
@@ -243,5 +246,28 @@ async function rollScaleSet(ctx: ReconcileContext, scope: MachinePoolScope, set:
     await around.resizeScaleSet(set.id, wanted);
     await ctx.event(pool, "Normal", "RollingMachines", `${described}: desired capacity of scale set ${set.id} raised to ${wanted} for ${wanted - set.desired} new instance(s)`);
   }
+  // Nothing surged, nothing drained, nothing on its way: the roll is stuck at the scale set's maximum
+  // size. It waits (as Cluster API's rollout never goes beyond maxUnavailable, and a cloud replacing
+  // instances stays within the group's limits), saying what to change.
+  const inFlight = owed > 0 || holding.some((m) => isDeleting(m, scope.deleted));
+  if (plan.create > 0 && wanted <= set.desired && victims.length === 0 && !inFlight && rolloutStrategy(pool.spec.strategy).maxUnavailable === 0) {
+    const blocked = { reason: "CannotSurge", message: cannotSurgeMessage(scope, set, plan.outdated) };
+    around.rollBlocked = blocked;
+    if (getCondition(pool.status?.conditions, MACHINES_UP_TO_DATE)?.message !== blocked.message) await ctx.event(pool, "Warning", blocked.reason, blocked.message);
+  }
   return again;
+}
+
+/** Why a roll cannot surge, naming the fields that would let it (those of the Cluster for a pool it declares). */
+function cannotSurgeMessage(scope: MachinePoolScope, set: PoolInfo, outdated: number): string {
+  const pool = scope.object;
+  const infrastructure = `spec.maxSize of SimMachinePool ${pool.spec.template!.infrastructureRef.name}`;
+  const cluster = scope.cluster;
+  const worker = pool.metadata.labels?.[LABEL_POOL];
+  const declaredAt = cluster && worker !== undefined && names.machinePool(cluster.metadata.name!, worker) === pool.metadata.name ? (cluster.spec?.workers ?? []).findIndex((w) => w.name === worker) : -1;
+  const unavailable = declaredAt >= 0 ? `spec.workers[${declaredAt}].strategy.maxUnavailable of Cluster ${cluster!.metadata.name}` : `spec.strategy.maxUnavailable of MachinePool ${pool.metadata.name}`;
+  return (
+    `cannot surge: scale set ${set.id} is at its maxSize ${set.maxSize} (${infrastructure}) and maxUnavailable is 0 (${unavailable}), so no instance may go before a new one is Ready; ` +
+    `${outdated} outdated instance(s) wait until the maxSize is raised or maxUnavailable is at least 1`
+  );
 }

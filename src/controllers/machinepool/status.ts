@@ -198,6 +198,8 @@ export interface PoolSurroundings {
    * foreign object, replicas beyond the scale set's limits, quota or capacity), for InfrastructureReady.
    */
   infrastructureProblem?: { reason: string; message: string };
+  /** A pool on a scale set: a roll that cannot go on (no room to surge, none may be unavailable), for MachinesUpToDate. */
+  rollBlocked?: { reason: string; message: string };
 }
 
 /** A pool on a scale set: False while its bootstrap or infrastructure object, or the cloud, holds it back. */
@@ -228,7 +230,10 @@ export function summarizePool(pool: MachinePoolObject, state: PoolMachines, now:
   status.bootstrapReady = surroundings.bootstrapReady ?? (!waitingForCluster && counted.every(hasBootstrapData));
   status.infrastructureReady = surroundings.infrastructureReady === true;
 
-  if (counts.outdated > 0) {
+  const blocked = surroundings.rollBlocked;
+  if (counts.outdated > 0 && blocked) {
+    setCondition(status, { type: MACHINES_UP_TO_DATE, status: "False", reason: blocked.reason, message: blocked.message }, now);
+  } else if (counts.outdated > 0) {
     const message = `${counts.updatedReady} of ${counts.desired} machines Ready from the current template (${template.hash}: machine type ${template.machineType}, image ${template.image}); ${counts.outdated} of an older template to replace`;
     setCondition(status, { type: MACHINES_UP_TO_DATE, status: "False", reason: "Rolling", message }, now);
   } else {
@@ -268,6 +273,10 @@ export function summarizePool(pool: MachinePoolObject, state: PoolMachines, now:
     status.message ??= problem.message;
   } else if (onScaleSet) {
     setCondition(status, { type: INFRASTRUCTURE_READY, status: "True", reason: "ScaleSetReady", message: `${pool.spec.template!.infrastructureRef.kind} ${pool.spec.template!.infrastructureRef.name} is ready` }, now);
+  }
+  if (counts.outdated > 0 && blocked) {
+    status.reason ??= blocked.reason;
+    status.message ??= blocked.message;
   }
   setCondition(status, summarize(status.conditions, [CLUSTER_OWNED, ...(onScaleSet ? [INFRASTRUCTURE_READY] : []), MACHINES_HEALTHY, REPLICAS_READY, MACHINES_UP_TO_DATE], READY), now);
   status.selector = poolSelectorString(pool);
