@@ -12,6 +12,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SLIPWAY_BIN, eventually, kubectl, kubectlOk, removeDir, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
+import type { Instance } from "../src/simcloud/types.ts";
 
 interface Owned {
   metadata: { uid: string; ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean }[] };
@@ -21,11 +22,16 @@ interface PoolView extends Owned {
   status?: { phase?: string; replicas?: number; readyReplicas?: number; availableReplicas?: number; updatedReplicas?: number; bootstrapReady?: boolean; infrastructureReady?: boolean; conditions?: { type: string; status: string; reason?: string; message?: string }[] };
 }
 interface SimPoolView extends Owned {
-  status?: { scaleSetId?: string; ready?: boolean; replicas?: number; desiredCapacity?: number; providerIDList?: string[]; instances?: { instanceId: string; state: string; protected: boolean }[]; reason?: string; message?: string };
+  status?: { scaleSetId?: string; ready?: boolean; replicas?: number; desiredCapacity?: number; providerIDList?: string[]; instances?: { instanceId: string; state: string; protected: boolean; upToDate?: boolean }[]; reason?: string; message?: string };
+}
+interface NodeView {
+  metadata: { name: string; labels: Record<string, string> };
+  spec: { providerID?: string };
+  status?: { nodeInfo?: { kubeletVersion?: string } };
 }
 interface MachineView {
   metadata: { name: string; ownerReferences?: { kind: string; name: string }[] };
-  spec: { scaleSetInstance?: { instanceId: string } };
+  spec: { scaleSetInstance?: { instanceId: string }; version?: string };
   status?: { nodeName?: string; nodeReady?: boolean };
 }
 
@@ -70,8 +76,14 @@ describe("machine pools on scale sets", () => {
   let kc: string;
   const ok = (...args: string[]) => kubectlOk(kc, args);
   const get = <T>(kind: string, name: string) => JSON.parse(ok("get", kind, name, "-o", "json")) as T;
-  const machines = () => (JSON.parse(ok("get", "machines", "-l", "slipway.dev/pool=asg", "-o", "json")) as { items: MachineView[] }).items;
+  const machines = (pool = "asg") => (JSON.parse(ok("get", "machines", "-l", `slipway.dev/pool=${pool}`, "-o", "json")) as { items: MachineView[] }).items;
   const scaleSets = async () => (await sim.resourcesOf("default/demo")).filter((r) => r.kind === "scaleSet" && r.state !== "deleted");
+  const cloudInstances = async () => new Map((await sim.resourcesOf("default/demo")).filter((r): r is Instance => r.kind === "instance").map((i) => [i.id, i]));
+  const instanceIds = (providerIDs: readonly string[]) => providerIDs.map((id) => id.split("/").pop()!);
+  const eventMessages = (name: string, reason: string) => ok("get", "events", "--field-selector", `involvedObject.name=${name},reason=${reason}`, "-o", "jsonpath={range .items[*]}{.count} {.message}{\"\\n\"}{end}");
+  /** The workload cluster's nodes of a pool, read with kubectl through the cluster's kubeconfig. */
+  let workload = "";
+  const nodes = (pool = "asg") => (JSON.parse(kubectlOk(workload, ["get", "nodes", "-l", `slipway.dev/pool=${pool}`, "-o", "json"])) as { items: NodeView[] }).items;
 
   before(async () => {
     sim = await startSimCloud({ profile: "instant", seed: 5 });
@@ -131,9 +143,8 @@ describe("machine pools on scale sets", () => {
     const ms = machines();
     assert.deepEqual(ms.map((m) => m.spec.scaleSetInstance?.instanceId).sort(), infra.status!.instances!.map((i) => i.instanceId).sort());
     assert.ok(ms.every((m) => m.metadata.ownerReferences?.some((o) => o.kind === "MachinePool" && o.name === "asg")));
-    const workload = join(plane.dataDir, "demo.kubeconfig");
+    workload = join(plane.dataDir, "demo.kubeconfig");
     writeFileSync(workload, Buffer.from(ok("get", "secret", "demo-kubeconfig", "-o", "jsonpath={.data.value}"), "base64"));
-    const nodes = () => (JSON.parse(kubectlOk(workload, ["get", "nodes", "-l", "slipway.dev/pool=asg", "-o", "json"])) as { items: { metadata: { name: string; labels: Record<string, string> }; spec: { providerID?: string } }[] }).items;
     assert.deepEqual(nodes().map((n) => n.spec.providerID).sort(), running.spec.providerIDList);
     assert.deepEqual(nodes().map((n) => n.metadata.name).sort(), ms.map((m) => m.spec.scaleSetInstance!.instanceId).sort());
     assert.ok(nodes().every((n) => n.metadata.labels.tier === "asg"));
@@ -165,6 +176,17 @@ describe("machine pools on scale sets", () => {
     const after = get<SimPoolView>("simmachinepool", "asg-set");
     assert.equal(after.status?.desiredCapacity, 2);
     assert.ok(!nodes().some((n) => n.metadata.name === removed));
+    // The node drained is the instance's, and in the cloud exactly that instance was taken out, on the
+    // pool's request (not by the scale set's own choice); the others run on.
+    assert.match(eventMessages(drained, "NodeDrained"), new RegExp(`node ${removed} drained`));
+    const cloud = await eventually(async () => {
+      const found = await cloudInstances();
+      return found.get(removed)?.state === "terminated" && found;
+    }, { timeoutMs: 30_000, what: `instance ${removed} to be terminated in the cloud` });
+    assert.equal(cloud.get(removed)?.stateReason?.code, "ScaleSetRemoval");
+    const kept = instanceIds(recovered.spec.providerIDList!).filter((id) => id !== removed);
+    assert.deepEqual(kept.map((id) => cloud.get(id)?.state), ["running", "running"], "the cloud removed no other instance");
+    assert.deepEqual([...cloud.values()].filter((i) => i.stateReason?.code === "ScaleSetScaleIn").map((i) => i.id), [], "the scale set chose no instance itself");
   });
 
   it("reports replicas beyond the scale set's limit, naming the field, without resizing it", async () => {
@@ -190,7 +212,7 @@ describe("machine pools on scale sets", () => {
     const instances = (await sim.resourcesOf("default/demo")).filter((r) => r.kind === "instance" && r.state !== "terminated" && rolled.spec.providerIDList!.some((id) => id.endsWith(`/${r.id}`)));
     assert.deepEqual(instances.map((i) => (i as { machineType?: string }).machineType), ["s1.medium", "s1.medium"]);
     assert.ok(machines().every((m) => rolled.spec.providerIDList!.some((id) => id.endsWith(`/${m.spec.scaleSetInstance?.instanceId}`))), "no machine of an old instance is left");
-    const events = ok("get", "events", "--field-selector", "involvedObject.name=asg,reason=RollingMachines", "-o", "jsonpath={range .items[*]}{.count} {.message}{\"\\n\"}{end}");
+    const events = eventMessages("asg", "RollingMachines");
     // maxSurge 1 (the default): the capacity is raised to 3 for each new instance (one event, seen twice), never beyond.
     assert.deepEqual([...events.matchAll(/^(\d+) .*desired capacity of scale set \S+ raised to (\d+)/gm)].map((m) => `${m[2]} x${m[1]}`), ["3 x2"], events);
     const drainedOld = [...events.matchAll(/draining (asg-i-[0-9a-f]+)/g)].map((m) => m[1]!.slice("asg-".length));
@@ -199,10 +221,10 @@ describe("machine pools on scale sets", () => {
   });
 
   it("makes the objects for a pool the cluster declares on a scale set, under fixed names, adopted by the pool", async () => {
-    ok("patch", "cluster", "demo", "--type", "merge", "-p", JSON.stringify({ spec: { workers: [{ name: "set", connection: "sim", machineType: "s1.small", replicas: 1, scaleSet: { maxSize: 4 } }] } }));
+    ok("patch", "cluster", "demo", "--type", "merge", "-p", JSON.stringify({ spec: { workers: [{ name: "set", connection: "sim", machineType: "s1.small", replicas: 2, scaleSet: { maxSize: 4 } }] } }));
     const declared = await eventually(() => {
       const p = get<PoolView>("machinepool", "demo-set");
-      return p.status?.phase === "Running" && p.status.readyReplicas === 1 && p.status.infrastructureReady === true && p;
+      return p.status?.phase === "Running" && p.status.readyReplicas === 2 && p.status.infrastructureReady === true && p;
     }, { timeoutMs: 60_000, what: "the declared pool on a scale set to run" });
     for (const kind of ["bootstrapconfig", "simmachinepool"]) {
       const owner = get<Owned>(kind, "demo-set").metadata.ownerReferences?.find((o) => o.controller);
@@ -210,6 +232,48 @@ describe("machine pools on scale sets", () => {
     }
     assert.equal(get<SimPoolView>("simmachinepool", "demo-set").status?.providerIDList?.join(), declared.spec.providerIDList?.join());
     assert.equal((await scaleSets()).length, 2);
+  });
+
+  it("rolls the declared pool's instances to the cluster's new Kubernetes version through its launch template: every instance replaced one surge at a time, nodes at the new version, nothing old left in the cloud", async () => {
+    const from = ok("get", "cluster", "demo", "-o", "jsonpath={.spec.kubernetesVersion}");
+    const to = "v1.32.9";
+    assert.match(from, /^v1\.31\./);
+    const before = get<PoolView>("machinepool", "demo-set").spec.providerIDList!;
+    assert.deepEqual([...new Set(nodes("demo-set").map((n) => n.status?.nodeInfo?.kubeletVersion))], [from]);
+    ok("patch", "cluster", "demo", "--type", "merge", "-p", JSON.stringify({ spec: { kubernetesVersion: to } }));
+    const rolled = await eventually(() => {
+      const p = get<PoolView>("machinepool", "demo-set");
+      const ids = p.spec.providerIDList ?? [];
+      return p.status?.phase === "Running" && p.status.replicas === 2 && p.status.updatedReplicas === 2 && p.status.readyReplicas === 2 && p.status.availableReplicas === 2 && ids.length === 2 && !ids.some((id) => before.includes(id)) && p;
+    }, { timeoutMs: 90_000, what: `the declared pool to roll both instances to ${to}` });
+    // The nodes are the new instances, at the new version; so are the pool's machines.
+    const upgraded = nodes("demo-set");
+    assert.deepEqual(upgraded.map((n) => n.spec.providerID).sort(), rolled.spec.providerIDList);
+    assert.deepEqual(upgraded.map((n) => n.status?.nodeInfo?.kubeletVersion), [to, to]);
+    assert.deepEqual(machines("demo-set").map((m) => m.spec.version), [to, to]);
+    // Through the launch template: the SimMachinePool brought it to the new version, and the cloud launched from it.
+    assert.match(eventMessages("demo-set", "LaunchTemplateUpdated"), /new launch template for scale set \S+: machine type s1\.small/);
+    const infra = await eventually(() => {
+      const set = get<SimPoolView>("simmachinepool", "demo-set");
+      return set.status?.desiredCapacity === 2 && set.status.instances?.length === 2 && set;
+    }, { timeoutMs: 30_000, what: "the scale set to be back at 2 instances" });
+    assert.ok(infra.status!.instances!.every((i) => i.upToDate && i.state === "ready"), JSON.stringify(infra.status?.instances));
+    // maxSurge 1 (the default) within maxSize 4: the capacity is raised to 3 for each new instance, never beyond.
+    const rolling = eventMessages("demo-set", "RollingMachines");
+    assert.deepEqual([...new Set([...rolling.matchAll(/desired capacity of scale set \S+ raised to (\d+)/g)].map((m) => m[1]))], ["3"], rolling);
+    assert.match(rolling, new RegExp(`rolling to template \\w+ \\(machine type s1\\.small, image [^,]+, Kubernetes ${to.replaceAll(".", "\\.")}\\)`));
+    // Nothing of the old instances is left in the cloud, and no worker runs outside the pool's two.
+    const cloud = await eventually(async () => {
+      const found = await cloudInstances();
+      return instanceIds(before).every((id) => found.get(id)?.state === "terminated") && found;
+    }, { timeoutMs: 30_000, what: "the old instances to be terminated in the cloud" });
+    const live = [...cloud.values()].filter((i) => i.state !== "terminated" && i.tags["sim:scale-set"] === infra.status?.scaleSetId).map((i) => i.id).sort();
+    assert.deepEqual(live, instanceIds(rolled.spec.providerIDList!).sort());
+    const cluster = await eventually(() => {
+      const c = JSON.parse(ok("get", "cluster", "demo", "-o", "json")) as { status?: { phase?: string; version?: string } };
+      return c.status?.phase === "Running" && c;
+    }, { timeoutMs: 30_000, what: "the cluster to be Running again" });
+    assert.equal(cluster.status?.version, to);
   });
 
   it("deletes the objects and the scale set with its instances with the pool", async () => {
