@@ -201,10 +201,21 @@ describe("machine pools on scale sets", () => {
     ok("scale", "machinepool", "asg", "--replicas", "2");
   });
 
-  it("rolls every instance to a changed machine type, one surged instance at a time, the new one Ready before an old one is drained", async () => {
+  it("rolls every instance to a changed machine type, one surged instance at a time, the new one Ready before an old one is drained; at the scale set's maxSize it waits, saying why, until the maxSize is raised", async () => {
     const before = get<PoolView>("machinepool", "asg").spec.providerIDList!;
     assert.equal(before.length, 2);
+    // The scale set held at its 2 instances: with maxUnavailable 0 (the default) there is no room to surge.
+    ok("patch", "simmachinepool", "asg-set", "--type", "merge", "-p", JSON.stringify({ spec: { maxSize: 2 } }));
+    await eventually(async () => (await scaleSets()).some((r) => (r as { maxSize?: number }).maxSize === 2), { timeoutMs: 30_000, what: "the scale set's maxSize to be 2" });
     ok("patch", "machinepool", "asg", "--type", "merge", "-p", JSON.stringify({ spec: { machineType: "s1.medium" } }));
+    const stuck = await eventually(() => {
+      const c = get<PoolView>("machinepool", "asg").status?.conditions?.find((x) => x.type === "MachinesUpToDate");
+      return c?.reason === "CannotSurge" && c;
+    }, { timeoutMs: 30_000, what: "the pool to say its roll cannot surge" });
+    assert.match(stuck.message ?? "", /^cannot surge: scale set \S+ is at its maxSize 2 \(spec\.maxSize of SimMachinePool asg-set\) and maxUnavailable is 0 \(spec\.strategy\.maxUnavailable of MachinePool asg\)/);
+    assert.match(eventMessages("asg", "CannotSurge"), /^1 cannot surge: /);
+    assert.deepEqual(get<PoolView>("machinepool", "asg").spec.providerIDList, before, "nothing was drained");
+    ok("patch", "simmachinepool", "asg-set", "--type", "merge", "-p", JSON.stringify({ spec: { maxSize: 10 } }));
     const rolled = await eventually(() => {
       const p = get<PoolView>("machinepool", "asg");
       return p.status?.phase === "Running" && p.status.updatedReplicas === 2 && p.status.readyReplicas === 2 && p.spec.providerIDList?.length === 2 && !p.spec.providerIDList.some((id) => before.includes(id)) && p;
