@@ -27,7 +27,7 @@ import { describeMachine, formatMachine, formatTable } from "./support/report.ts
 
 interface Shape {
   controlPlane: { connection: string; replicas: number };
-  workers: { connection: string; replicas: number }[];
+  workers: { connection: string; replicas: number; scaleSet?: { maxSize?: number } }[];
 }
 
 const mean = (r: DelayRange) => (r[0] + r[1]) / 2;
@@ -80,12 +80,12 @@ export function physicalSteps(p: LatencyProfile, shape: Shape): Step[] {
     (["networkCreate", "subnetCreate", "securityGroupCreate", "loadBalancerProvision", "targetHealthy", "instanceBoot", "kubeadmInit", "kubeadmJoin"] as const).map((op) => [op, mean(p[op])]),
   );
   const connections = [...new Set([shape.controlPlane.connection, ...shape.workers.filter((w) => w.replicas > 0).map((w) => w.connection)])];
-  const machines = (prefix: string, connection: string, n: number) => Array.from({ length: n }, (_, k) => ({ name: `${prefix}${k}`, connection, exists: false }));
+  const machines = (prefix: string, connection: string, n: number, scaleSet = false) => Array.from({ length: n }, (_, k) => ({ name: `${prefix}${k}`, connection, exists: false, scaleSet }));
   const { steps, last } = buildSteps({
     connections: new Map(connections.map((c) => [c, { durations, built: false }])),
     controlPlaneConnection: shape.controlPlane.connection,
     controlPlane: machines("cp", shape.controlPlane.connection, shape.controlPlane.replicas),
-    workers: shape.workers.flatMap((w, i) => machines(`w${i}_`, w.connection, w.replicas)),
+    workers: shape.workers.flatMap((w, i) => machines(`w${i}_`, w.connection, w.replicas, w.scaleSet !== undefined)),
   });
   const graph = [...steps, { id: "ready", label: "last node Ready", durationMs: mean(p.kubeadmJoin) / 2, after: [last] }];
   const id = (s: string) => s.replace(/[^A-Za-z0-9_]/g, "_");
@@ -139,7 +139,7 @@ export function sequentialFlow(p: LatencyProfile, shape: Shape): number {
 }
 
 function quickstartShape(): Shape {
-  const docs = readFileSync(join(REPO, "examples/quickstart.yaml"), "utf8").split(/^---$/m).map((d) => parse(d) as { kind: string; spec: { controlPlane: { connection: string; replicas: number }; workers: { connection: string; replicas: number }[] } });
+  const docs = readFileSync(join(REPO, "examples/quickstart.yaml"), "utf8").split(/^---$/m).map((d) => parse(d) as { kind: string; spec: Shape });
   const cluster = docs.find((d) => d.kind === "Cluster")!;
   return { controlPlane: cluster.spec.controlPlane, workers: cluster.spec.workers };
 }
@@ -149,14 +149,15 @@ function flag(name: string, fallback: number): number {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 }
 
-/** A cluster of `machines` machines: 3 control-plane, the workers in two pools in the quickstart's two regions. */
-function largeShape(machines: number): Shape {
+/** A cluster of `machines` machines: 3 control-plane, the workers in two pools in the quickstart's two regions (on scale sets where its pools are). */
+function largeShape(machines: number, quickstart: Shape): Shape {
   const workers = machines - 3;
+  const scaleSet = (i: number) => (quickstart.workers[i]?.scaleSet ? { scaleSet: quickstart.workers[i].scaleSet } : {});
   return {
     controlPlane: { connection: "sim-east", replicas: 3 },
     workers: [
-      { connection: "sim-east", replicas: Math.ceil(workers / 2) },
-      { connection: "sim-west", replicas: Math.floor(workers / 2) },
+      { connection: "sim-east", replicas: Math.ceil(workers / 2), ...scaleSet(0) },
+      { connection: "sim-west", replicas: Math.floor(workers / 2), ...scaleSet(1) },
     ],
   };
 }
@@ -167,7 +168,8 @@ function largeManifest(shape: Shape): string {
     .replace("name: quickstart", "name: large")
     .replace(/replicas: 3\n/, `replicas: ${shape.controlPlane.replicas}\n`)
     .replace(/(name: east[\s\S]*?replicas: )2/, `$1${shape.workers[0]!.replicas}`)
-    .replace(/(name: west[\s\S]*?replicas: )2/, `$1${shape.workers[1]!.replicas}`);
+    .replace(/(name: west[\s\S]*?replicas: )2/, `$1${shape.workers[1]!.replicas}`)
+    .replace(/maxSize: \d+/g, (limit) => `maxSize: ${Math.max(Number(limit.slice("maxSize: ".length)), ...shape.workers.map((w) => w.replicas))}`);
 }
 
 /** Applies a manifest and waits for its cluster to be Running: the time it took (ms). */
@@ -194,7 +196,7 @@ async function main(): Promise<void> {
   const large = flag("large", 100);
   const profile = PROFILES.realistic;
   const shape = quickstartShape();
-  const bigShape = largeShape(large);
+  const bigShape = largeShape(large, shape);
   const physical = physicalCriticalPath(profile, shape) * timeScale;
   const bigPhysical = physicalCriticalPath(profile, bigShape) * timeScale;
   const sequential = sequentialFlow(profile, shape) * timeScale;

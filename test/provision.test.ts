@@ -2,9 +2,10 @@
 // kubectl on both the control plane and the clusters it makes.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { StopWaiting, eventually, kubectl, kubectlOk, removeDir, REPO, startSlipway, type RunningSlipway } from "./support/slipway.ts";
+import { SLIPWAY_BIN, StopWaiting, eventually, kubectl, kubectlOk, removeDir, REPO, startSlipway, type RunningSlipway } from "./support/slipway.ts";
 import { SIM_TOKEN, startSimCloud, type RunningSimCloud } from "./support/simcloud.ts";
 import type { CloudResource, LoadBalancer } from "../src/simcloud/types.ts";
 import { parseKubeconfig } from "../src/bootstrap/kubeconfig.ts";
@@ -21,6 +22,22 @@ interface ClusterView {
     lastUpdated?: string;
     nodes?: { name: string; role: string; machine: string; ready: boolean; version?: string }[];
   };
+}
+
+interface Owned {
+  metadata: { uid: string; ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean }[] };
+}
+interface PoolView extends Owned {
+  spec: { providerIDList?: string[] };
+}
+interface NodeView {
+  metadata: { name: string; labels: Record<string, string> };
+  spec: { providerID?: string };
+}
+interface MachineView {
+  metadata: { name: string };
+  spec: { role: string; pool?: string; scaleSetInstance?: { instanceId: string } };
+  status?: { nodeName?: string; providerID?: string; conditions?: { type: string; status: string }[] };
 }
 
 const live = (resources: CloudResource[]) => resources.filter((r) => !["terminated", "deleted"].includes(r.state));
@@ -79,49 +96,86 @@ describe("provisioning clusters on the sim cloud", () => {
     // status.nodes: every node with its machine, Ready, at the kubelet version its node reports.
     const status = (JSON.parse(ok("get", "cluster", "quickstart", "-o", "json")) as ClusterView).status;
     assert.equal(status?.nodes?.length, 7);
-    assert.ok(status?.nodes?.every((n) => n.ready && n.version === "v1.31.2" && n.machine === n.name), JSON.stringify(status?.nodes));
+    assert.ok(status?.nodes?.every((n) => n.ready && n.version === "v1.31.2"), JSON.stringify(status?.nodes));
     assert.deepEqual(status?.nodes?.map((n) => n.role).slice(0, 3), ["control-plane", "control-plane", "control-plane"]);
     assert.equal(status?.version, "v1.31.2");
     assert.ok(status?.lastUpdated);
     const listed = ok("get", "clusters,machinepools,machines");
     assert.match(listed, /quickstart\s+Running\s+3\/3\s+4\/4\s+v1\.31\.2/);
-    assert.match(listed, /quickstart-west\s+quickstart\s+2\s+2\s+2\s+2\s+2\s+Running/);
+    // Each pool's counts as Cluster API reports them: desired, replicas, ready, available, updated.
+    assert.match(listed, /^NAME\s+CLUSTER\s+DESIRED\s+REPLICAS\s+READY\s+AVAILABLE\s+UPDATED\s+PHASE\s+AGE$/m);
+    for (const pool of ["east", "west"]) assert.match(listed, new RegExp(`quickstart-${pool}\\s+quickstart\\s+2\\s+2\\s+2\\s+2\\s+2\\s+Running`));
     assert.equal((listed.match(/machine\.slipway\.dev\/\S+\s+quickstart\s+\S+\s+Running/g) ?? []).length, 7);
 
-    const nodes = kubectl(workloadKubeconfig("quickstart"), ["get", "nodes", "--no-headers"]);
+    const workload = workloadKubeconfig("quickstart");
+    const nodes = kubectl(workload, ["get", "nodes", "--no-headers"]);
     assert.equal(nodes.status, 0, nodes.stderr);
     const lines = nodes.stdout.trim().split("\n");
     assert.equal(lines.length, 7);
     for (const line of lines) assert.match(line, /\sReady\s.*v1\.31\.2$/);
     assert.equal(lines.filter((l) => /control-plane/.test(l)).length, 3);
+    // Every node is linked to its machine by the machine's node name and provider ID (a pool's nodes are
+    // named after their instances, its machines after the pool and the instance).
+    const nodeObjects = (JSON.parse(kubectlOk(workload, ["get", "nodes", "-o", "json"])) as { items: NodeView[] }).items;
+    const machineObjects = (JSON.parse(ok("get", "machines", "-o", "json")) as { items: MachineView[] }).items;
+    assert.deepEqual(
+      status!.nodes!.map((n) => {
+        const m = machineObjects.find((x) => x.metadata.name === n.machine);
+        return [n.name, m?.status?.nodeName, m?.status?.providerID];
+      }),
+      status!.nodes!.map((n) => [n.name, n.name, nodeObjects.find((x) => x.metadata.name === n.name)?.spec.providerID]),
+    );
+
+    // The worker pools are on scale sets, one per region, each with its BootstrapConfig and SimMachinePool
+    // owned by the pool; its providerIDList is its nodes' provider IDs, its machines stand for the instances.
+    const cli = spawnSync(process.execPath, [SLIPWAY_BIN, "sim-cloud", "resources", "--endpoint", sim.url, "--token", SIM_TOKEN], { encoding: "utf8" });
+    assert.equal(cli.status, 0, cli.stderr);
+    for (const [pool, region] of [["east", "sim-east-1"], ["west", "sim-west-1"]] as const) {
+      const name = `quickstart-${pool}`;
+      const mp = JSON.parse(ok("get", "machinepool", name, "-o", "json")) as PoolView;
+      for (const kind of ["bootstrapconfig", "simmachinepool"]) {
+        const owner = (JSON.parse(ok("get", kind, name, "-o", "json")) as Owned).metadata.ownerReferences?.find((o) => o.controller);
+        assert.deepEqual(owner && [owner.kind, owner.name, owner.uid], ["MachinePool", name, mp.metadata.uid], `${kind} ${name}`);
+      }
+      const infra = JSON.parse(ok("get", "simmachinepool", name, "-o", "json")) as { status?: { scaleSetId?: string; instances?: { instanceId: string }[] } };
+      const set = live(await sim.resourcesOf("default/quickstart")).find((r) => r.kind === "scaleSet" && r.id === infra.status?.scaleSetId);
+      assert.equal(set?.region, region, `${name}'s scale set in ${region}`);
+      assert.match(cli.stdout, new RegExp(`^scaleSet\\s+${set!.id}\\s`, "m"), cli.stdout);
+      const poolNodes = nodeObjects.filter((n) => n.metadata.labels["slipway.dev/pool"] === name);
+      assert.equal(poolNodes.length, 2);
+      assert.deepEqual(mp.spec.providerIDList, poolNodes.map((n) => n.spec.providerID).sort());
+      const poolMachines = machineObjects.filter((m) => m.spec.pool === name);
+      assert.deepEqual(poolMachines.map((m) => m.spec.scaleSetInstance?.instanceId).sort(), infra.status!.instances!.map((i) => i.instanceId).sort());
+    }
 
     // What the conditions claim holds: the network plugin's DaemonSet reports a ready pod on every node,
     // and the cloud reports every control-plane machine a healthy target of the load balancer.
     assert.equal(running.status?.conditions?.find((c) => c.type === "NetworkPluginInstalled")?.status, "True");
-    const ds = JSON.parse(kubectl(workloadKubeconfig("quickstart"), ["get", "ds", "calico-node", "-n", "kube-system", "-o", "json"]).stdout) as { status: Record<string, number> };
+    const ds = JSON.parse(kubectl(workload, ["get", "ds", "calico-node", "-n", "kube-system", "-o", "json"]).stdout) as { status: Record<string, number> };
     assert.deepEqual([ds.status.desiredNumberScheduled, ds.status.numberReady, ds.status.numberAvailable], [7, 7, 7]);
     const lb = live(await sim.resourcesOf("default/quickstart")).find((r) => r.kind === "loadBalancer") as LoadBalancer;
     assert.deepEqual((await sim.api.getLoadBalancer(lb.region, lb.id)).targets.map((t) => t.health), ["healthy", "healthy", "healthy"]);
-    const machines = JSON.parse(ok("get", "machines", "-o", "json")) as { items: { spec: { role: string }; status?: { conditions?: { type: string; status: string }[] } }[] };
-    const cps = machines.items.filter((m) => m.spec.role === "control-plane");
+    const cps = machineObjects.filter((m) => m.spec.role === "control-plane");
     assert.equal(cps.length, 3);
     for (const m of cps) assert.equal(m.status?.conditions?.find((c) => c.type === "LoadBalancerTarget")?.status, "True");
 
     const instances = live(await sim.resourcesOf("default/quickstart")).filter((r) => r.kind === "instance");
     assert.equal(instances.length, 7, "one instance per machine");
     // What the cloud keeps for each instance names its bootstrap secret and holds no token or key; every
-    // bootstrap secret was deleted once its node joined.
+    // machine's bootstrap secret was deleted once its node joined, and only each scale set's (its
+    // instances' join, for those it launches next) is left, owned by the pool's SimMachinePool.
     for (const instance of instances) {
       const { userData } = await sim.api.getInstanceUserData(instance.region, instance.id);
       assert.match(userData, new RegExp(`slipway-bootstrap-fetch --secret-id secret-[0-9a-f]{17} --region ${instance.region} --endpoint ${sim.url}`));
       assert.doesNotMatch(userData, /PRIVATE KEY|token: [a-z0-9]{6}\.[a-z0-9]{16}|BootstrapToken|JoinConfiguration/, `instance ${instance.id}'s user data holds no secret`);
     }
-    assert.deepEqual((await sim.resourcesOf("default/quickstart")).filter((r) => r.kind === "secret"), [], "no bootstrap secret is left");
+    const secretOwners = live(await sim.resourcesOf("default/quickstart")).filter((r) => r.kind === "secret").map((r) => r.tags["slipway.dev/owner"]);
+    assert.deepEqual([...new Set(secretOwners)].sort(), ["SimMachinePool/quickstart-east", "SimMachinePool/quickstart-west"], "only the scale sets' bootstrap secrets are left");
 
     // The API has a stable name in the connection's DNS zone: the kubeconfig (which kubectl used above),
     // the cluster's endpoint and kubeadm's certificates name it, not the load balancer's generated name.
     const apiName = `api.quickstart.${lb.region}.sim.slipway.internal`;
-    assert.equal(parseKubeconfig(readFileSync(workloadKubeconfig("quickstart"), "utf8")).tlsServerName, apiName);
+    assert.equal(parseKubeconfig(readFileSync(workload, "utf8")).tlsServerName, apiName);
     assert.equal(ok("get", "cluster", "quickstart", "-o", "jsonpath={.status.controlPlaneEndpoint.host}"), apiName);
     const records = live(await sim.resourcesOf("default/quickstart")).filter((r) => r.kind === "dnsRecord") as (CloudResource & { name?: string })[];
     assert.deepEqual(records.map((r) => r.name).sort(), [`api-int.quickstart.${lb.region}.sim.slipway.internal`, apiName]);

@@ -222,6 +222,14 @@ describe("Cluster validation", () => {
     assert.deepEqual(errorsOf((c) => (c.spec.workers![0]!.taints = [twice, { ...twice, effect: "NoExecute" }])), []);
   });
 
+  it("keeps a scale-set pool's replicas within its scale set's limits, naming the field", () => {
+    assert.deepEqual(errorsOf((c) => (c.spec.workers![0]!.scaleSet = { minSize: 1, maxSize: 10 })), []);
+    assert.match(only(errorsOf((c) => (c.spec.workers![0]!.scaleSet = { minSize: 1, maxSize: 1 })), "spec.workers[0].replicas").message, /scale set limits.*\(1\.\.1\)/);
+    only(errorsOf((c) => (c.spec.workers![0]!.scaleSet = { minSize: 3 })), "spec.workers[0].replicas");
+    only(errorsOf((c) => (c.spec.workers![0]!.scaleSet = { minSize: 5, maxSize: 4 })), "spec.workers[0].scaleSet.minSize");
+    assert.deepEqual(errorsOf((c) => (c.spec.workers![0]!.replicas = 101)), [], "a pool off scale sets is not limited by them");
+  });
+
   it("reports every problem at once", () => {
     const errors = errorsOf((c) => {
       c.spec.controlPlane.replicas = 2;

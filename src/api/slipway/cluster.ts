@@ -413,9 +413,20 @@ function workerErrors(workers: WorkerPoolSpec[]): FieldError[] {
       ...taintErrors(`${field}.taints`, pool.taints),
       ...rolloutStrategyErrors(`${field}.strategy`, pool.strategy),
       ...maxUnhealthyErrors(`${field}.maxUnhealthy`, pool.maxUnhealthy),
+      ...scaleSetErrors(field, pool),
     );
   });
   return errors;
+}
+
+/** A scale set's limits hold the pool's replicas (the defaults are the SimMachinePool's: 0 and 100). */
+function scaleSetErrors(field: string, pool: WorkerPoolSpec): FieldError[] {
+  if (!pool.scaleSet) return [];
+  const { minSize = 0, maxSize = 100 } = pool.scaleSet;
+  if (minSize > maxSize) return [invalid(`${field}.scaleSet.minSize`, minSize, `must not exceed spec.workers[].scaleSet.maxSize (${maxSize})`)];
+  const replicas = pool.replicas ?? 1;
+  if (replicas < minSize || replicas > maxSize) return [invalid(`${field}.replicas`, replicas, `must be within the pool's scale set limits, scaleSet.minSize..scaleSet.maxSize (${minSize}..${maxSize})`)];
+  return [];
 }
 
 /** Every machine group needs a machine type: its own, or its template's (filled in at admission). */

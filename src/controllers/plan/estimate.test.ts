@@ -30,6 +30,18 @@ describe("expected time over the physical critical path", () => {
     );
   });
 
+  it("boots a scale set's workers only once the control plane is initialised", () => {
+    const result = estimateBuild({
+      connections: new Map([["east", { durations, built: false }]]),
+      controlPlaneConnection: "east",
+      controlPlane: [0, 1, 2].map((i) => ({ name: `cp-${i}`, connection: "east", exists: false })),
+      workers: [{ name: "pool-(new-1)", connection: "east", exists: false, scaleSet: true }],
+    });
+    // Initialised at 114 s as above; the instance boots (50) and joins (15) after, longer than the two joins.
+    assert.equal(result.totalMs, 4000 + 50_000 + 30_000 + 30_000 + 50_000 + 15_000);
+    assert.deepEqual(result.path.slice(-2).map((s) => s.label), ["boot pool-(new-1)", "join pool-(new-1)"]);
+  });
+
   it("counts nothing for what exists: a scale-up is a boot and a join", () => {
     const result = estimateBuild({
       connections: new Map([["east", { durations, built: true }]]),

@@ -3,9 +3,11 @@
 // subnet and security group exist, and boots while the load balancer is provisioned; `kubeadm init` ends
 // once the load balancer routes to the first control-plane machine (it is active, and the target's health
 // checks pass once init's API server serves); control-plane joins go one at a time (etcd takes one learner
-// at a time: slipway-join-turn); workers join once the control plane is initialised. What exists already
-// takes no time. The estimate is the longest chain through that graph; bench:provision times the same
-// graph with the sim cloud's mean latencies.
+// at a time: slipway-join-turn); workers join once the control plane is initialised, and a scale set's
+// workers only boot then (the cloud launches them from a template holding the pool's join, which the
+// control plane issues once it is initialised). What exists already takes no time. The estimate is the
+// longest chain through that graph; bench:provision times the same graph with the sim cloud's mean
+// latencies.
 import type { EstimatedOperation } from "../../providers/provider.ts";
 
 export interface BuildStep {
@@ -60,7 +62,8 @@ export interface PlannedBuild {
   controlPlaneConnection: string;
   /** Control-plane machines in join order; `exists` ones are already joined. */
   controlPlane: { name: string; connection: string; exists: boolean }[];
-  workers: { name: string; connection: string; exists: boolean }[];
+  /** Workers; `scaleSet` ones are launched by their pool's scale set once the control plane is initialised. */
+  workers: { name: string; connection: string; exists: boolean; scaleSet?: boolean }[];
 }
 
 /** The graph of a build: what the physical rule above lets run side by side, and what waits on what. */
@@ -77,8 +80,8 @@ export function buildSteps(build: PlannedBuild): { steps: BuildStep[]; last: str
   const cpConnection = build.controlPlaneConnection;
   const cpBuilt = build.connections.get(cpConnection)?.built ?? false;
   add("loadBalancer", `load balancer ${cpConnection}`, duration(cpConnection, "loadBalancerProvision", cpBuilt), [`subnet/${cpConnection}`]);
-  const boot = (m: { name: string; connection: string; exists: boolean }) => {
-    add(`boot/${m.name}`, `boot ${m.name}`, m.exists ? 0 : duration(m.connection, "instanceBoot"), [`placement/${m.connection}`]);
+  const boot = (m: { name: string; connection: string; exists: boolean }, after: string[] = []) => {
+    add(`boot/${m.name}`, `boot ${m.name}`, m.exists ? 0 : duration(m.connection, "instanceBoot"), [`placement/${m.connection}`, ...after]);
     return `boot/${m.name}`;
   };
   const [first, ...joining] = build.controlPlane;
@@ -97,7 +100,7 @@ export function buildSteps(build: PlannedBuild): { steps: BuildStep[]; last: str
   const ends = [previous];
   for (const m of build.workers) {
     const id = `join/${m.name}`;
-    add(id, `join ${m.name}`, m.exists ? 0 : duration(m.connection, "kubeadmJoin"), ["initialized", boot(m)]);
+    add(id, `join ${m.name}`, m.exists ? 0 : duration(m.connection, "kubeadmJoin"), ["initialized", boot(m, m.scaleSet ? ["initialized"] : [])]);
     ends.push(id);
   }
   add("running", "Running", 0, ends);

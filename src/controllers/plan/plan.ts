@@ -47,6 +47,8 @@ interface MachineIntent {
   pool?: string;
   connection: string;
   machineType: string;
+  /** Launched by its pool's scale set, once the control plane can issue its join. */
+  scaleSet?: boolean;
 }
 
 function round(dollars: number): number {
@@ -57,7 +59,7 @@ function live(m: MachineObject): boolean {
   return !m.metadata.deletionTimestamp;
 }
 
-/** The machines the cluster is to have, named as the controllers will name them. */
+/** The machines the cluster is to have, named as the controllers will name them (a scale set's new ones by a placeholder: the cloud has not launched their instances yet). */
 function desiredMachines(cluster: ClusterObject, existing: ExistingCluster | undefined): { wanted: MachineIntent[]; removed: MachineObject[] } {
   const name = cluster.metadata.name!;
   const cp = cluster.spec.controlPlane;
@@ -78,10 +80,13 @@ function desiredMachines(cluster: ClusterObject, existing: ExistingCluster | und
     const victims = scaleDownVictims(pool, current, current.length - replicas);
     removed.push(...victims);
     const staying = current.filter((m) => !victims.includes(m));
-    const taken = new Set(staying.map((m) => Number(m.metadata.name!.slice(pool.length + 1))));
-    const added = lowestFreeIndexes(taken, Math.max(0, replicas - staying.length)).map((i) => names.poolMachine(pool, i));
+    const missing = Math.max(0, replicas - staying.length);
+    // A scale set's machines are named after instances the cloud has not launched yet.
+    const added = worker.scaleSet
+      ? Array.from({ length: missing }, (_, k) => `${pool}-(new-${k + 1})`)
+      : lowestFreeIndexes(new Set(staying.map((m) => Number(m.metadata.name!.slice(pool.length + 1)))), missing).map((i) => names.poolMachine(pool, i));
     for (const machineName of [...staying.map((m) => m.metadata.name!), ...added].sort((a, b) => a.localeCompare(b, "en", { numeric: true }))) {
-      wanted.push({ name: machineName, role: "worker", pool: worker.name, connection: worker.connection, machineType: machineTypeOf(worker) });
+      wanted.push({ name: machineName, role: "worker", pool: worker.name, connection: worker.connection, machineType: machineTypeOf(worker), ...(worker.scaleSet ? { scaleSet: true } : {}) });
     }
   }
   removed.push(...machines.filter((m) => m.spec.role !== ROLE_CONTROL_PLANE && (!m.spec.pool || !declared.has(m.spec.pool))));
@@ -283,7 +288,9 @@ export function makePlan(input: PlanInput): ClusterPlanStatus {
     connections,
     controlPlaneConnection: cpConnection,
     controlPlane: wanted.filter((m) => m.role === "control-plane").map((m) => ({ name: m.name, connection: m.connection, exists: exists(m.name) && (current.get(m.name)?.status?.bootstrapped ?? false) })),
-    workers: wanted.filter((m) => m.role === "worker").map((m) => ({ name: m.name, connection: m.connection, exists: exists(m.name) && (current.get(m.name)?.status?.bootstrapped ?? false) })),
+    workers: wanted
+      .filter((m) => m.role === "worker")
+      .map((m) => ({ name: m.name, connection: m.connection, exists: exists(m.name) && (current.get(m.name)?.status?.bootstrapped ?? false), ...(m.scaleSet ? { scaleSet: true } : {}) })),
   });
   const basis = [...connections.keys()].map((name) => {
     const f = facts.get(name);
