@@ -41,8 +41,20 @@ describe("WorkloadClients", () => {
     const third = await workloads.forCluster("default", "demo");
     assert.ok(third && third !== second, "and made again when asked for");
 
-    await secrets.delete("default", "demo-kubeconfig");
+    // A watch through the client (the machines' node watch) keeps it open, however long nobody asks for it.
+    workloads.hold("default", "demo");
+    clock.advance(120_000);
+    await workloads.forCluster("default", "other");
+    assert.equal(workloads.size, 1, "a held client is not closed as idle");
+    clock.advance(29_000);
+    assert.equal(await workloads.forCluster("default", "demo"), third);
+    workloads.release("default", "demo");
+    clock.advance(120_000);
+    await workloads.forCluster("default", "other");
+    assert.equal(workloads.size, 0, "once released, it is closed when idle again");
     clock.advance(30_000);
+
+    await secrets.delete("default", "demo-kubeconfig");
     assert.equal(await workloads.forCluster("default", "demo"), undefined, "a deleted Secret means no client");
     workloads.close();
   });

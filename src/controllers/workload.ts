@@ -41,6 +41,8 @@ export interface KubeconfigSource {
 
 export class WorkloadClients {
   private readonly clients = new Map<string, { version: string; client: KubeClient; checkedAt: number; usedAt: number }>();
+  /** Clusters whose client a watch keeps open (see hold): not closed as idle. */
+  private readonly held = new Map<string, number>();
   private readonly clock: Clock;
   private readonly recheckMs: number;
   private readonly idleMs: number;
@@ -91,10 +93,24 @@ export class WorkloadClients {
     if (now - this.sweptAt < this.idleMs / 10) return;
     this.sweptAt = now;
     for (const [key, entry] of this.clients) {
-      if (now - entry.usedAt < this.idleMs) continue;
+      if (now - entry.usedAt < this.idleMs || this.held.has(key)) continue;
       entry.client.close();
       this.clients.delete(key);
     }
+  }
+
+  /** Keeps a cluster's client open while a watch runs through it, however long it is not asked for. */
+  hold(namespace: string, cluster: string): void {
+    const key = `${namespace}/${cluster}`;
+    this.held.set(key, (this.held.get(key) ?? 0) + 1);
+  }
+
+  /** Ends a hold: the client may be closed once idle again. */
+  release(namespace: string, cluster: string): void {
+    const key = `${namespace}/${cluster}`;
+    const count = (this.held.get(key) ?? 0) - 1;
+    if (count > 0) this.held.set(key, count);
+    else this.held.delete(key);
   }
 
   /** Clients open now. */

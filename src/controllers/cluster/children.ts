@@ -10,7 +10,7 @@ import type { MachinePoolTemplate } from "../../api/slipway/machinepool.ts";
 import type { Client } from "../../runtime/client.ts";
 import { cidrsOverlap, formatCidr, parseCidr } from "../../api/cidr.ts";
 import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
-import { apiVisibilityOf, CONDITION_NETWORK_PLUGIN_INSTALLED, DEFAULT_KUBERNETES_VERSION, LABEL_CLUSTER, desiredWorkers, machineTypeOf } from "../../api/slipway/cluster.ts";
+import { apiVisibilityOf, CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, DEFAULT_KUBERNETES_VERSION, LABEL_CLUSTER, desiredWorkers, machineTypeOf } from "../../api/slipway/cluster.ts";
 import { oldestVersion, sameVersion } from "../../api/slipway/versions.ts";
 import { LABEL_CONNECTION } from "../../api/slipway/connection.ts";
 import { SLIPWAY_API_VERSION } from "../../api/slipway/group.ts";
@@ -26,7 +26,7 @@ import type { Phase } from "../../runtime/reconciler.ts";
 import { ConnectionUnusableError } from "../providers.ts";
 import { poolTemplate } from "../machinepool/template.ts";
 import { ETCD_MEMBER_REMOVED } from "../machine/etcd.ts";
-import { isRegisteredTarget } from "../machine/status.ts";
+import { isInitMachine, isRegisteredTarget } from "../machine/status.ts";
 import { readyForMachines } from "../infrastructure/status.ts";
 import { ensureBootstrapToken, ensureClusterPki } from "../pki.ts";
 import { decideRemediation, recordReplacement } from "../rollout/remediation.ts";
@@ -225,9 +225,11 @@ export const ensureControlPlane: Phase<ClusterScope> = async (ctx, scope) => {
   // at once, and boots while the ones before it join. Nothing is added while a member is leaving.
   const leaving = inFlux.filter((m) => m.metadata.deletionTimestamp || m.status?.phase === "Failed");
   if (live.length < desired && leaving.length === 0 && (await joinsTakeTurns(scope))) {
-    if (live.length === 0) await create(true, "InitializingControlPlane", `created control-plane machine ${name}`);
+    // The machine that was to initialise may have failed before it did: the others would wait for ever.
+    const initNeeded = live.length === 0 || (!live.some(isInitMachine) && !isTrue(cluster.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED) && !scope.controlPlane.some((m) => m.status?.bootstrapped));
+    if (initNeeded) await create(true, "InitializingControlPlane", `created control-plane machine ${name}`);
     const upgrading = outdated.length > 0 ? `upgrading to ${target}: ` : "";
-    for (let k = Math.max(live.length, 1); k < desired; k++) await create(false, "JoiningControlPlane", `${upgrading}created control-plane machine ${name}; it joins once the machines before it joined`);
+    for (let k = live.length + (initNeeded ? 1 : 0); k < desired; k++) await create(false, "JoiningControlPlane", `${upgrading}created control-plane machine ${name}; it joins once the machines before it joined`);
     scope.waitingOn = controlPlaneProgress(scope, target, inFlux);
     return;
   }

@@ -26,7 +26,7 @@ function cp(index: number, failed = false): MachineObject {
     kind: "Machine",
     metadata: { name: `demo-cp-${index}`, namespace: "default", uid: `m-${index}` },
     spec: { clusterName: "demo", role: "control-plane", connection: "east", machineType: "s1.medium" },
-    status: failed ? { phase: "Failed", failureReason: "JoinControlPlaneFailed", failureMessage: "kubeadm join exited 1" } : { phase: "Running", nodeReady: true },
+    status: failed ? { phase: "Failed", failureReason: "JoinControlPlaneFailed", failureMessage: "kubeadm join exited 1" } : { phase: "Running", bootstrapped: true, nodeReady: true },
   };
 }
 
@@ -151,6 +151,16 @@ describe("making the control plane", () => {
     assert.deepEqual(made.made.map((m) => m.metadata.annotations?.["slipway.dev/bootstrap"] ?? "join"), ["init", "join", "join"]);
     // The next reconcile, with all three still joining, makes nothing more.
     assert.deepEqual((await step(new ManualClock(), cluster(3), [cp(0), joining(1), joining(2)], infra, "instances")).created, []);
+  });
+
+  it("makes a new first machine when the one that was to initialise failed before it did, instead of leaving the others waiting", async () => {
+    const made = await step(new ManualClock(), cluster(3), [joining(1), joining(2)], infra, "instances");
+    assert.deepEqual(made.created, ["demo-cp-0"]);
+    assert.equal(made.made[0]?.metadata.annotations?.["slipway.dev/bootstrap"], "init");
+    // Once one has initialised the cluster, a missing machine joins it.
+    const joined: MachineObject = { ...joining(1), status: { phase: "Provisioned", bootstrapped: true } };
+    const next = await step(new ManualClock(), cluster(3), [joined, joining(2)], infra, "instances");
+    assert.deepEqual(next.made.map((m) => [m.metadata.name, m.metadata.annotations?.["slipway.dev/bootstrap"] ?? "join"]), [["demo-cp-0", "join"]]);
   });
 
   it("scales up by every missing machine at once while others still join, and adds none while a member leaves", async () => {

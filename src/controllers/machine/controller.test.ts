@@ -6,6 +6,7 @@ import { clusterKind } from "../../api/slipway/cluster.ts";
 import { machineKind, ANNOTATION_BOOTSTRAP, FINALIZER_MACHINE } from "../../api/slipway/machine.ts";
 import { joinBootstrap, joinUserData, renderUserData } from "../../bootstrap/cloudinit.ts";
 import { controllerRef, TAG_OWNER_UID } from "../contract.ts";
+import { KubeClient } from "../../kubeclient/index.ts";
 import { names } from "../../api/slipway/names.ts";
 import { readBootstrapToken } from "../pki.ts";
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
@@ -469,5 +470,30 @@ describe("machine controller, following the cloud's instance changes", () => {
     assert.match(failed.status?.failureMessage ?? "", /host failed/);
     assert.ok(Date.now() - killedAt < 5_000, "noticed through the feed, not a health check");
     assert.equal((await machines().get(NAMESPACE, "demo-cp-0")).status?.phase, "Running", "the other machine is left as it is");
+  });
+
+  it("follows its node through one watch of the cluster's nodes: never asks for it, and fails within seconds of it being deleted", async () => {
+    // Every request for one node of the cluster, by any client of this process (the controller's included).
+    const asked: string[] = [];
+    const get = KubeClient.prototype.get;
+    KubeClient.prototype.get = function (this: KubeClient, path: string) {
+      if (path.startsWith("/api/v1/nodes/")) asked.push(path);
+      return get.call(this, path);
+    } as typeof get;
+    try {
+      await machines().create(machine(fixture, "demo-w-1", "worker"));
+      const running = (await env.waitFor(machineKind, NAMESPACE, "demo-w-1", (m) => m?.status?.phase === "Running", 20_000))!;
+      assert.equal(running.status?.nodeReady, true);
+      await waitFor(() => controller.queue.quietFor(`${NAMESPACE}/demo-w-1`, 600_000), "the machine to be left alone", 10_000);
+      const deletedAt = Date.now();
+      await fixture.kube.delete("/api/v1/nodes/demo-w-1");
+      const failed = (await env.waitFor(machineKind, NAMESPACE, "demo-w-1", (m) => m?.status?.phase === "Failed", 5_000))!;
+      assert.equal(failed.status?.failureReason, "NodeGone");
+      assert.ok(Date.now() - deletedAt < 5_000, "noticed through the watch, not a health check");
+    } finally {
+      KubeClient.prototype.get = get;
+    }
+    // Joined, Ready and gone, all read from the watch its cluster's first machine started.
+    assert.deepEqual(asked.filter((path) => path === "/api/v1/nodes/demo-w-1"), []);
   });
 });

@@ -18,9 +18,10 @@ import { objectReconciler } from "../../runtime/reconciler.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { unlessPaused } from "../contract.ts";
 import { names } from "../../api/slipway/names.ts";
-import { machineDeletePhases, machinePhases, type MachineDependencies, type MachineScope, type MachineTimings } from "./phases.ts";
+import { machineDeletePhases, machinePhases, nodeNameOf, type MachineDependencies, type MachineScope, type MachineTimings } from "./phases.ts";
 import { summarizeMachine } from "./status.ts";
 import { InstanceWatch } from "./instance-watch.ts";
+import { NodeWatch } from "./node-watch.ts";
 import { readyForMachines } from "../infrastructure/status.ts";
 
 export const MACHINE_CONTROLLER = "machine";
@@ -30,6 +31,8 @@ export const MACHINE_COMPONENT = "slipway.dev/machine-controller";
 export const MACHINE_CLUSTER_INDEX = "machine-controller.cluster";
 /** Infrastructures holding a control-plane load balancer, by cluster ("<namespace>/<cluster>"). */
 export const CONTROL_PLANE_INFRA_INDEX = "machine-controller.controlPlane";
+/** Machines by cluster and node name ("<namespace>/<cluster>\0<node>"). */
+export const MACHINE_NODE_INDEX = "machine-controller.node";
 
 export interface MachineControllerOptions extends Partial<MachineTimings> {
   concurrency?: number;
@@ -73,6 +76,14 @@ export function registerMachineController(
     enqueue: (key) => controller.enqueue(key),
     intervalMs: timings.pollMs,
   });
+  machines.cache.addIndex(MACHINE_NODE_INDEX, (m) => [`${keyFor(m.metadata.namespace, m.spec.clusterName)}\u0000${nodeNameOf(m)}`]);
+  // One watch of each workload cluster's nodes, its client kept open while it runs.
+  const nodeWatch = new NodeWatch({
+    machinesOf: (clusterKey, node) => machines.cache.indexKeys(MACHINE_NODE_INDEX, `${clusterKey}\u0000${node}`),
+    enqueue: (key) => controller.enqueue(key),
+    onStart: (namespace, cluster) => deps.workloads.hold(namespace, cluster),
+    onStop: (namespace, cluster) => deps.workloads.release(namespace, cluster),
+  });
   infrastructures.cache.addIndex(CONTROL_PLANE_INFRA_INDEX, (i) => (i.spec.controlPlane ? [keyFor(i.metadata.namespace, i.spec.clusterName)] : []));
 
   const reconcile = objectReconciler<MachineObject, MachineScope>({
@@ -93,6 +104,7 @@ export function registerMachineController(
         deps,
         timings,
         instancesFollowed: instanceWatch.follows(namespace, connection),
+        nodes: nodeWatch,
         cluster,
         ...(reservation ? { reservationId: reservation.reservationId, reservationZone: reservation.zone } : {}),
         connection: connections.cache.get(keyFor(namespace, connection)),
@@ -117,7 +129,16 @@ export function registerMachineController(
     },
   });
   controller.addSource(instanceWatch);
-  machines.on({ added: (m) => instanceWatch.seen(m), updated: (_previous, m) => instanceWatch.seen(m), deleted: () => {} });
+  controller.addSource(nodeWatch);
+  machines.on({
+    added: (m) => instanceWatch.seen(m),
+    updated: (_previous, m) => instanceWatch.seen(m),
+    // The nodes of a cluster with no machines left are not watched any more.
+    deleted: (m) => {
+      const cluster = keyFor(m.metadata.namespace, m.spec.clusterName);
+      if (machines.cache.indexKeys(MACHINE_CLUSTER_INDEX, cluster).length === 0) nodeWatch.forget(m.metadata.namespace!, m.spec.clusterName);
+    },
+  });
   // Machines wait on their cluster's infrastructure (their own connection's, and the load balancer's).
   // Only what they read of it matters: whether machines may be made in it, its load balancer, its deletion.
   const awaited = (infra: InfrastructureObject) => JSON.stringify([readyForMachines(infra), infra.status?.ready, infra.status?.loadBalancer, infra.metadata.deletionTimestamp]);

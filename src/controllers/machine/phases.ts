@@ -32,6 +32,7 @@ import { hostEndpointsOf, leaveHostEndpoint, serveHostEndpoint } from "./endpoin
 import { ETCD_MEMBER_REMOVED, isEtcdRetryable, removeMember } from "./etcd.ts";
 import { ensureJoinToken } from "./jointoken.ts";
 import { cordonNode, deleteNode, drainNode, isUnavailable, nodeIsReady, nodeNotReadyMessage, readNode, type WorkloadNode } from "./node.ts";
+import type { NodeWatch } from "./node-watch.ts";
 import { zoneFor } from "./zones.ts";
 import { readyForMachines } from "../infrastructure/status.ts";
 import {
@@ -85,6 +86,8 @@ export interface MachineScope extends Scope<MachineObject> {
   timings: MachineTimings;
   /** Whether a change of the machine's instance requeues it (the connection's instance feed answers). */
   instancesFollowed?: boolean;
+  /** The watches of the workload clusters' nodes: a machine reads its node there while its cluster's is current. */
+  nodes?: NodeWatch;
   /** From the informer caches (undefined: not there). */
   cluster?: ClusterObject;
   connection?: ConnectionObject;
@@ -482,17 +485,29 @@ type NodeLookup = { node: WorkloadNode } | { absent: true } | { unknown: string 
 
 async function findNode(scope: MachineScope, kube: KubeClient | undefined): Promise<NodeLookup> {
   if (!kube) return { unknown: "the cluster's kubeconfig does not exist yet" };
-  try {
-    const node = await readNode(kube, nodeNameOf(scope.object));
-    // A node of the same name left by an earlier machine is not this machine's node.
-    const providerID = node?.spec?.providerID;
-    if (!node || (providerID && providerID !== scope.object.status?.providerID)) return { absent: true };
-    return { node };
-  } catch (error) {
-    // Unreachable (not up yet, or down), or refusing us: either way it tells nothing about the node.
-    if (isUnavailable(error) || error instanceof KubeApiError) return { unknown: `the cluster's API: ${(error as Error).message}` };
-    throw error;
+  const { metadata, spec } = scope.object;
+  const name = nodeNameOf(scope.object);
+  let node: WorkloadNode | undefined;
+  const watched = scope.nodes?.lookup(metadata.namespace!, spec.clusterName, kube, name);
+  if (watched) node = watched.node;
+  else {
+    try {
+      node = await readNode(kube, name);
+    } catch (error) {
+      // Unreachable (not up yet, or down), or refusing us: either way it tells nothing about the node.
+      if (isUnavailable(error) || error instanceof KubeApiError) return { unknown: `the cluster's API: ${(error as Error).message}` };
+      throw error;
+    }
   }
+  // A node of the same name left by an earlier machine is not this machine's node.
+  const providerID = node?.spec?.providerID;
+  if (!node || (providerID && providerID !== scope.object.status?.providerID)) return { absent: true };
+  return { node };
+}
+
+/** Whether the machine's node is watched: its changes requeue the machine, which need not poll for them. */
+function nodeWatched(scope: MachineScope): boolean {
+  return scope.nodes?.watching(scope.object.metadata.namespace!, scope.object.spec.clusterName) ?? false;
 }
 
 /**
@@ -540,6 +555,8 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
       // (controller.ts): polling meanwhile was, at 10,000 clusters, what kept joined nodes waiting minutes.
       const networkAt = clusterConditionTrueAt(scope, CONDITION_NETWORK_PLUGIN_INSTALLED);
       if (networkAt === undefined) return waitWatched(ctx, scope, { ...notReady, message: `${notReady.message} (the cluster's network plugin is not applied yet)` });
+      // The node turning Ready requeues the machine where its cluster's nodes are watched.
+      if (nodeWatched(scope)) return waitWatched(ctx, scope, notReady);
       return wait(ctx, scope, notReady, networkAt);
     }
     if (!status.nodeReady) await ctx.event(machine, "Normal", "NodeReady", `node ${node.metadata.name} is Ready`);
