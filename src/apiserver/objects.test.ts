@@ -156,4 +156,16 @@ describe("ObjectService", () => {
     assert.deepEqual(all.items.map((o: KubeObject) => `${o.apiVersion} ${o.kind} ${o.metadata.name} ${o.metadata.resourceVersion}`), (await objects.list(clusters, "default")).items.map((o) => `slipway.dev/v1alpha1 Cluster ${o.metadata.name} ${o.metadata.resourceVersion}`));
     assert.equal(all.items.find((o: KubeObject) => o.metadata.name === "b").status.phase, "Running");
   });
+
+  it("answers a list as JSON text in pieces of a few items each, equal to the whole text", async () => {
+    for (const name of ["p1", "p2", "p3", "p4", "p5"]) await objects.create(clusters, "default", cluster(name));
+    for (const options of [{}, { limit: 3 }, { labelSelector: "team=nobody" }]) {
+      const chunks = [...(await objects.listJsonChunks(clusters, "default", options, 2))];
+      assert.equal(chunks.join(""), await objects.listJson(clusters, "default", options));
+      const items = JSON.parse(chunks.join("")).items.length;
+      // The list's head, then the items two at a time, then the end of the list.
+      assert.equal(chunks.length, 2 + Math.ceil(items / 2));
+      assert.deepEqual(chunks.slice(1, -1).map((chunk) => JSON.parse(`[${chunk.replace(/^,/, "")}]`).length), Array.from({ length: Math.ceil(items / 2) }, (_, i) => Math.min(2, items - 2 * i)));
+    }
+  });
 });

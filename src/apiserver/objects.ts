@@ -298,10 +298,26 @@ export class ObjectService {
    * resourceVersion put in, so a list of thousands of objects is neither parsed nor encoded again.
    */
   async listJson(def: KindDefinition, namespace: string | undefined, options: ListOptions = {}): Promise<string> {
+    return [...(await this.listJsonChunks(def, namespace, options))].join("");
+  }
+
+  /**
+   * The text of listJson() in pieces of `itemsPerChunk` items, each made only when it is asked for: a
+   * response can send them one at a time, so a list of thousands is never one string and other work runs
+   * between its pieces. The list is read (and refused, when it must be) before this resolves.
+   */
+  async listJsonChunks(def: KindDefinition, namespace: string | undefined, options: ListOptions = {}, itemsPerChunk = 500): Promise<Iterable<string>> {
     await this.authorizeRead(def, "list", namespace, undefined, options.context);
     const { list, read } = await this.readPage(def, namespace, options);
-    const items = read.map((entry) => this.storedJson(def, entry.kv));
-    return `{"apiVersion":${JSON.stringify(list.apiVersion)},"kind":${JSON.stringify(list.kind)},"metadata":${JSON.stringify(list.metadata)},"items":[${items.join(",")}]}`;
+    const head = `{"apiVersion":${JSON.stringify(list.apiVersion)},"kind":${JSON.stringify(list.kind)},"metadata":${JSON.stringify(list.metadata)},"items":[`;
+    const storedJson = (entry: ReadItem) => this.storedJson(def, entry.kv);
+    return (function* () {
+      yield head;
+      for (let start = 0; start < read.length; start += itemsPerChunk) {
+        yield (start > 0 ? "," : "") + read.slice(start, start + itemsPerChunk).map(storedJson).join(",");
+      }
+      yield "]}";
+    })();
   }
 
   private async read(def: KindDefinition, namespace: string | undefined, options: ListOptions): Promise<ObjectList> {

@@ -1,5 +1,6 @@
 // The REST surface of one API (one registry over one store): URL parsing, verbs, Tables and watches.
 // The server mounts one or more of these (the sim cloud serves a workload cluster's API per path).
+import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { parse as parseYaml } from "yaml";
 import { apiVersionOf, type KindDefinition, type Registry } from "../api/registry.ts";
@@ -394,10 +395,11 @@ async function serveResource(
         return toTable(def, list.items, { includeObject: includeObjectOf(query), resourceVersion: list.metadata.resourceVersion, continue: list.metadata.continue });
       }
       if (prefersProtobuf(request.headers.accept) && hasProtobuf({ apiVersion: apiVersionOf(def), kind: `${def.kind}List` })) return objects.list(def, namespace, listOptions);
-      // JSON: the stored text of each item, not parsed and encoded again (a list may hold thousands).
-      const json = await objects.listJson(def, namespace, listOptions);
+      // JSON: the stored text of each item, not parsed and encoded again (a list may hold thousands),
+      // sent in pieces as the connection takes them instead of as one string of the whole list.
+      const chunks = await objects.listJsonChunks(def, namespace, listOptions);
       void reply.type("application/json; charset=utf-8");
-      return json;
+      return Readable.from(chunks, { objectMode: false });
     }
     if (method === "DELETE") {
       info.verb = "deletecollection";

@@ -109,6 +109,22 @@ describe("the HTTP request path", () => {
     ]);
   });
 
+  it("answers a list longer than one piece of the response as one JSON document, and a refused list with a Status", async () => {
+    const configMaps = registry.byKind("v1", "ConfigMap")!;
+    const names = Array.from({ length: 1_100 }, (_, i) => `piece-${String(i).padStart(4, "0")}`);
+    for (const name of names) await objects.create(configMaps, "default", { metadata: { name }, data: { text: "ü".repeat(50) } });
+    const reply = await call("GET", "/api/v1/namespaces/default/configmaps", "alice-token");
+    assert.equal(reply.statusCode, 200);
+    assert.match(String(reply.headers["content-type"]), /^application\/json/);
+    const list = reply.json<{ kind: string; metadata: { resourceVersion: string }; items: { metadata: { name: string; resourceVersion: string }; data: { text: string } }[] }>();
+    assert.equal(list.kind, "ConfigMapList");
+    assert.deepEqual(list.items.map((item) => item.metadata.name), names);
+    assert.ok(list.items.every((item) => Number(item.metadata.resourceVersion) <= Number(list.metadata.resourceVersion) && item.data.text === "ü".repeat(50)));
+    const refused = await call("GET", "/api/v1/namespaces/default/configmaps", "bob-token");
+    assert.equal(refused.statusCode, 403);
+    assert.equal(refused.json<{ kind: string; reason: string }>().reason, "Forbidden");
+  });
+
   it("admits a dry run but stores nothing and sends no hook header", async () => {
     admitted.length = 0;
     const reply = await call("POST", `${CLUSTERS}?dryRun=All`, "alice-token", cluster("dry"));
