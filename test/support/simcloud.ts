@@ -52,7 +52,7 @@ export async function startSimCloud(options: { profile?: string; seed?: number; 
       // A server left running would keep the test process (and the suite) waiting after the failure.
       child.kill("SIGKILL");
       reject(new Error(`sim-cloud serve did not become ready:\n${out}`));
-    }, 30_000);
+    }, 90_000);
     child.stdout!.on("data", () => {
       if (/ready/.test(out)) {
         clearTimeout(timer);

@@ -58,7 +58,7 @@ export async function startSlipway(options: { dataDir?: string; port?: number; a
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`slipway up did not become ready in time:\n${out}`));
-    }, options.timeoutMs ?? 30_000);
+    }, options.timeoutMs ?? 90_000);
     const check = () => {
       if (/\bready\b/.test(out)) {
         clearTimeout(timer);
