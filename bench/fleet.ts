@@ -97,6 +97,24 @@ function readPlan(argv: string[]): Plan {
   };
 }
 
+/** Requests the etcd members answered, by gRPC method, summed over the members (each member's `/metrics`). */
+async function etcdRequests(cluster: EtcdCluster): Promise<Map<string, number>> {
+  const totals = new Map<string, number>();
+  for (const member of cluster.members) {
+    const samples = parseMetrics(await (await fetch(`${member.clientUrl}/metrics`)).text()).filter((s) => s.labels.grpc_type === "unary");
+    for (const [method, count] of sumBy(samples, "grpc_server_handled_total", "grpc_method")) totals.set(method, (totals.get(method) ?? 0) + count);
+  }
+  return totals;
+}
+
+/** The store's round trips to etcd while provisioning: reads (Range) and writes (Txn), per store write. */
+function etcdRequestRow(before: Map<string, number>, after: Map<string, number>, writes: number): string[] {
+  const delta = (method: string) => (after.get(method) ?? 0) - (before.get(method) ?? 0);
+  const all = [...after.keys()].reduce((sum, method) => sum + delta(method), 0);
+  const [range, txn] = [delta("Range"), delta("Txn")];
+  return ["etcd requests until all Running", `${all}: Range ${range}, Txn ${txn}, other ${all - range - txn} (${fixed(all / writes, 2)} per write)`, "", ""];
+}
+
 const nameOf = (index: number) => `fleet-${String(index).padStart(5, "0")}`;
 
 function cluster(index: number): unknown {
@@ -374,6 +392,7 @@ async function main(): Promise<void> {
   /** The store's revision: it rises by one with every write. */
   const storeRevision = async () => Number((await api.json<{ metadata: { resourceVersion: string } }>("GET", `${CONNECTIONS}?limit=1`)).metadata.resourceVersion);
   const metricsBefore = await scrape();
+  const etcdBefore = etcd ? await etcdRequests(etcd) : undefined;
   const cpuBefore = groups.map(cpuMsOf);
   const revisionBefore = await storeRevision();
 
@@ -437,6 +456,7 @@ async function main(): Promise<void> {
   benchLoop.disable();
   const provisionedAt = performance.now();
   const metricsAfter = await scrape();
+  const etcdAfter = etcd ? await etcdRequests(etcd) : undefined;
   const cpuAfter = groups.map(cpuMsOf);
   const storeBytes = plan.store === "sqlite" ? readdirSync(dataDir).filter((f) => f.startsWith("state.db")).reduce((sum, f) => sum + sizeOf(join(dataDir, f)), 0) : etcd!.members.reduce((sum, m) => sum + sizeOf(m.dataDir), 0);
   const logBytes = sizeOf(join(dataDir, "slipway.log"));
@@ -536,6 +556,7 @@ async function main(): Promise<void> {
     ...groups.map((g, i) => [`CPU time, ${g.name}`, `${fixed((cpuAfter[i]! - cpuBefore[i]!) / 1000, 0)} s (${fixed((cpuAfter[i]! - cpuBefore[i]!) / 1000 / windowS, 2)} cores, ${fixed((cpuAfter[i]! - cpuBefore[i]!) / 1000 / n, 3)} s per cluster)`, "", ""]),
     ["store writes until all Running", `${writes} (${fixed(writes / n, 0)} per cluster)`, "", ""],
     ["store size on disk (all Running)", formatBytes(storeBytes), "", ""],
+    ...(etcdBefore && etcdAfter ? [etcdRequestRow(etcdBefore, etcdAfter, writes)] : []),
   ];
   if (idle) rows.push(...idleRows(idle, { group: "slipway up", share: TARGETS.idleShareOfCore }));
   if (deletion) {

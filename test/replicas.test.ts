@@ -200,11 +200,13 @@ describe("replicas sharing an etcd cluster", { timeout: 300_000 }, () => {
     return eventually(
       async () => {
         const all = ((await ok("GET", `/api/v1/namespaces/${NAMESPACE}/events`)) as { items: Event[] }).items;
-        const complete = ops.every((op) => {
+        const missing = ops.flatMap((op) => {
           const recorded = new Set(all.filter((e) => e.involvedObject.uid === op.metadata.uid).map((e) => e.reason));
-          return reasons.every((r) => recorded.has(r));
+          return reasons.filter((r) => !recorded.has(r)).map((r) => `${op.metadata.name} ${r}`);
         });
-        return complete && all;
+        // Named in the error at the timeout.
+        if (missing.length > 0) throw new Error(`missing: ${missing.slice(0, 10).join(", ")}`);
+        return all;
       },
       { intervalMs: 20, what: `the ${reasons.join(" and ")} events of ${ops.length} operations` },
     );

@@ -41,8 +41,11 @@ export interface ReconcileContext {
   readonly clock: Clock;
   /** How many reconciles of the key failed in a row before this one (0 after a success). */
   readonly failures: number;
-  /** Records an Event about the object (skipped once the shard is lost). */
-  event(object: KubeObject, type: EventType, reason: string, message: string): Promise<void>;
+  /**
+   * Records an Event about the object (skipped once the shard is lost, unless it reports a write
+   * already made: `written`, since the replica taking over finds no change left to report).
+   */
+  event(object: KubeObject, type: EventType, reason: string, message: string, options?: { written?: boolean }): Promise<void>;
 }
 
 export type Reconcile = (ctx: ReconcileContext) => Promise<Result | void>;
@@ -245,7 +248,7 @@ export class Controller<T extends KubeObject> {
       log,
       clock: this.deps.clock,
       failures: this.queue.failuresOf(key),
-      event: (object, type, reason, message) => this.deps.recorder.record(object, type, reason, message, { signal }),
+      event: (object, type, reason, message, options) => this.deps.recorder.record(object, type, reason, message, options?.written ? {} : { signal }),
     };
     try {
       const result = (await this.reconcileFn(ctx)) ?? {};

@@ -338,4 +338,46 @@ describe("objectReconciler", () => {
     await assert.rejects(reconcile(context("demo", lost.signal)), ShardLostError);
     assert.equal((await clusters.get("default", "demo")).status, undefined);
   });
+
+  it("records the events of a status change it wrote even when the shard is lost just after the write", async () => {
+    const { clusters, informer, context, cached } = await setup();
+    await clusters.create(cluster("demo"));
+    await cached("demo");
+    const lost = new AbortController();
+    const base = context("demo", lost.signal);
+    const recorded: string[] = [];
+    const ctx: ReconcileContext = {
+      ...base,
+      // The status write reaches the store; the shard is lost before its answer is back.
+      client: {
+        of: (kind: typeof clusterKind) => {
+          const real = base.client.of(kind);
+          return Object.assign(Object.create(real) as typeof real, {
+            updateStatus: async (object: ClusterObject) => {
+              const written = await real.updateStatus(object);
+              lost.abort(new ShardLostError(7));
+              return written;
+            },
+          });
+        },
+      } as unknown as ReconcileContext["client"],
+      // As the controller records them: nothing once the shard is lost, unless it reports a write made.
+      event: async (_object, _type, reason, _message, options) => {
+        if (lost.signal.aborted && !options?.written) return;
+        recorded.push(reason);
+      },
+    };
+    const reconcile = objectReconciler<ClusterObject>({
+      kind: clusterKind,
+      cache: informer.cache,
+      phases: [validate],
+      summarize: summarizeCluster,
+      afterStatusWrite: (c, _scope, previous, written) => {
+        if (written.status?.phase !== previous.status?.phase) return c.event(written, "Normal", written.status!.phase!, "phase changed");
+      },
+    });
+    await reconcile(ctx).catch((error: unknown) => assert.ok(error instanceof ShardLostError, String(error)));
+    assert.equal((await clusters.get("default", "demo")).status?.phase, "Provisioning");
+    assert.deepEqual(recorded, ["Provisioning"], "the phase change written is reported once");
+  });
 });

@@ -49,7 +49,10 @@ export interface ObjectReconcilerOptions<T extends KubeObject, S extends Scope<T
    * failed it for good with InternalError), never after one that broke off with an error.
    */
   observedGeneration?: boolean;
-  /** Runs after the status was written, when it changed (e.g. events on a phase change). */
+  /**
+   * Runs after the status was written, when it changed (e.g. events on a phase change). Its events are
+   * recorded even if the shard is lost meanwhile: the replica taking over sees no change to report.
+   */
   afterStatusWrite?: (ctx: ReconcileContext, scope: S, previous: T, written: T) => Promise<void> | void;
 }
 
@@ -201,7 +204,8 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
       const written = await write(() => objects.updateStatus(scope.object));
       persisted = written;
       scope.object = copyOf(written);
-      await options.afterStatusWrite?.(ctx, scope, previous, written);
+      // The events of a status change that was written are due even if the shard is lost meanwhile.
+      await options.afterStatusWrite?.({ ...ctx, event: (o, type, reason, message) => ctx.event(o, type, reason, message, { written: true }) }, scope, previous, written);
     };
 
     try {
