@@ -25,6 +25,7 @@ import { PhaseWatch } from "./support/phase-watch.ts";
 import { onTeardown, removeOnTeardown, runBenchmark } from "./support/processes.ts";
 import { bucketDelta, histogramBuckets, histogramQuantile, parseMetrics, sumBy, sumOf, type Sample } from "./support/prometheus.ts";
 import { idleRows, measureIdleFleet, RunningTimeline, writeRunningChart, type IdleFigures } from "./support/fleet-idle.ts";
+import { writesByResource, writesRows } from "./support/store-writes.ts";
 import { describeMachine, fixed, formatMachine, formatTable } from "./support/report.ts";
 
 const GROUP = "/apis/slipway.dev/v1alpha1/namespaces/default";
@@ -62,6 +63,8 @@ interface Plan {
   idleSeconds: number;
   /** Where the SVG chart of clusters Running over time goes. */
   chart: string;
+  /** The worker pools are backed by the cloud's scale sets (spec.workers[].scaleSet). */
+  scaleSets: boolean;
 }
 
 function readPlan(argv: string[]): Plan {
@@ -91,13 +94,15 @@ function readPlan(argv: string[]): Plan {
     keepStore: value("keep-store"),
     idleSeconds: value("idle") === "0" ? 0 : number("idle", 60),
     chart: value("chart") ?? `fleet-${Math.trunc(number("clusters", 100))}-running.svg`,
+    scaleSets: argv.includes("--scale-sets"),
   };
 }
 
 const nameOf = (index: number) => `fleet-${String(index).padStart(5, "0")}`;
 
-function cluster(index: number): unknown {
+function cluster(index: number, scaleSets: boolean): unknown {
   const connection = REGIONS[index % REGIONS.length]!.connection;
+  const pool = { name: "pool", connection, machineType: WORKER_TYPE, replicas: WORKERS_PER_CLUSTER };
   return {
     apiVersion: "slipway.dev/v1alpha1",
     kind: "Cluster",
@@ -105,7 +110,7 @@ function cluster(index: number): unknown {
     spec: {
       kubernetesVersion: "v1.31.2",
       controlPlane: { connection, machineType: CONTROL_PLANE_TYPE, replicas: 1 },
-      workers: [{ name: "pool", connection, machineType: WORKER_TYPE, replicas: WORKERS_PER_CLUSTER }],
+      workers: [scaleSets ? { ...pool, scaleSet: { minSize: 0, maxSize: 2 * WORKERS_PER_CLUSTER } } : pool],
     },
   };
 }
@@ -396,7 +401,7 @@ async function main(): Promise<void> {
   const submission = paced(n, plan.rate, plan.connections * 4, async (index) => {
     await withRetries(async () => {
       try {
-        await api.send("POST", CLUSTERS, { body: cluster(index), expect: [201] });
+        await api.send("POST", CLUSTERS, { body: cluster(index, plan.scaleSets), expect: [201] });
       } catch (error) {
         // A retried create whose first attempt got through.
         if (!(error instanceof UnexpectedStatusError && error.status === 409)) throw error;
@@ -416,6 +421,7 @@ async function main(): Promise<void> {
   const storeBytes = plan.store === "sqlite" ? readdirSync(dataDir).filter((f) => f.startsWith("state.db")).reduce((sum, f) => sum + sizeOf(join(dataDir, f)), 0) : etcd!.members.reduce((sum, m) => sum + sizeOf(m.dataDir), 0);
   const logBytes = sizeOf(join(dataDir, "slipway.log"));
   const writes = (await storeRevision()) - revisionBefore;
+  const writesBy = plan.store === "sqlite" ? writesByResource(dataDir, revisionBefore) : undefined;
   if (plan.keepStore && plan.store === "sqlite") {
     for (const file of readdirSync(dataDir).filter((f) => f.startsWith("state.db"))) copyFileSync(join(dataDir, file), plan.keepStore + file.slice("state.db".length));
   }
@@ -533,11 +539,12 @@ async function main(): Promise<void> {
   });
   const output = [
     "",
-    `slipway fleet benchmark: ${n} clusters of 1 control-plane machine + ${WORKERS_PER_CLUSTER} workers, sim cloud 'instant', ${plan.store === "etcd" ? "3-member etcd" : "SQLite"}, poll interval ${plan.pollInterval}`,
+    `slipway fleet benchmark: ${n} clusters of 1 control-plane machine + ${WORKERS_PER_CLUSTER} workers${plan.scaleSets ? " (a pool on a scale set)" : ""}, sim cloud 'instant', ${plan.store === "etcd" ? "3-member etcd" : "SQLite"}, poll interval ${plan.pollInterval}`,
     formatMachine(machine),
     "",
     formatTable(rows),
     "",
+    ...(writesBy ? [formatTable(writesRows(writesBy, writes, n)), ""] : []),
     formatTable([["reconciles until all Running", "outcome", "count", "per cluster", "seconds", "ms each"], ...reconcileRows]),
     "",
     ...(listRows ? [formatTable(listRows), `lists once all were Running, one at a time, ${LIST_ROUNDS} of each, client side (whole response read)`, ""] : []),
