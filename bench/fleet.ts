@@ -1,13 +1,15 @@
 // The fleet benchmark: how many clusters one `slipway up` carries, and how fast it brings them up and
 // takes them down. A sim cloud (its own process, `instant` profile, quotas and capacity raised) and
 // `slipway up` against it (SQLite, or a 3-member etcd cluster); N clusters — one control-plane machine
-// and a pool of 3 workers each, spread over three regions — are submitted through the HTTPS API at a
-// steady rate, and the run is measured until every cluster is Running; then every cluster is deleted
-// and the run is measured until the sim cloud holds no resource.
+// and a pool of 3 workers each (--workers N; on a scale set with --scale-sets), spread over three
+// regions — are submitted through the HTTPS API at a steady rate, and the run is measured until every
+// cluster is Running; then every cluster is deleted and the run is measured until the sim cloud holds
+// no resource.
 //
 //   npm run bench:fleet -- --clusters 1000 [--store sqlite|etcd] [--rate 50] [--poll-interval 1s]
 //                          [--connections 8] [--timeout 30] [--delete-timeout 20]
 //                          [--cpu-prof DIR [--cpu-prof-sim]] [--keep-store FILE] [--idle 60] [--chart FILE]
+//                          [--workers 3] [--scale-sets]
 import { randomBytes } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,6 +28,7 @@ import { PhaseWatch } from "./support/phase-watch.ts";
 import { onTeardown, removeOnTeardown, runBenchmark } from "./support/processes.ts";
 import { bucketDelta, histogramBuckets, histogramQuantile, parseMetrics, sumBy, sumOf, type Sample } from "./support/prometheus.ts";
 import { idleRows, measureIdleFleet, RunningTimeline, writeRunningChart, type IdleFigures } from "./support/fleet-idle.ts";
+import { writesByResource, writesRows } from "./support/store-writes.ts";
 import { describeMachine, fixed, formatMachine, formatTable } from "./support/report.ts";
 
 const GROUP = "/apis/slipway.dev/v1alpha1/namespaces/default";
@@ -38,7 +41,6 @@ const REGIONS = [
 ];
 const CONTROL_PLANE_TYPE = "s1.medium";
 const WORKER_TYPE = "s1.small";
-const WORKERS_PER_CLUSTER = 3;
 const PLENTY = 1_000_000;
 /** How often monitorEventLoopDelay checks the loop, here and in prom-client's default metrics. */
 const LOOP_CHECK_MS = 10;
@@ -65,6 +67,10 @@ interface Plan {
   idleSeconds: number;
   /** Where the SVG chart of clusters Running over time goes. */
   chart: string;
+  /** The worker pools are backed by the cloud's scale sets (spec.workers[].scaleSet). */
+  scaleSets: boolean;
+  /** Machines of each cluster's worker pool. */
+  workers: number;
 }
 
 function readPlan(argv: string[]): Plan {
@@ -94,6 +100,8 @@ function readPlan(argv: string[]): Plan {
     keepStore: value("keep-store"),
     idleSeconds: value("idle") === "0" ? 0 : number("idle", 60),
     chart: value("chart") ?? `fleet-${Math.trunc(number("clusters", 100))}-running.svg`,
+    scaleSets: argv.includes("--scale-sets"),
+    workers: Math.trunc(number("workers", 3)),
   };
 }
 
@@ -117,8 +125,9 @@ function etcdRequestRow(before: Map<string, number>, after: Map<string, number>,
 
 const nameOf = (index: number) => `fleet-${String(index).padStart(5, "0")}`;
 
-function cluster(index: number): unknown {
+function cluster(index: number, plan: Plan): unknown {
   const connection = REGIONS[index % REGIONS.length]!.connection;
+  const pool = { name: "pool", connection, machineType: WORKER_TYPE, replicas: plan.workers };
   return {
     apiVersion: "slipway.dev/v1alpha1",
     kind: "Cluster",
@@ -126,7 +135,7 @@ function cluster(index: number): unknown {
     spec: {
       kubernetesVersion: "v1.31.2",
       controlPlane: { connection, machineType: CONTROL_PLANE_TYPE, replicas: 1 },
-      workers: [{ name: "pool", connection, machineType: WORKER_TYPE, replicas: WORKERS_PER_CLUSTER }],
+      workers: [plan.scaleSets ? { ...pool, scaleSet: { minSize: 0, maxSize: 2 * plan.workers } } : pool],
     },
   };
 }
@@ -289,11 +298,11 @@ const LIST_TARGET_MS = 250;
  * request to having read the whole response. Runs once all are Running, while the controllers keep
  * their idle checks going.
  */
-async function measureLists(client: BenchClient, clusters: number): Promise<string[][]> {
+async function measureLists(client: BenchClient, clusters: number, workers: number): Promise<string[][]> {
   const rows: string[][] = [["list", "objects", "size", "p50 ms", "p99 ms", "max ms", "target"]];
   const collections = [
     { name: "clusters", path: CLUSTERS, objects: clusters },
-    { name: "machines", path: `${GROUP}/machines`, objects: clusters * (1 + WORKERS_PER_CLUSTER) },
+    { name: "machines", path: `${GROUP}/machines`, objects: clusters * (1 + workers) },
   ];
   for (const { name, path, objects } of collections) {
     const first = await client.json<{ items: unknown[] }>("GET", path);
@@ -321,7 +330,7 @@ async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), "slipway-fleet-"));
   removeOnTeardown(root);
   const n = plan.clusters;
-  progress(`${n} clusters (${n * (1 + WORKERS_PER_CLUSTER)} machines), store ${plan.store}, ${plan.rate}/s, poll interval ${plan.pollInterval}`);
+  progress(`${n} clusters (${n * (1 + plan.workers)} machines), store ${plan.store}, ${plan.rate}/s, poll interval ${plan.pollInterval}`);
 
   // The sim cloud, with room for the whole fleet in every region.
   if (plan.cpuProfDir) mkdirSync(plan.cpuProfDir, { recursive: true });
@@ -438,7 +447,7 @@ async function main(): Promise<void> {
   const submission = paced(n, plan.rate, plan.connections * 4, async (index) => {
     await withRetries(async () => {
       try {
-        await api.send("POST", CLUSTERS, { body: cluster(index), expect: [201] });
+        await api.send("POST", CLUSTERS, { body: cluster(index, plan), expect: [201] });
       } catch (error) {
         // A retried create whose first attempt got through.
         if (!(error instanceof UnexpectedStatusError && error.status === 409)) throw error;
@@ -461,6 +470,7 @@ async function main(): Promise<void> {
   const storeBytes = plan.store === "sqlite" ? readdirSync(dataDir).filter((f) => f.startsWith("state.db")).reduce((sum, f) => sum + sizeOf(join(dataDir, f)), 0) : etcd!.members.reduce((sum, m) => sum + sizeOf(m.dataDir), 0);
   const logBytes = sizeOf(join(dataDir, "slipway.log"));
   const writes = (await storeRevision()) - revisionBefore;
+  const writesBy = plan.store === "sqlite" ? writesByResource(dataDir, revisionBefore) : undefined;
   if (plan.keepStore && plan.store === "sqlite") {
     for (const file of readdirSync(dataDir).filter((f) => f.startsWith("state.db"))) copyFileSync(join(dataDir, file), plan.keepStore + file.slice("state.db".length));
   }
@@ -483,7 +493,7 @@ async function main(): Promise<void> {
     progress(`measuring the idle fleet for ${plan.idleSeconds} s`);
     idle = await measureIdleFleet({ groups: groups.map((g) => ({ name: g.name, cpuMs: () => cpuMsOf(g) })), scrape, storeRevision }, 10_000, plan.idleSeconds * 1000);
   }
-  const listRows = runningAt !== undefined ? await measureLists(probeClient, n) : undefined;
+  const listRows = runningAt !== undefined ? await measureLists(probeClient, n, plan.workers) : undefined;
 
   // Deletion: every cluster, at the same rate; then until the sim cloud holds nothing.
   let deletion: { clustersGoneMs?: number; cloudEmptyMs?: number; remaining?: number; deletes: Awaited<ReturnType<typeof paced>> } | undefined;
@@ -538,7 +548,7 @@ async function main(): Promise<void> {
 
   const rows: string[][] = [
     ["measure", "value", "target", "result"],
-    ["clusters (machines)", `${n} (${n * (1 + WORKERS_PER_CLUSTER)})`, "", ""],
+    ["clusters (machines)", `${n} (${n * (1 + plan.workers)})`, "", ""],
     ["store", plan.store === "etcd" ? "etcd, 3 members" : "SQLite", "", ""],
     ["submission", `${fixed((n - creates.failures) / (creates.elapsedMs / 1000), 1)}/s over ${seconds(creates.elapsedMs)}${creates.failures ? `, ${creates.failures} failed` : ""}`, "", ""],
     runningAt !== undefined
@@ -581,11 +591,12 @@ async function main(): Promise<void> {
   });
   const output = [
     "",
-    `slipway fleet benchmark: ${n} clusters of 1 control-plane machine + ${WORKERS_PER_CLUSTER} workers, sim cloud 'instant', ${plan.store === "etcd" ? "3-member etcd" : "SQLite"}, poll interval ${plan.pollInterval}`,
+    `slipway fleet benchmark: ${n} clusters of 1 control-plane machine + ${plan.workers} workers${plan.scaleSets ? " (a pool on a scale set)" : ""}, sim cloud 'instant', ${plan.store === "etcd" ? "3-member etcd" : "SQLite"}, poll interval ${plan.pollInterval}`,
     formatMachine(machine),
     "",
     formatTable(rows),
     "",
+    ...(writesBy ? [formatTable(writesRows(writesBy, writes, n)), ""] : []),
     formatTable([["reconciles until all Running", "outcome", "count", "per cluster", "seconds", "ms each"], ...reconcileRows]),
     "",
     ...(listRows ? [formatTable(listRows), `lists once all were Running, one at a time, ${LIST_ROUNDS} of each, client side (whole response read)`, ""] : []),

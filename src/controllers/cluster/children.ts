@@ -5,7 +5,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { BootstrapConfigObject, ClusterObject, InfrastructureObject, MachineObject, MachinePoolObject, SimMachinePoolObject } from "../../api/kinds.ts";
 import { bootstrapConfigKind } from "../../api/slipway/bootstrapconfig.ts";
-import { simMachinePoolKind } from "../../api/slipway/simmachinepool.ts";
+import { FINALIZER_SIM_MACHINE_POOL, simMachinePoolKind } from "../../api/slipway/simmachinepool.ts";
 import type { MachinePoolTemplate } from "../../api/slipway/machinepool.ts";
 import type { Client } from "../../runtime/client.ts";
 import { cidrsOverlap, formatCidr, parseCidr } from "../../api/cidr.ts";
@@ -14,9 +14,9 @@ import { apiVisibilityOf, CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK
 import { oldestVersion, sameVersion } from "../../api/slipway/versions.ts";
 import { LABEL_CONNECTION } from "../../api/slipway/connection.ts";
 import { SLIPWAY_API_VERSION } from "../../api/slipway/group.ts";
-import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
-import { ANNOTATION_BOOTSTRAP, isMachineReady, LABEL_ROLE, machineKind, ROLE_CONTROL_PLANE, ROLE_WORKER } from "../../api/slipway/machine.ts";
-import { ANNOTATION_DECLARED_REPLICAS, ANNOTATION_REPLICAS_MANAGED_BY, LABEL_POOL, machinePoolKind } from "../../api/slipway/machinepool.ts";
+import { FINALIZER_INFRASTRUCTURE, infrastructureKind } from "../../api/slipway/infrastructure.ts";
+import { ANNOTATION_BOOTSTRAP, FINALIZER_MACHINE, isMachineReady, LABEL_ROLE, machineKind, ROLE_CONTROL_PLANE, ROLE_WORKER } from "../../api/slipway/machine.ts";
+import { ANNOTATION_DECLARED_REPLICAS, ANNOTATION_REPLICAS_MANAGED_BY, FINALIZER_MACHINE_POOL, LABEL_POOL, machinePoolKind } from "../../api/slipway/machinepool.ts";
 import { names } from "../../api/slipway/names.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
 import { renderCniManifest } from "../../bootstrap/cni.ts";
@@ -81,11 +81,12 @@ export const ensureInfrastructures: Phase<ClusterScope> = async (ctx, scope) => 
     }
     const nodeCIDR = nodeCidrFor(cluster, taken);
     taken.push(nodeCIDR);
+    // Children carry their controller's finalizer from the start: the controller need not write them to add it.
     await createIfAbsent(() =>
       infras.create({
         apiVersion: SLIPWAY_API_VERSION,
         kind: "Infrastructure",
-        metadata: childMeta(cluster, names.infrastructure(cluster.metadata.name!, name), { [LABEL_CONNECTION]: name }),
+        metadata: { ...childMeta(cluster, names.infrastructure(cluster.metadata.name!, name), { [LABEL_CONNECTION]: name }), finalizers: [FINALIZER_INFRASTRUCTURE] },
         spec: {
           clusterName: cluster.metadata.name!,
           connection: name,
@@ -117,6 +118,7 @@ function controlPlaneMachine(cluster: ClusterObject, index: number, init: boolea
     kind: "Machine",
     metadata: {
       ...childMeta(cluster, names.controlPlaneMachine(cluster.metadata.name!, index), { [LABEL_ROLE]: ROLE_CONTROL_PLANE }),
+      finalizers: [FINALIZER_MACHINE],
       ...(init ? { annotations: { [ANNOTATION_BOOTSTRAP]: "init" } } : {}),
     },
     spec: { clusterName: cluster.metadata.name!, role: ROLE_CONTROL_PLANE, connection: cp.connection, machineType: cp.machineType, image: cp.image, version },
@@ -384,7 +386,7 @@ export function isDeclaredPool(cluster: ClusterObject, pool: MachinePoolObject):
 async function ensureScaleSetObjects(client: Client, cluster: ClusterObject, name: string, limits: { minSize?: number; maxSize?: number }): Promise<MachinePoolTemplate> {
   const metadata = { name, namespace: cluster.metadata.namespace, labels: { [LABEL_CLUSTER]: cluster.metadata.name! } };
   await createIfAbsent(() => client.of<BootstrapConfigObject>(bootstrapConfigKind).create({ apiVersion: SLIPWAY_API_VERSION, kind: "BootstrapConfig", metadata, spec: {} }));
-  await createIfAbsent(() => client.of<SimMachinePoolObject>(simMachinePoolKind).create({ apiVersion: SLIPWAY_API_VERSION, kind: "SimMachinePool", metadata, spec: { ...limits } }));
+  await createIfAbsent(() => client.of<SimMachinePoolObject>(simMachinePoolKind).create({ apiVersion: SLIPWAY_API_VERSION, kind: "SimMachinePool", metadata: { ...metadata, finalizers: [FINALIZER_SIM_MACHINE_POOL] }, spec: { ...limits } }));
   return {
     infrastructureRef: { apiVersion: SLIPWAY_API_VERSION, kind: "SimMachinePool", name },
     bootstrap: { configRef: { apiVersion: SLIPWAY_API_VERSION, kind: "BootstrapConfig", name } },
@@ -402,7 +404,7 @@ export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
     const spec = poolSpec(cluster, worker, workerVersion(scope, existing));
     if (!existing) {
       if (worker.scaleSet) spec.template = await ensureScaleSetObjects(ctx.client, cluster, name, worker.scaleSet);
-      const metadata = { ...childMeta(cluster, name, { [LABEL_POOL]: worker.name, [LABEL_ROLE]: ROLE_WORKER }), annotations: { [ANNOTATION_DECLARED_REPLICAS]: String(spec.replicas) } };
+      const metadata = { ...childMeta(cluster, name, { [LABEL_POOL]: worker.name, [LABEL_ROLE]: ROLE_WORKER }), annotations: { [ANNOTATION_DECLARED_REPLICAS]: String(spec.replicas) }, finalizers: [FINALIZER_MACHINE_POOL] };
       await createIfAbsent(() => pools.create({ apiVersion: SLIPWAY_API_VERSION, kind: "MachinePool", metadata, spec } as MachinePoolObject));
       await ctx.event(cluster, "Normal", "CreatingWorkerPool", `pool ${worker.name}: ${spec.replicas} × ${spec.machineType} in connection ${spec.connection}`);
       continue;

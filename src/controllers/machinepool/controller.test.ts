@@ -4,13 +4,14 @@ import type { ClusterObject, EventObject, MachineObject, MachinePoolObject } fro
 import { eventKind } from "../../api/core.ts";
 import { ConflictError } from "../../apiserver/errors.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
-import { machineKind, ANNOTATION_BOOTSTRAP } from "../../api/slipway/machine.ts";
+import { machineKind, ANNOTATION_BOOTSTRAP, FINALIZER_MACHINE } from "../../api/slipway/machine.ts";
 import { machinePoolKind } from "../../api/slipway/machinepool.ts";
 import { controllerRef, TAG_OWNER_UID } from "../contract.ts";
 import { waitFor } from "../../simcloud/test-support.ts";
 import { registerMachineController } from "../machine/controller.ts";
 import { applyNetworkPlugin, clusterFixture, registerControlPlaneInitialized, CLUSTER, CONNECTION, NAMESPACE, REGION, workloadNodes, type ClusterFixture } from "../machine/test-support.ts";
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
+import { objectReconciler } from "../../runtime/reconciler.ts";
 import { registerMachinePoolController } from "./controller.ts";
 
 const POOL = "demo-w";
@@ -29,10 +30,25 @@ async function poolEvents(env: ControllerTestEnv): Promise<EventObject[]> {
   return events.items.filter((e) => e.involvedObject.kind === "MachinePool" && e.involvedObject.name === POOL);
 }
 
+/**
+ * Plays the machine controller's deletion where the tests drive machines by hand: the pool makes its
+ * machines with the machine controller's finalizer, which this releases once a machine is deleted.
+ */
+function releaseMachineFinalizers(env: ControllerTestEnv): void {
+  const machines = env.manager.informer(machineKind);
+  env.manager.add<MachineObject>({
+    name: "machine-finalizer",
+    component: "test/machine-finalizer",
+    informer: machines,
+    reconcile: objectReconciler({ kind: machineKind, cache: machines.cache, finalizer: FINALIZER_MACHINE, phases: [] }),
+  });
+}
+
 /** A test environment running only the pool controller. */
 async function poolControllerEnv(): Promise<ControllerTestEnv> {
   const env = await controllerTestEnv();
   registerMachinePoolController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20 });
+  releaseMachineFinalizers(env);
   await env.start();
   return env;
 }
@@ -83,6 +99,7 @@ describe("machine pool controller, with machines driven by hand", () => {
   before(async () => {
     env = await controllerTestEnv();
     registerMachinePoolController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20 });
+    releaseMachineFinalizers(env);
     await env.start();
     await env.client.of<ClusterObject>(clusterKind).create({
       apiVersion: "slipway.dev/v1alpha1",

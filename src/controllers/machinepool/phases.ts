@@ -9,7 +9,7 @@
 import type { ClusterObject, MachineObject, MachinePoolObject } from "../../api/kinds.ts";
 import { apiVersionOf } from "../../api/registry.ts";
 import { isDeepStrictEqual } from "node:util";
-import { isMachineReady, machineKind, ROLE_WORKER } from "../../api/slipway/machine.ts";
+import { FINALIZER_MACHINE, isMachineReady, machineKind, ROLE_WORKER } from "../../api/slipway/machine.ts";
 import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, Scope } from "../../runtime/reconciler.ts";
@@ -96,6 +96,8 @@ export function poolMachine(pool: MachinePoolObject, index: number, template: Po
       namespace: pool.metadata.namespace,
       labels: { ...poolMachineLabels(pool), [LABEL_TEMPLATE_HASH]: template.hash },
       ownerReferences: [controllerRef(pool)],
+      // The machine controller's finalizer from the start: it need not write the machine to add it.
+      finalizers: [FINALIZER_MACHINE],
     },
     spec: {
       clusterName: pool.spec.clusterName,

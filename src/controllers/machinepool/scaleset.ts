@@ -9,7 +9,7 @@
 import type { BootstrapConfigObject, MachineObject, MachinePoolObject, SimMachinePoolObject } from "../../api/kinds.ts";
 import { apiVersionOf } from "../../api/registry.ts";
 import { createIfAbsent } from "../../api/presence.ts";
-import { ANNOTATION_SCALE_IN, machineKind, ROLE_WORKER } from "../../api/slipway/machine.ts";
+import { ANNOTATION_SCALE_IN, FINALIZER_MACHINE, machineKind, ROLE_WORKER } from "../../api/slipway/machine.ts";
 import { LABEL_POOL, LABEL_TEMPLATE_HASH, machinePoolKind, poolMachineLabels } from "../../api/slipway/machinepool.ts";
 import { bootstrapConfigKind } from "../../api/slipway/bootstrapconfig.ts";
 import { simMachinePoolKind } from "../../api/slipway/simmachinepool.ts";
@@ -57,6 +57,7 @@ export function instanceMachine(pool: MachinePoolObject, scaleSetId: string, ins
       namespace: pool.metadata.namespace,
       labels: { ...poolMachineLabels(pool), [LABEL_TEMPLATE_HASH]: current ? poolTemplate(pool.spec).hash : "" },
       ownerReferences: [controllerRef(pool)],
+      finalizers: [FINALIZER_MACHINE],
     },
     spec: {
       clusterName: pool.spec.clusterName,

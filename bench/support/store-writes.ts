@@ -1,0 +1,43 @@
+// Store writes by resource, counted from a SQLite store's history (the `log` table: one row per write).
+// Read from a copy of the store's files, so the running server is not disturbed. Rows a compaction
+// has removed are not in the history: the table says how many of the writes it could not attribute.
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { fixed } from "./report.ts";
+
+/** "/registry/slipway.dev/machines/default/x" → "slipway.dev/machines"; "/registry/core/events/ns/x" → "core/events". */
+export function resourceOfKey(key: string): string {
+  const parts = key.split("/").filter(Boolean).slice(1);
+  return parts.length >= 4 ? parts.slice(0, parts.length - 2).join("/") : parts.slice(0, -1).join("/");
+}
+
+/** Writes after `afterRevision` by resource, most first, from the SQLite store in `dataDir`. */
+export function writesByResource(dataDir: string, afterRevision: number): Map<string, number> {
+  const copy = mkdtempSync(join(tmpdir(), "bench-store-"));
+  try {
+    for (const file of readdirSync(dataDir).filter((f) => f.startsWith("state.db"))) copyFileSync(join(dataDir, file), join(copy, file));
+    const db = new Database(join(copy, "state.db"), { readonly: true });
+    try {
+      const counts = new Map<string, number>();
+      for (const row of db.prepare("SELECT key FROM log WHERE rev > ?").iterate(afterRevision) as Iterable<{ key: string }>) {
+        const resource = resourceOfKey(row.key);
+        counts.set(resource, (counts.get(resource) ?? 0) + 1);
+      }
+      return new Map([...counts].sort((a, b) => b[1] - a[1]));
+    } finally {
+      db.close();
+    }
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
+}
+
+/** Rows of the report's table: writes by resource, per cluster, and those compacted away. */
+export function writesRows(byResource: Map<string, number>, total: number, clusters: number): string[][] {
+  const counted = [...byResource.values()].reduce((a, b) => a + b, 0);
+  const rows = [...byResource].map(([resource, count]) => [resource, String(count), fixed(count / clusters, 1)]);
+  if (counted < total) rows.push(["(compacted, not attributed)", String(total - counted), fixed((total - counted) / clusters, 1)]);
+  return [["store writes until all Running", "count", "per cluster"], ...rows, ["all", String(total), fixed(total / clusters, 1)]];
+}
