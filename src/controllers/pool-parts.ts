@@ -1,0 +1,62 @@
+// What the objects a MachinePool's template names (its bootstrap configuration and its pool
+// infrastructure) share, as Cluster API's bootstrap and infrastructure providers do: each does nothing
+// until a pool has adopted it (controlling owner reference), finds that pool and its cluster through the
+// owner, lives in the shard of that cluster, and is requeued when a pool naming it changes.
+import type { ClusterObject, MachinePoolObject } from "../api/kinds.ts";
+import { machinePoolKind } from "../api/slipway/machinepool.ts";
+import type { KubeObject } from "../api/meta.ts";
+import type { Informer } from "../runtime/informer.ts";
+import { keyFor } from "../runtime/keys.ts";
+import type { Phase, PhaseResult, Scope } from "../runtime/reconciler.ts";
+import { controllerOf } from "./contract.ts";
+
+/** The scope of a pool's template object: the pool owning it, that pool's cluster, and why it waits. */
+export interface PoolPartScope<T extends KubeObject> extends Scope<T> {
+  pool?: MachinePoolObject;
+  cluster?: ClusterObject;
+  /** Why the object is not ready (reason, message), for the status. */
+  waiting?: { reason: string; message: string };
+}
+
+/** Records why the object waits and halts its phases (looked at again after `requeueAfterMs`, if given). */
+export function waitFor(scope: { waiting?: { reason: string; message: string } }, reason: string, message: string, requeueAfterMs?: number): PhaseResult {
+  scope.waiting = { reason, message };
+  return { halt: true, ...(requeueAfterMs ? { requeueAfterMs } : {}) };
+}
+
+/**
+ * Nothing is done before a pool owns the object (the pool adopts it through the template field named)
+ * and the pool's cluster exists. `what` names the object in the message, e.g. "this configuration".
+ */
+export function awaitPoolOwner<T extends KubeObject>(what: string, field: string): Phase<PoolPartScope<T>> {
+  return (_ctx, scope) => {
+    const owner = controllerOf(scope.object);
+    if (owner?.kind !== machinePoolKind.kind) return waitFor(scope, "WaitingForOwner", `no MachinePool owns ${what} yet: a pool adopts it through ${field}`);
+    const pool = scope.pool;
+    if (!pool || pool.metadata.uid !== owner.uid) return waitFor(scope, "WaitingForOwner", `MachinePool ${owner.name} does not exist`);
+    if (!scope.cluster) return waitFor(scope, "WaitingForCluster", `Cluster ${pool.spec.clusterName} of pool ${owner.name} does not exist`);
+  };
+}
+
+/** The pool controlling an object, from the pools' cache. */
+export function owningPool(pools: Informer<MachinePoolObject>, object: KubeObject): MachinePoolObject | undefined {
+  const owner = controllerOf(object);
+  return owner?.kind === machinePoolKind.kind ? pools.cache.get(keyFor(object.metadata.namespace, owner.name)) : undefined;
+}
+
+/** The shard key of an object a pool owns: its pool's cluster (the object's own key before it is adopted). */
+export function poolPartRootKey<T extends KubeObject>(objects: Informer<T>, pools: Informer<MachinePoolObject>): (key: string) => string {
+  return (key) => {
+    const object = objects.cache.get(key);
+    const pool = object && owningPool(pools, object);
+    return pool ? keyFor(pool.metadata.namespace, pool.spec.clusterName) : key;
+  };
+}
+
+/** The keys of the objects of `kind` a pool's template names through `ref`, for a watch on pools. */
+export function namedByPool(kind: string, ref: (template: NonNullable<MachinePoolObject["spec"]["template"]>) => { kind: string; name: string }): (pool: MachinePoolObject) => string[] {
+  return (pool) => {
+    const named = pool.spec.template && ref(pool.spec.template);
+    return named?.kind === kind ? [keyFor(pool.metadata.namespace, named.name)] : [];
+  };
+}
