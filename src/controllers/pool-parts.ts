@@ -2,7 +2,11 @@
 // infrastructure) share, as Cluster API's bootstrap and infrastructure providers do: each does nothing
 // until a pool has adopted it (controlling owner reference), finds that pool and its cluster through the
 // owner, lives in the shard of that cluster, and is requeued when a pool naming it changes.
-import type { ClusterObject, MachinePoolObject } from "../api/kinds.ts";
+import type { ClusterObject, MachinePoolObject, SecretObject } from "../api/kinds.ts";
+import { secretKind } from "../api/core.ts";
+import { ANNOTATION_RENDERED_FOR } from "../api/slipway/bootstrapconfig.ts";
+import type { ReconcileContext } from "../runtime/controller.ts";
+import { launchTemplateKey } from "./machinepool/template.ts";
 import { machinePoolKind } from "../api/slipway/machinepool.ts";
 import type { KubeObject } from "../api/meta.ts";
 import type { Informer } from "../runtime/informer.ts";
@@ -59,4 +63,21 @@ export function namedByPool(kind: string, ref: (template: NonNullable<MachinePoo
     const named = pool.spec.template && ref(pool.spec.template);
     return named?.kind === kind ? [keyFor(pool.metadata.namespace, named.name)] : [];
   };
+}
+
+/**
+ * The Secret holding the bootstrap data the pool copied into spec.template.bootstrap.dataSecretName, once
+ * it is rendered for the pool's current template (a Kubernetes version or label change reaches the
+ * instances with the data rendered for it); else why not, recorded on the scope (the phases halt).
+ */
+export async function poolBootstrapData<T extends KubeObject>(ctx: ReconcileContext, scope: PoolPartScope<T> & { pollMs: number }): Promise<{ secret: SecretObject } | { wait: PhaseResult }> {
+  const pool = scope.pool!;
+  const secretName = pool.spec.template?.bootstrap.dataSecretName;
+  if (!secretName) return { wait: waitFor(scope, "WaitingForBootstrapData", `MachinePool ${pool.metadata.name} has no bootstrap data yet (spec.template.bootstrap.dataSecretName)`) };
+  const secret = await ctx.client.of<SecretObject>(secretKind).tryGet(scope.object.metadata.namespace, secretName);
+  if (!secret?.data?.value) return { wait: waitFor(scope, "WaitingForBootstrapData", `Secret ${secretName} holds no bootstrap data`, scope.pollMs) };
+  if (secret.metadata.annotations?.[ANNOTATION_RENDERED_FOR] !== launchTemplateKey(pool.spec)) {
+    return { wait: waitFor(scope, "WaitingForBootstrapData", `Secret ${secretName} is not rendered for the current template of MachinePool ${pool.metadata.name} yet`, scope.pollMs) };
+  }
+  return { secret };
 }

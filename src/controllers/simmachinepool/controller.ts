@@ -9,13 +9,11 @@
 // scale set as the cloud sees it: replicas, instances, provider IDs, ready, and the cloud's message on
 // quota or capacity. Deleting the object deletes the scale set and its instances.
 import { createHash } from "node:crypto";
-import type { ConnectionObject, InfrastructureObject, MachinePoolObject, SecretObject } from "../../api/kinds.ts";
-import { secretKind } from "../../api/core.ts";
+import type { ConnectionObject, InfrastructureObject, MachinePoolObject } from "../../api/kinds.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { machinePoolKind } from "../../api/slipway/machinepool.ts";
-import { ANNOTATION_RENDERED_FOR } from "../../api/slipway/bootstrapconfig.ts";
 import { names } from "../../api/slipway/names.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
 import { FINALIZER_SIM_MACHINE_POOL, simMachinePoolKind, type SimMachinePoolObject } from "../../api/slipway/simmachinepool.ts";
@@ -27,7 +25,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler, type Phase } from "../../runtime/reconciler.ts";
 import { cloudTags, idempotencyToken, TAG_OWNER_UID } from "../contract.ts";
-import { awaitPoolOwner, namedByPool, owningPool, poolPartRootKey, waitFor, type PoolPartScope } from "../pool-parts.ts";
+import { awaitPoolOwner, namedByPool, owningPool, poolBootstrapData, poolPartRootKey, waitFor, type PoolPartScope } from "../pool-parts.ts";
 import { readyForMachines } from "../infrastructure/status.ts";
 import { launchTemplateKey } from "../machinepool/template.ts";
 import type { ProviderResolver } from "../providers.ts";
@@ -84,15 +82,9 @@ export const awaitPlacement: Phase<SimMachinePoolScope> = (_ctx, scope) => {
 export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => {
   const pool = scope.pool!;
   const object = scope.object;
-  const secretName = pool.spec.template?.bootstrap.dataSecretName;
-  if (!secretName) return waitFor(scope, "WaitingForBootstrapData", `MachinePool ${pool.metadata.name} has no bootstrap data yet (spec.template.bootstrap.dataSecretName)`);
-  const secret = await ctx.client.of<SecretObject>(secretKind).tryGet(object.metadata.namespace, secretName);
-  const encoded = secret?.data?.value;
-  if (!encoded) return waitFor(scope, "WaitingForBootstrapData", `Secret ${secretName} holds no bootstrap data`, scope.pollMs);
-  // A change of the pool's template (a Kubernetes version, labels) reaches the launch template with the data rendered for it.
-  if (secret.metadata.annotations?.[ANNOTATION_RENDERED_FOR] !== launchTemplateKey(pool.spec)) {
-    return waitFor(scope, "WaitingForBootstrapData", `Secret ${secretName} is not rendered for the current template of MachinePool ${pool.metadata.name} yet`, scope.pollMs);
-  }
+  const data = await poolBootstrapData(ctx, scope);
+  if ("wait" in data) return data.wait;
+  const { secret } = data;
   const infra = scope.infrastructure!.status!;
   const image = pool.spec.image ?? DEFAULT_IMAGE;
   const imageId = infra.images?.[image];
