@@ -6,6 +6,10 @@ import type { ClusterObject, MachinePoolObject, SecretObject } from "../api/kind
 import { secretKind } from "../api/core.ts";
 import { ANNOTATION_RENDERED_FOR } from "../api/slipway/bootstrapconfig.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
+import { setCondition } from "../runtime/conditions.ts";
+import { nowTimestamp } from "../apiserver/objects.ts";
+import type { Condition } from "../api/meta.ts";
+import type { Static } from "@sinclair/typebox";
 import { launchTemplateKey } from "./machinepool/template.ts";
 import { machinePoolKind } from "../api/slipway/machinepool.ts";
 import type { KubeObject } from "../api/meta.ts";
@@ -80,4 +84,39 @@ export async function poolBootstrapData<T extends KubeObject>(ctx: ReconcileCont
     return { wait: waitFor(scope, "WaitingForBootstrapData", `Secret ${secretName} is not rendered for the current template of MachinePool ${pool.metadata.name} yet`, scope.pollMs) };
   }
   return { secret };
+}
+
+/** What a pool infrastructure object reports (SimMachinePool, HostMachinePool). */
+interface PoolInfrastructureStatus {
+  ready?: boolean;
+  scaleSetId?: string;
+  reason?: string;
+  message?: string;
+  conditions?: Static<typeof Condition>[];
+}
+
+/**
+ * The Ready condition of a pool infrastructure object: False with why it waits (not ready until its
+ * set exists), False with `failedReason` when making the set failed, else True with what `held` says.
+ */
+export function summarizePoolInfrastructure<T extends KubeObject & { status?: PoolInfrastructureStatus }>(
+  ctx: ReconcileContext,
+  scope: PoolPartScope<T>,
+  error: unknown,
+  failedReason: string,
+  held: { reason: string; message: (status: NonNullable<T["status"]>) => string },
+): void {
+  const status = (scope.object.status ??= {} as NonNullable<T["status"]>) as NonNullable<T["status"]>;
+  const now = nowTimestamp(new Date(ctx.clock.now()));
+  delete status.reason;
+  if (scope.waiting) {
+    status.reason = scope.waiting.reason;
+    status.message = scope.waiting.message;
+    if (!status.scaleSetId) status.ready = false;
+    setCondition(status, { type: "Ready", status: "False", reason: scope.waiting.reason, message: scope.waiting.message }, now);
+  } else if (error && !status.scaleSetId) {
+    setCondition(status, { type: "Ready", status: "False", reason: failedReason, message: (error as Error).message }, now);
+  } else if (status.ready) {
+    setCondition(status, { type: "Ready", status: "True", reason: held.reason, message: held.message(status) }, now);
+  }
 }

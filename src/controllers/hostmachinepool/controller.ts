@@ -13,18 +13,17 @@ import { connectionKind, LABEL_CONNECTION } from "../../api/slipway/connection.t
 import { hostKind } from "../../api/slipway/host.ts";
 import { FINALIZER_HOST_MACHINE_POOL, hostMachinePoolKind, type HostMachinePoolObject } from "../../api/slipway/hostmachinepool.ts";
 import { machinePoolKind } from "../../api/slipway/machinepool.ts";
-import { nowTimestamp } from "../../apiserver/objects.ts";
 import { ProviderError, type PoolInfo, type PoolInfrastructure } from "../../providers/provider.ts";
 import { selects } from "../../providers/ssh/pools.ts";
 import { HOST_MACHINE_TYPE } from "../../providers/ssh/provider.ts";
-import { isTrue, setCondition } from "../../runtime/conditions.ts";
+import { isTrue } from "../../runtime/conditions.ts";
 import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler, type Phase } from "../../runtime/reconciler.ts";
 import { cloudTags, idempotencyToken } from "../contract.ts";
 import { launchTemplateKey } from "../machinepool/template.ts";
-import { awaitPoolOwner, namedByPool, owningPool, poolBootstrapData, poolPartRootKey, waitFor, type PoolPartScope } from "../pool-parts.ts";
+import { awaitPoolOwner, namedByPool, owningPool, poolBootstrapData, poolPartRootKey, summarizePoolInfrastructure, waitFor, type PoolPartScope } from "../pool-parts.ts";
 import type { ProviderResolver } from "../providers.ts";
 
 export const HOST_MACHINE_POOL_COMPONENT = "slipway.dev/hostmachinepool-controller";
@@ -166,19 +165,10 @@ export const releaseHosts: Phase<HostMachinePoolScope> = async (ctx, scope) => {
 };
 
 function summarize(ctx: ReconcileContext, scope: HostMachinePoolScope, error: unknown): void {
-  const status = (scope.object.status ??= {});
-  const now = nowTimestamp(new Date(ctx.clock.now()));
-  delete status.reason;
-  if (scope.waiting) {
-    status.reason = scope.waiting.reason;
-    status.message = scope.waiting.message;
-    if (!status.scaleSetId) status.ready = false;
-    setCondition(status, { type: "Ready", status: "False", reason: scope.waiting.reason, message: scope.waiting.message }, now);
-  } else if (error && !status.scaleSetId) {
-    setCondition(status, { type: "Ready", status: "False", reason: "HostSetFailed", message: (error as Error).message }, now);
-  } else if (status.ready) {
-    setCondition(status, { type: "Ready", status: "True", reason: "HostsHeld", message: `${status.replicas ?? 0} of ${status.desiredCapacity ?? 0} host(s): ${(status.hostNames ?? []).join(", ") || "none"}` }, now);
-  }
+  summarizePoolInfrastructure(ctx, scope, error, "HostSetFailed", {
+    reason: "HostsHeld",
+    message: (status) => `${status.replicas ?? 0} of ${status.desiredCapacity ?? 0} host(s): ${(status.hostNames ?? []).join(", ") || "none"}`,
+  });
 }
 
 export function registerHostMachinePoolController(manager: ControllerManager, deps: { providers: ProviderResolver }, options: { pollMs?: number; concurrency?: number } = {}): Controller<HostMachinePoolObject> {

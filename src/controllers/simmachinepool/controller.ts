@@ -17,15 +17,13 @@ import { machinePoolKind } from "../../api/slipway/machinepool.ts";
 import { names } from "../../api/slipway/names.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
 import { FINALIZER_SIM_MACHINE_POOL, simMachinePoolKind, type SimMachinePoolObject } from "../../api/slipway/simmachinepool.ts";
-import { nowTimestamp } from "../../apiserver/objects.ts";
 import { ProviderError, type PoolInfo, type PoolInfrastructure } from "../../providers/provider.ts";
-import { setCondition } from "../../runtime/conditions.ts";
 import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler, type Phase } from "../../runtime/reconciler.ts";
 import { cloudTags, idempotencyToken, TAG_OWNER_UID } from "../contract.ts";
-import { awaitPoolOwner, namedByPool, owningPool, poolBootstrapData, poolPartRootKey, waitFor, type PoolPartScope } from "../pool-parts.ts";
+import { awaitPoolOwner, namedByPool, owningPool, poolBootstrapData, poolPartRootKey, summarizePoolInfrastructure, waitFor, type PoolPartScope } from "../pool-parts.ts";
 import { readyForMachines } from "../infrastructure/status.ts";
 import { launchTemplateKey } from "../machinepool/template.ts";
 import type { ProviderResolver } from "../providers.ts";
@@ -177,19 +175,10 @@ export const deleteScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
 };
 
 function summarize(ctx: ReconcileContext, scope: SimMachinePoolScope, error: unknown): void {
-  const status = (scope.object.status ??= {});
-  const now = nowTimestamp(new Date(ctx.clock.now()));
-  delete status.reason;
-  if (scope.waiting) {
-    status.reason = scope.waiting.reason;
-    status.message = scope.waiting.message;
-    if (!status.scaleSetId) status.ready = false;
-    setCondition(status, { type: "Ready", status: "False", reason: scope.waiting.reason, message: scope.waiting.message }, now);
-  } else if (error && !status.scaleSetId) {
-    setCondition(status, { type: "Ready", status: "False", reason: "ScaleSetFailed", message: (error as Error).message }, now);
-  } else if (status.ready) {
-    setCondition(status, { type: "Ready", status: "True", reason: "ScaleSetReady", message: `scale set ${status.scaleSetId}: ${status.replicas ?? 0} of ${status.desiredCapacity ?? 0} instance(s)${status.message ? `; ${status.message}` : ""}` }, now);
-  }
+  summarizePoolInfrastructure(ctx, scope, error, "ScaleSetFailed", {
+    reason: "ScaleSetReady",
+    message: (status) => `scale set ${status.scaleSetId}: ${status.replicas ?? 0} of ${status.desiredCapacity ?? 0} instance(s)${status.message ? `; ${status.message}` : ""}`,
+  });
 }
 
 export function registerSimMachinePoolController(manager: ControllerManager, deps: { providers: ProviderResolver }, options: { pollMs?: number; concurrency?: number } = {}): Controller<SimMachinePoolObject> {
