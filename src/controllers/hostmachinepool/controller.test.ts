@@ -92,6 +92,16 @@ describe("the HostMachinePool controller", () => {
     assert.equal(scope.object.status?.available, 2);
   });
 
+  it("counts the hosts its set already holds as held when the provider has to make the set again (after a restart)", async () => {
+    const { ctx, scope, made } = await setUp(3);
+    const mine = host("h4", { pool: "w" }, true);
+    mine.status!.claim!.tags = { "slipway.dev/host-pool": "default-w-hosts" };
+    scope.hosts = [...scope.hosts.filter((h) => h.metadata.name !== "h4"), mine];
+    await ensureHostSet(ctx, scope);
+    assert.equal(scope.waiting, undefined, "1 held and 2 free are enough for 3 replicas");
+    assert.equal(made[0]!.desired, 3);
+  });
+
   it("claims one host per replica among those selected, reports them, and releases them all on deletion", async () => {
     const { ctx, scope, made, deleted, clearInstances } = await setUp(2);
     assert.equal((await ensureHostSet(ctx, scope))?.halt, undefined, JSON.stringify(scope.waiting));

@@ -14,7 +14,7 @@ import { hostKind } from "../../api/slipway/host.ts";
 import { FINALIZER_HOST_MACHINE_POOL, hostMachinePoolKind, type HostMachinePoolObject } from "../../api/slipway/hostmachinepool.ts";
 import { machinePoolKind } from "../../api/slipway/machinepool.ts";
 import { ProviderError, type PoolInfo, type PoolInfrastructure } from "../../providers/provider.ts";
-import { selects } from "../../providers/ssh/pools.ts";
+import { selects, TAG_HOST_POOL } from "../../providers/ssh/pools.ts";
 import { HOST_MACHINE_TYPE } from "../../providers/ssh/provider.ts";
 import { isTrue } from "../../runtime/conditions.ts";
 import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
@@ -82,7 +82,8 @@ export const ensureHostSet: Phase<HostMachinePoolScope> = async (ctx, scope) => 
   let set = status.scaleSetId ? await pools.get(status.scaleSetId) : undefined;
   const free = freeHosts(scope);
   status.available = free.length;
-  const held = set?.replicas ?? 0;
+  // After a restart the provider knows the set again only once it is made again: the hosts tagged with it count as held.
+  const held = set?.replicas ?? scope.hosts.filter((h) => h.status?.claim?.tags[TAG_HOST_POOL] === hostSetName(object) && !h.status.claim.releasing).length;
   const short = () =>
     waitFor(
       scope,
