@@ -40,6 +40,7 @@ describe("the registry of kinds", () => {
         ["slipway.dev", "v1alpha1", "Machine", "machines", "ma", true],
         ["slipway.dev", "v1alpha1", "BootstrapConfig", "bootstrapconfigs", "bc", true],
         ["slipway.dev", "v1alpha1", "SimMachinePool", "simmachinepools", "smp", true],
+        ["slipway.dev", "v1alpha1", "HostMachinePool", "hostmachinepools", "hmp", true],
         ["slipway.dev", "v1alpha1", "Operation", "operations", "op", true],
         ["slipway.dev", "v1alpha1", "Lease", "leases", "ls", true],
         ["slipway.dev", "v1alpha1", "ClusterTemplate", "clustertemplates", "ct", false],

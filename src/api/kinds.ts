@@ -10,6 +10,7 @@ import { machinePoolKind } from "./slipway/machinepool.ts";
 import { machineKind } from "./slipway/machine.ts";
 import { bootstrapConfigKind } from "./slipway/bootstrapconfig.ts";
 import { simMachinePoolKind } from "./slipway/simmachinepool.ts";
+import { hostMachinePoolKind } from "./slipway/hostmachinepool.ts";
 import { operationKind } from "./slipway/operation.ts";
 import { leaseKind } from "./slipway/lease.ts";
 import { clusterTemplateKind } from "./slipway/clustertemplate.ts";
@@ -26,6 +27,7 @@ export type { InfrastructureObject, InfrastructureSpec, InfrastructureStatus } f
 export type { MachinePoolObject, MachinePoolSpec, MachinePoolStatus } from "./slipway/machinepool.ts";
 export type { BootstrapConfigObject } from "./slipway/bootstrapconfig.ts";
 export type { SimMachinePoolObject } from "./slipway/simmachinepool.ts";
+export type { HostMachinePoolObject } from "./slipway/hostmachinepool.ts";
 export type { MachineAddress, MachineObject, MachineSpec, MachineStatus } from "./slipway/machine.ts";
 export type { OperationObject, OperationSpec, OperationStatus } from "./slipway/operation.ts";
 export type { HostObject, HostSpec, HostStatus } from "./slipway/host.ts";
@@ -50,6 +52,7 @@ export const slipwayKinds: readonly KindDefinition[] = [
   general(machineKind),
   general(bootstrapConfigKind),
   general(simMachinePoolKind),
+  general(hostMachinePoolKind),
   general(operationKind),
   general(leaseKind),
   general(clusterTemplateKind),

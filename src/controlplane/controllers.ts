@@ -21,6 +21,7 @@ import { registerMachineController } from "../controllers/machine/controller.ts"
 import { registerMachinePoolController } from "../controllers/machinepool/controller.ts";
 import { registerBootstrapConfigController } from "../controllers/bootstrapconfig/controller.ts";
 import { registerSimMachinePoolController } from "../controllers/simmachinepool/controller.ts";
+import { registerHostMachinePoolController } from "../controllers/hostmachinepool/controller.ts";
 import { registerLeaseController } from "../controllers/lease/controller.ts";
 import { registerRealmControllers } from "../controllers/realm/controller.ts";
 import { WorkloadClients } from "../controllers/workload.ts";
@@ -107,6 +108,7 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
   registerMachineController(manager, { providers, workloads }, { pollMs, concurrency: 32 });
   registerBootstrapConfigController(manager, { workloads }, { pollMs });
   registerSimMachinePoolController(manager, { providers }, { pollMs });
+  registerHostMachinePoolController(manager, { providers }, { pollMs });
   registerOperationController(manager, { concurrency: 8 });
   registerLeaseController(manager, { providers }, { endingSoonMs: options.leaseWarningMs });
   registerRegistrationController(manager, { workloads }, options.resyncMs === undefined ? {} : { recheckMs: options.resyncMs });

@@ -321,8 +321,16 @@ export interface PoolTemplate {
   userData: string;
 }
 
+/** Which hosts a pool of a provider of hosts may take: those carrying every label, and those named. */
+export interface HostSelection {
+  labels?: Tags;
+  names?: string[];
+}
+
 export interface PoolSpec extends PoolTemplate {
   name: string;
+  /** For a provider of hosts: the hosts the pool may take (its placement's subnets and groups are empty). */
+  hosts?: HostSelection;
   /** Where the instances go: one subnet per zone they are spread over, with their security groups. */
   placement: { subnetIds: string[]; securityGroupIds: string[]; keyPairId?: string; publicIp?: boolean };
   minSize: number;
@@ -384,6 +392,14 @@ export interface PoolInfo {
  * — removing one that is already leaving or gone is a success and lowers nothing twice; deleting a pool
  * deletes its instances. Every instance boots from the one template, so its user data names no node: each
  * instance has its own host name (its node's name) and `providerId`, as the machines capability's have.
+ *
+ * A provider of hosts (ssh) offers pools as sets of the hosts it already has: `spec.hosts` selects the
+ * hosts a pool may take, and an instance is a claimed host (its id the host's, as for `machines`). Its
+ * size is what it can claim now, all or nothing: a `desired` above the free hosts matching is `capacity`,
+ * naming how many are free, and claims none of them (no pool is made, or the size stays); lowering
+ * `desired`, `removeInstance` and `delete` clean the hosts and release them as deleting a machine does;
+ * `removeInstance` without `decrementDesired` takes another free matching host if there is one; instances
+ * are never removed on the provider's own account (protection changes nothing).
  */
 export interface PoolInfrastructure {
   create(spec: PoolSpec, options: CreateOptions): Promise<PoolInfo>;

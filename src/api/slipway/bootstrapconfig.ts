@@ -7,10 +7,10 @@ import { Type, type Static } from "@sinclair/typebox";
 
 /** On the bootstrap data's Secret: the pool template (launchTemplateKey) the data was rendered for. */
 export const ANNOTATION_RENDERED_FOR = "slipway.dev/rendered-for";
-import { Condition, Struct, objectSchema, type ObjectOf } from "../meta.ts";
+import { Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { KindDefinition } from "../registry.ts";
 import { ageColumn, fieldColumn } from "../columns.ts";
-import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
+import { SLIPWAY_API_VERSION, reportedState, slipwayKindBase, specDefaults } from "./group.ts";
 import { Taint, nodeLabelErrors, nodeLabels, taintErrors } from "./nodes.ts";
 
 export const FINALIZER_BOOTSTRAP_CONFIG = "slipway.dev/bootstrapconfig";
@@ -29,10 +29,7 @@ export const BootstrapConfigStatusSchema = Struct(
   {
     ready: Type.Optional(Type.Boolean({ description: "True when the bootstrap data is in the Secret status.dataSecretName." })),
     dataSecretName: Type.Optional(Type.String({ description: "Secret (key value) holding the cloud-init user data that joins a machine." })),
-    reason: Type.Optional(Type.String({ description: "Why the data is not ready, e.g. WaitingForOwner." })),
-    message: Type.Optional(Type.String({ description: "Human-readable details of the reason." })),
-    conditions: Type.Optional(Type.Array(Condition, { description: "Current conditions: Ready." })),
-    observedGeneration: Type.Optional(Type.Integer({ description: "The spec generation this status describes." })),
+    ...reportedState({ reason: "Why the data is not ready, e.g. WaitingForOwner.", conditions: "Current conditions: Ready." }),
   },
   { description: "The observed state of the bootstrap configuration." },
 );

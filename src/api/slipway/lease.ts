@@ -6,7 +6,7 @@ import { Condition, MapOf, StringEnum, Struct, objectSchema, type ObjectOf } fro
 import type { FieldError, KindDefinition } from "../registry.ts";
 import { ageColumn, fieldColumn } from "../columns.ts";
 import { dnsLabelErrors, duplicate, immutable, invalid } from "../field-errors.ts";
-import { SLIPWAY_API_VERSION, slipwayKindBase } from "./group.ts";
+import { ObservedGeneration, SLIPWAY_API_VERSION, slipwayKindBase } from "./group.ts";
 
 export const LEASE_PHASES = ["Pending", "Active", "Expired", "Failed"] as const;
 export type LeasePhase = (typeof LEASE_PHASES)[number];
@@ -61,7 +61,7 @@ export const LeaseStatusSchema = Struct(
     startTime: Type.Optional(Type.String({ description: "When the reservations start, as the cloud holds them." })),
     endTime: Type.Optional(Type.String({ description: "When the reservations end, as the cloud holds them." })),
     conditions: Type.Optional(Type.Array(Condition, { description: "Reserved and Active." })),
-    observedGeneration: Type.Optional(Type.Integer({ description: "The spec generation this status describes." })),
+    observedGeneration: ObservedGeneration,
   },
   { description: "The observed state of the lease." },
 );

@@ -5,7 +5,7 @@ import { Condition, StringEnum, Struct, objectSchema, type ObjectOf } from "../m
 import type { FieldError, KindDefinition } from "../registry.ts";
 import { ageColumn, fieldColumn } from "../columns.ts";
 import { immutable } from "../field-errors.ts";
-import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
+import { ObservedGeneration, SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
 import { DEFAULT_IMAGE } from "./nodes.ts";
 
 export const MACHINE_PHASES = ["Pending", "Provisioning", "Provisioned", "Running", "Deleting", "Failed"] as const;
@@ -82,7 +82,7 @@ export const MachineStatusSchema = Struct(
     conditions: Type.Optional(Type.Array(Condition, { description: "Current conditions, e.g. Ready." })),
     failureReason: Type.Optional(Type.String({ description: "Why the machine failed for good, e.g. BootFailed." })),
     failureMessage: Type.Optional(Type.String({ description: "Human-readable details of the failure." })),
-    observedGeneration: Type.Optional(Type.Integer({ description: "The spec generation this status describes." })),
+    observedGeneration: ObservedGeneration,
   },
   { description: "The observed state of the machine." },
 );

@@ -40,8 +40,8 @@ export const ANNOTATION_REPLICAS_MANAGED_BY = "cluster.x-k8s.io/replicas-managed
 export const ANNOTATION_DECLARED_REPLICAS = "slipway.dev/declared-replicas";
 export const FINALIZER_MACHINE_POOL = "slipway.dev/machinepool";
 
-/** The kinds a pool's template may reference: the sim provider's pool infrastructure, and the bootstrap configuration. */
-export const POOL_INFRASTRUCTURE_KINDS = ["SimMachinePool"] as const;
+/** The kinds a pool's template may reference: a provider's pool infrastructure (sim: a scale set; ssh: a set of hosts), and the bootstrap configuration. */
+export const POOL_INFRASTRUCTURE_KINDS = ["SimMachinePool", "HostMachinePool"] as const;
 export const POOL_BOOTSTRAP_KINDS = ["BootstrapConfig"] as const;
 
 const LocalReference = (description: string) =>
@@ -56,7 +56,7 @@ const LocalReference = (description: string) =>
 
 export const MachinePoolTemplateSchema = Struct(
   {
-    infrastructureRef: LocalReference(`The pool's infrastructure: a ${POOL_INFRASTRUCTURE_KINDS.join(" or ")} (a cloud scale set). The pool adopts it and takes its replicas and readiness from it.`),
+    infrastructureRef: LocalReference(`The pool's infrastructure: a ${POOL_INFRASTRUCTURE_KINDS.join(" or ")} (a cloud scale set, or a set of hosts). The pool adopts it and takes its replicas and readiness from it.`),
     bootstrap: Struct(
       {
         configRef: LocalReference(`How the machines join: a ${POOL_BOOTSTRAP_KINDS.join(" or ")}. The pool adopts it.`),

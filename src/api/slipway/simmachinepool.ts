@@ -6,11 +6,11 @@
 // limits, and reports what the cloud says: instances, provider IDs, readiness and why it is not at its
 // size. Deleting it deletes the scale set with its instances.
 import { Type, type Static } from "@sinclair/typebox";
-import { Condition, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
+import { StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
 import { ageColumn, countColumn, fieldColumn } from "../columns.ts";
 import { invalid } from "../field-errors.ts";
-import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
+import { SLIPWAY_API_VERSION, reportedState, slipwayKindBase, specDefaults } from "./group.ts";
 
 export const FINALIZER_SIM_MACHINE_POOL = "slipway.dev/simmachinepool";
 /** Most instances one scale set of the sim cloud holds. */
@@ -63,10 +63,11 @@ export const SimMachinePoolStatusSchema = Struct(
     machineType: Type.Optional(Type.String({ description: "Machine type of the launch template." })),
     imageId: Type.Optional(Type.String({ description: "Cloud ID of the launch template's image." })),
     poolTemplate: Type.Optional(Type.String({ description: "The pool template (hash, and @version when the pool names one) the launch template was last brought to; instances launched since are on it." })),
-    reason: Type.Optional(Type.String({ description: "Why the scale set is not ready, e.g. WaitingForOwner, ScaleSetCapacity." })),
-    message: Type.Optional(Type.String({ description: "Human-readable details, e.g. the cloud's message on quota or capacity." })),
-    conditions: Type.Optional(Type.Array(Condition, { description: "Current conditions: Ready." })),
-    observedGeneration: Type.Optional(Type.Integer({ description: "The spec generation this status describes." })),
+    ...reportedState({
+      reason: "Why the scale set is not ready, e.g. WaitingForOwner, ScaleSetCapacity.",
+      message: "Human-readable details, e.g. the cloud's message on quota or capacity.",
+      conditions: "Current conditions: Ready.",
+    }),
   },
   { description: "The scale set as the cloud reports it." },
 );

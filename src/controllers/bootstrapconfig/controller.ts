@@ -23,8 +23,9 @@ import { isTrue, setCondition } from "../../runtime/conditions.ts";
 import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
-import { objectReconciler, type Phase, type Scope } from "../../runtime/reconciler.ts";
-import { controllerOf, controllerRef } from "../contract.ts";
+import { objectReconciler, type Phase } from "../../runtime/reconciler.ts";
+import { controllerRef } from "../contract.ts";
+import { awaitPoolOwner, namedByPool, owningPool, poolPartRootKey, waitFor, type PoolPartScope } from "../pool-parts.ts";
 import { readBootstrapToken, readClusterPki } from "../pki.ts";
 import type { WorkloadClients } from "../workload.ts";
 import { ensureJoinToken, JOIN_TOKEN_TTL_MS } from "../machine/jointoken.ts";
@@ -45,33 +46,24 @@ export function bootstrapDataSecretName(config: string): string {
  */
 export const BOOTSTRAP_PARTS_KEY = "bootstrap";
 
-export interface BootstrapConfigScope extends Scope<BootstrapConfigObject> {
+export interface BootstrapConfigScope extends PoolPartScope<BootstrapConfigObject> {
   pollMs: number;
   workloads: WorkloadClients;
-  pool?: MachinePoolObject;
-  cluster?: ClusterObject;
   /** The infrastructure holding the control-plane load balancer, and the one of the pool's connection. */
   controlPlaneInfrastructure?: InfrastructureObject;
   poolInfrastructure?: InfrastructureObject;
-  /** Why the data is not ready (reason, message), for the status. */
-  waiting?: { reason: string; message: string };
-}
-
-function waiting(scope: BootstrapConfigScope, reason: string, message: string, requeueAfterMs?: number) {
-  scope.waiting = { reason, message };
-  return { halt: true, ...(requeueAfterMs ? { requeueAfterMs } : {}) };
 }
 
 /** Nothing is done before a pool owns the configuration (the pool adopts it). */
-export const awaitOwner: Phase<BootstrapConfigScope> = (_ctx, scope) => {
-  const owner = controllerOf(scope.object);
-  if (owner?.kind !== machinePoolKind.kind) return waiting(scope, "WaitingForOwner", "no MachinePool owns this configuration yet: a pool adopts it through spec.template.bootstrap.configRef");
-  if (!scope.pool || scope.pool.metadata.uid !== owner.uid) return waiting(scope, "WaitingForOwner", `MachinePool ${owner.name} does not exist`);
-  if (!scope.cluster) return waiting(scope, "WaitingForCluster", `Cluster ${scope.pool.spec.clusterName} of pool ${owner.name} does not exist`);
-  if (!isTrue(scope.cluster.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED)) {
-    return waiting(scope, "WaitingForControlPlane", `the control plane of cluster ${scope.cluster.metadata.name} is not initialised yet`);
+export const awaitOwner: Phase<BootstrapConfigScope> = awaitPoolOwner("this configuration", "spec.template.bootstrap.configRef");
+
+/** The join needs the cluster's control plane up behind its endpoint. */
+export const awaitControlPlane: Phase<BootstrapConfigScope> = (_ctx, scope) => {
+  const cluster = scope.cluster!;
+  if (!isTrue(cluster.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED)) {
+    return waitFor(scope, "WaitingForControlPlane", `the control plane of cluster ${cluster.metadata.name} is not initialised yet`);
   }
-  if (!scope.controlPlaneInfrastructure?.status?.loadBalancer) return waiting(scope, "WaitingForControlPlaneEndpoint", `the control-plane load balancer of cluster ${scope.cluster.metadata.name} does not exist yet`);
+  if (!scope.controlPlaneInfrastructure?.status?.loadBalancer) return waitFor(scope, "WaitingForControlPlaneEndpoint", `the control-plane load balancer of cluster ${cluster.metadata.name} does not exist yet`);
 };
 
 /** Renders the join into the Secret (made once, rewritten when what it holds changes). */
@@ -82,14 +74,14 @@ export const renderJoinData: Phase<BootstrapConfigScope> = async (ctx, scope) =>
   const namespace = config.metadata.namespace;
   const secrets = ctx.client.of<SecretObject>(secretKind);
   const [pkiSecret, tokenSecret] = await Promise.all([secrets.tryGet(namespace, names.pkiSecret(cluster.metadata.name!)), secrets.tryGet(namespace, names.tokenSecret(cluster.metadata.name!))]);
-  if (!pkiSecret || !tokenSecret) return waiting(scope, "WaitingForClusterSecrets", `waiting for the PKI and bootstrap token Secrets of cluster ${cluster.metadata.name}`, scope.pollMs);
+  if (!pkiSecret || !tokenSecret) return waitFor(scope, "WaitingForClusterSecrets", `waiting for the PKI and bootstrap token Secrets of cluster ${cluster.metadata.name}`, scope.pollMs);
   const token = readBootstrapToken(tokenSecret);
   const kube = await scope.workloads.forCluster(namespace!, cluster.metadata.name!);
-  if (!kube) return waiting(scope, "WaitingForKubeconfig", `waiting for Secret ${names.kubeconfigSecret(cluster.metadata.name!)} to keep the join token valid`, scope.pollMs);
+  if (!kube) return waitFor(scope, "WaitingForKubeconfig", `waiting for Secret ${names.kubeconfigSecret(cluster.metadata.name!)} to keep the join token valid`, scope.pollMs);
   try {
     await ensureJoinToken(kube, token, ctx.clock.now(), JOIN_TOKEN_TTL_MS);
   } catch (error) {
-    if (isUnavailable(error) || error instanceof KubeApiError) return waiting(scope, "WaitingForJoinToken", `refreshing the join token in the cluster's API: ${(error as Error).message}`, scope.pollMs);
+    if (isUnavailable(error) || error instanceof KubeApiError) return waitFor(scope, "WaitingForJoinToken", `refreshing the join token in the cluster's API: ${(error as Error).message}`, scope.pollMs);
     throw error;
   }
   const lb = scope.controlPlaneInfrastructure!.status!.loadBalancer!;
@@ -161,17 +153,13 @@ export function registerBootstrapConfigController(manager: ControllerManager, de
   const clusters = manager.informer(clusterKind);
   const infrastructures = manager.informer(infrastructureKind);
   const pollMs = options.pollMs ?? 1000;
-  const ownerPool = (config: BootstrapConfigObject) => {
-    const owner = controllerOf(config);
-    return owner?.kind === machinePoolKind.kind ? pools.cache.get(keyFor(config.metadata.namespace, owner.name)) : undefined;
-  };
   const reconcile = objectReconciler<BootstrapConfigObject, BootstrapConfigScope>({
     kind: bootstrapConfigKind,
     cache: configs.cache,
     observedGeneration: true,
-    phases: [awaitOwner, renderJoinData],
+    phases: [awaitOwner, awaitControlPlane, renderJoinData],
     scope: (_ctx, base) => {
-      const pool = ownerPool(base.object);
+      const pool = owningPool(pools, base.object);
       const namespace = base.object.metadata.namespace;
       const cluster = pool && clusters.cache.get(keyFor(namespace, pool.spec.clusterName));
       const cpConnection = cluster?.spec.controlPlane.connection;
@@ -193,17 +181,10 @@ export function registerBootstrapConfigController(manager: ControllerManager, de
     informer: configs,
     reconcile,
     concurrency: options.concurrency ?? 4,
-    rootKey: (key) => {
-      const config = configs.cache.get(key);
-      const pool = config && ownerPool(config);
-      return pool ? keyFor(pool.metadata.namespace, pool.spec.clusterName) : key;
-    },
+    rootKey: poolPartRootKey(configs, pools),
   });
   // A pool adopting the configuration, and its cluster's control plane coming up, requeue it.
-  const configOf = (pool: MachinePoolObject) => {
-    const ref = pool.spec.template?.bootstrap.configRef;
-    return ref?.kind === bootstrapConfigKind.kind ? [keyFor(pool.metadata.namespace, ref.name)] : [];
-  };
+  const configOf = namedByPool(bootstrapConfigKind.kind, (template) => template.bootstrap.configRef);
   controller.watch<MachinePoolObject>(pools, configOf);
   controller.watch<ClusterObject>(
     clusters,

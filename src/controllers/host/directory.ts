@@ -64,6 +64,7 @@ export class ApiHostDirectory implements HostDirectory {
         reachable: reachable?.status === "True",
         ...(reachable && reachable.status !== "True" ? { unreachableReason: reachable.reason, unreachableMessage: reachable.message } : {}),
         ...(host.status?.facts ? { facts: host.status.facts } : {}),
+        ...(host.metadata.labels ? { labels: host.metadata.labels } : {}),
         ...(host.status?.claim ? { claim: host.status.claim } : {}),
         ...heldAs(host, all),
       });

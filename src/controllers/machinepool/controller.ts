@@ -3,9 +3,10 @@
 // changes (see phases.ts, through rollout/), and reports counts and phase as Cluster API's MachinePool
 // does (status.ts). A pool is reconciled when it changes, when one of its machines does, and when its
 // Cluster does; it lives in the shard of its cluster. While its cluster is paused a pool is left as it is.
-import type { BootstrapConfigObject, ClusterObject, InfrastructureObject, MachineObject, MachinePoolObject, SimMachinePoolObject } from "../../api/kinds.ts";
+import type { BootstrapConfigObject, ClusterObject, HostMachinePoolObject, InfrastructureObject, MachineObject, MachinePoolObject, SimMachinePoolObject } from "../../api/kinds.ts";
 import { bootstrapConfigKind } from "../../api/slipway/bootstrapconfig.ts";
 import { simMachinePoolKind } from "../../api/slipway/simmachinepool.ts";
+import { hostMachinePoolKind } from "../../api/slipway/hostmachinepool.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { clusterKind, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
@@ -61,6 +62,9 @@ export function registerMachinePoolController(
   const infrastructures = manager.informer(infrastructureKind);
   const bootstrapConfigs = manager.informer(bootstrapConfigKind);
   const simPools = manager.informer(simMachinePoolKind);
+  const hostPools = manager.informer(hostMachinePoolKind);
+  // The pool infrastructure a template names, by its kind (each provider's).
+  const poolInfrastructures = { [simMachinePoolKind.kind]: simPools, [hostMachinePoolKind.kind]: hostPools };
   const connections = manager.informer(connectionKind);
   pools.cache.addIndex(POOL_CLUSTER_INDEX, (p) => [keyFor(p.metadata.namespace, p.spec.clusterName)]);
 
@@ -95,7 +99,7 @@ export function registerMachinePoolController(
           ? {
               scaleSet: {
                 bootstrapConfig: bootstrapConfigs.cache.get(keyFor(namespace, pool.spec.template.bootstrap.configRef.name)),
-                infrastructure: simPools.cache.get(keyFor(namespace, pool.spec.template.infrastructureRef.name)),
+                infrastructure: poolInfrastructures[pool.spec.template.infrastructureRef.kind]?.cache.get(keyFor(namespace, pool.spec.template.infrastructureRef.name)),
                 readScaleSet: async (id: string) => (await scaleSets())?.get(id),
                 resizeScaleSet: async (id: string, desired: number) => {
                   const capability = await scaleSets();
@@ -160,7 +164,7 @@ export function registerMachinePoolController(
     const owner = controllerOf(object);
     return owner?.kind === machinePoolKind.kind ? [keyFor(object.metadata.namespace, owner.name)] : [];
   };
-  const referencing = (kind: string) => (object: BootstrapConfigObject | SimMachinePoolObject) => {
+  const referencing = (kind: string) => (object: BootstrapConfigObject | SimMachinePoolObject | HostMachinePoolObject) => {
     const owned = ownerPool(object);
     if (owned.length > 0) return owned;
     // Not adopted yet: the pools naming it.
@@ -171,5 +175,6 @@ export function registerMachinePoolController(
   };
   controller.watch<BootstrapConfigObject>(bootstrapConfigs, referencing(bootstrapConfigKind.kind));
   controller.watch<SimMachinePoolObject>(simPools, referencing(simMachinePoolKind.kind));
+  controller.watch<HostMachinePoolObject>(hostPools, referencing(hostMachinePoolKind.kind));
   return controller;
 }

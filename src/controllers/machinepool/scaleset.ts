@@ -6,13 +6,14 @@
 // choosing machines, draining their nodes and removing exactly their instances with the desired
 // capacity lowered (the Machine's deletion does it, marked with ANNOTATION_SCALE_IN); a failed machine
 // is deleted without the mark and the cloud replaces its instance.
-import type { BootstrapConfigObject, MachineObject, MachinePoolObject, SimMachinePoolObject } from "../../api/kinds.ts";
+import type { BootstrapConfigObject, HostMachinePoolObject, MachineObject, MachinePoolObject, SimMachinePoolObject } from "../../api/kinds.ts";
 import { apiVersionOf } from "../../api/registry.ts";
 import { createIfAbsent } from "../../api/presence.ts";
 import { ANNOTATION_SCALE_IN, FINALIZER_MACHINE, machineKind, ROLE_WORKER } from "../../api/slipway/machine.ts";
 import { LABEL_POOL, LABEL_TEMPLATE_HASH, machinePoolKind, poolMachineLabels } from "../../api/slipway/machinepool.ts";
 import { bootstrapConfigKind } from "../../api/slipway/bootstrapconfig.ts";
 import { simMachinePoolKind } from "../../api/slipway/simmachinepool.ts";
+import { hostMachinePoolKind } from "../../api/slipway/hostmachinepool.ts";
 import type { KindDefinition } from "../../api/registry.ts";
 import type { KubeObject } from "../../api/meta.ts";
 import type { PoolInfo } from "../../providers/provider.ts";
@@ -32,7 +33,8 @@ import { isCurrent, launchTemplateKey, machineTemplateHash, poolTemplate } from 
 /** What a pool on a scale set reads of its template's objects (from the informer caches). */
 export interface ScaleSetSurroundings {
   bootstrapConfig?: BootstrapConfigObject;
-  infrastructure?: SimMachinePoolObject;
+  /** The provider's pool infrastructure: a scale set (SimMachinePool) or a set of hosts (HostMachinePool). */
+  infrastructure?: SimMachinePoolObject | HostMachinePoolObject;
   /** The scale set as the cloud answers now (undefined: not made yet, or not asked). */
   readScaleSet: (id: string) => Promise<PoolInfo | undefined>;
   /** Sets the scale set's desired capacity (a rolling surge; the cloud launches from the current template). */
@@ -86,7 +88,7 @@ export const adoptTemplateObjects: Phase<MachinePoolScope> = async (ctx, scope) 
   if (!template || !around) return;
   const refs: [string, { kind: string; name: string }, KindDefinition<KubeObject>, KubeObject | undefined][] = [
     ["spec.template.bootstrap.configRef", template.bootstrap.configRef, bootstrapConfigKind as unknown as KindDefinition<KubeObject>, around.bootstrapConfig],
-    ["spec.template.infrastructureRef", template.infrastructureRef, simMachinePoolKind as unknown as KindDefinition<KubeObject>, around.infrastructure],
+    ["spec.template.infrastructureRef", template.infrastructureRef, (template.infrastructureRef.kind === hostMachinePoolKind.kind ? hostMachinePoolKind : simMachinePoolKind) as unknown as KindDefinition<KubeObject>, around.infrastructure],
   ];
   for (const [field, ref, kind, cached] of refs) {
     const object = cached ?? (await ctx.client.of(kind).tryGet(pool.metadata.namespace, ref.name));
@@ -121,13 +123,13 @@ export const adoptTemplateObjects: Phase<MachinePoolScope> = async (ctx, scope) 
   const infra = around.infrastructure?.status;
   if (infra?.reason || infra?.message) {
     const reason = infra.reason ?? "ScaleSetNotAtSize";
-    const message = `SimMachinePool ${template.infrastructureRef.name}: ${infra.message ?? reason}`;
+    const message = `${template.infrastructureRef.kind} ${template.infrastructureRef.name}: ${infra.message ?? reason}`;
     around.infrastructureProblem = { reason, message };
     // The cloud's word on quota or capacity reaches the pool's events once, not at every look.
     const before = getCondition(pool.status?.conditions, INFRASTRUCTURE_READY);
     if (before?.message !== message) await ctx.event(pool, "Warning", reason, message);
   } else if (!infra?.ready) {
-    around.infrastructureProblem = { reason: "WaitingForScaleSet", message: `SimMachinePool ${template.infrastructureRef.name} has no scale set yet` };
+    around.infrastructureProblem = { reason: "WaitingForScaleSet", message: `${template.infrastructureRef.kind} ${template.infrastructureRef.name} has no ${template.infrastructureRef.kind === hostMachinePoolKind.kind ? "hosts" : "scale set"} yet` };
   }
 };
 

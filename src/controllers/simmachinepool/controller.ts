@@ -9,24 +9,21 @@
 // scale set as the cloud sees it: replicas, instances, provider IDs, ready, and the cloud's message on
 // quota or capacity. Deleting the object deletes the scale set and its instances.
 import { createHash } from "node:crypto";
-import type { ClusterObject, ConnectionObject, InfrastructureObject, MachinePoolObject, SecretObject } from "../../api/kinds.ts";
-import { secretKind } from "../../api/core.ts";
+import type { ConnectionObject, InfrastructureObject, MachinePoolObject } from "../../api/kinds.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { machinePoolKind } from "../../api/slipway/machinepool.ts";
-import { ANNOTATION_RENDERED_FOR } from "../../api/slipway/bootstrapconfig.ts";
 import { names } from "../../api/slipway/names.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
 import { FINALIZER_SIM_MACHINE_POOL, simMachinePoolKind, type SimMachinePoolObject } from "../../api/slipway/simmachinepool.ts";
-import { nowTimestamp } from "../../apiserver/objects.ts";
 import { ProviderError, type PoolInfo, type PoolInfrastructure } from "../../providers/provider.ts";
-import { setCondition } from "../../runtime/conditions.ts";
 import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
-import { objectReconciler, type Phase, type Scope } from "../../runtime/reconciler.ts";
-import { cloudTags, controllerOf, idempotencyToken, TAG_OWNER_UID } from "../contract.ts";
+import { objectReconciler, type Phase } from "../../runtime/reconciler.ts";
+import { cloudTags, idempotencyToken, TAG_OWNER_UID } from "../contract.ts";
+import { awaitPoolOwner, namedByPool, owningPool, poolBootstrapData, poolPartRootKey, summarizePoolInfrastructure, waitFor, type PoolPartScope } from "../pool-parts.ts";
 import { readyForMachines } from "../infrastructure/status.ts";
 import { launchTemplateKey } from "../machinepool/template.ts";
 import type { ProviderResolver } from "../providers.ts";
@@ -34,21 +31,12 @@ import { deleteBootstrapSecrets, launchUserData } from "./bootstrap-secret.ts";
 
 export const SIM_MACHINE_POOL_COMPONENT = "slipway.dev/simmachinepool-controller";
 
-export interface SimMachinePoolScope extends Scope<SimMachinePoolObject> {
+export interface SimMachinePoolScope extends PoolPartScope<SimMachinePoolObject> {
   providers: ProviderResolver;
   pollMs: number;
-  pool?: MachinePoolObject;
-  cluster?: ClusterObject;
   connection?: ConnectionObject;
   infrastructure?: InfrastructureObject;
   capability?: PoolInfrastructure;
-  /** Why the scale set is not ready (reason, message), for the status. */
-  waiting?: { reason: string; message: string };
-}
-
-function waiting(scope: SimMachinePoolScope, reason: string, message: string, requeueAfterMs?: number) {
-  scope.waiting = { reason, message };
-  return { halt: true, ...(requeueAfterMs ? { requeueAfterMs } : {}) };
 }
 
 function sha256(text: string): string {
@@ -74,18 +62,17 @@ async function findScaleSet(scope: SimMachinePoolScope): Promise<PoolInfo | unde
 }
 
 /** Nothing is done before a pool owns the object (the pool adopts it). */
-export const awaitOwner: Phase<SimMachinePoolScope> = (_ctx, scope) => {
-  const owner = controllerOf(scope.object);
-  if (owner?.kind !== machinePoolKind.kind) return waiting(scope, "WaitingForOwner", "no MachinePool owns this scale set yet: a pool adopts it through spec.template.infrastructureRef");
-  const pool = scope.pool;
-  if (!pool || pool.metadata.uid !== owner.uid) return waiting(scope, "WaitingForOwner", `MachinePool ${owner.name} does not exist`);
-  if (!scope.cluster) return waiting(scope, "WaitingForCluster", `Cluster ${pool.spec.clusterName} of pool ${owner.name} does not exist`);
-  if (!scope.connection) return waiting(scope, "WaitingForConnection", `Connection ${pool.spec.connection} of pool ${owner.name} does not exist`);
-  if (!readyForMachines(scope.infrastructure)) return waiting(scope, "WaitingForInfrastructure", `infrastructure ${names.infrastructure(pool.spec.clusterName, pool.spec.connection)} is not ready yet`);
+export const awaitOwner: Phase<SimMachinePoolScope> = awaitPoolOwner("this scale set", "spec.template.infrastructureRef");
+
+/** The scale set is placed in the cluster's infrastructure of the pool's connection, within its size limits. */
+export const awaitPlacement: Phase<SimMachinePoolScope> = (_ctx, scope) => {
+  const pool = scope.pool!;
+  if (!scope.connection) return waitFor(scope, "WaitingForConnection", `Connection ${pool.spec.connection} of pool ${pool.metadata.name} does not exist`);
+  if (!readyForMachines(scope.infrastructure)) return waitFor(scope, "WaitingForInfrastructure", `infrastructure ${names.infrastructure(pool.spec.clusterName, pool.spec.connection)} is not ready yet`);
   const replicas = pool.spec.replicas ?? 1;
   const { minSize = 0, maxSize = 100 } = scope.object.spec ?? {};
   if (replicas > maxSize || replicas < minSize) {
-    return waiting(scope, "ReplicasOutOfRange", `spec.replicas of MachinePool ${pool.metadata.name} (${replicas}) is outside spec.minSize..spec.maxSize of SimMachinePool ${scope.object.metadata.name} (${minSize}..${maxSize}); the scale set is not resized`);
+    return waitFor(scope, "ReplicasOutOfRange", `spec.replicas of MachinePool ${pool.metadata.name} (${replicas}) is outside spec.minSize..spec.maxSize of SimMachinePool ${scope.object.metadata.name} (${minSize}..${maxSize}); the scale set is not resized`);
   }
 };
 
@@ -93,22 +80,16 @@ export const awaitOwner: Phase<SimMachinePoolScope> = (_ctx, scope) => {
 export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => {
   const pool = scope.pool!;
   const object = scope.object;
-  const secretName = pool.spec.template?.bootstrap.dataSecretName;
-  if (!secretName) return waiting(scope, "WaitingForBootstrapData", `MachinePool ${pool.metadata.name} has no bootstrap data yet (spec.template.bootstrap.dataSecretName)`);
-  const secret = await ctx.client.of<SecretObject>(secretKind).tryGet(object.metadata.namespace, secretName);
-  const encoded = secret?.data?.value;
-  if (!encoded) return waiting(scope, "WaitingForBootstrapData", `Secret ${secretName} holds no bootstrap data`, scope.pollMs);
-  // A change of the pool's template (a Kubernetes version, labels) reaches the launch template with the data rendered for it.
-  if (secret.metadata.annotations?.[ANNOTATION_RENDERED_FOR] !== launchTemplateKey(pool.spec)) {
-    return waiting(scope, "WaitingForBootstrapData", `Secret ${secretName} is not rendered for the current template of MachinePool ${pool.metadata.name} yet`, scope.pollMs);
-  }
+  const data = await poolBootstrapData(ctx, scope);
+  if ("wait" in data) return data.wait;
+  const { secret } = data;
   const infra = scope.infrastructure!.status!;
   const image = pool.spec.image ?? DEFAULT_IMAGE;
   const imageId = infra.images?.[image];
-  if (!imageId) return waiting(scope, "ImageNotResolved", `image ${image} (spec.image of MachinePool ${pool.metadata.name}) is not resolved in infrastructure ${scope.infrastructure!.metadata.name}`, scope.pollMs);
+  if (!imageId) return waitFor(scope, "ImageNotResolved", `image ${image} (spec.image of MachinePool ${pool.metadata.name}) is not resolved in infrastructure ${scope.infrastructure!.metadata.name}`, scope.pollMs);
   const zones = infra.zones ?? [];
   const subnetIds = zones.map((z) => infra.subnets?.[z] ?? (z === zones[0] ? infra.subnetId : undefined)).filter((id): id is string => id !== undefined);
-  if (subnetIds.length === 0 || !infra.securityGroupId) return waiting(scope, "WaitingForInfrastructure", `infrastructure ${scope.infrastructure!.metadata.name} reports no subnet or security group`, scope.pollMs);
+  if (subnetIds.length === 0 || !infra.securityGroupId) return waitFor(scope, "WaitingForInfrastructure", `infrastructure ${scope.infrastructure!.metadata.name} reports no subnet or security group`, scope.pollMs);
   // Where the cloud keeps secrets, the join goes there and the user data only names it.
   const userData = await launchUserData(ctx, scope, secret);
   const template = { machineType: pool.spec.machineType, imageId, userData };
@@ -150,7 +131,7 @@ export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
       }
     }
   } catch (error) {
-    if (error instanceof ProviderError && !error.retryable) return waiting(scope, error.kind === "quota" ? "QuotaExceeded" : "ScaleSetRefused", error.message, 10 * scope.pollMs);
+    if (error instanceof ProviderError && !error.retryable) return waitFor(scope, error.kind === "quota" ? "QuotaExceeded" : "ScaleSetRefused", error.message, 10 * scope.pollMs);
     throw error;
   }
   status.scaleSetId = set.id;
@@ -194,19 +175,10 @@ export const deleteScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
 };
 
 function summarize(ctx: ReconcileContext, scope: SimMachinePoolScope, error: unknown): void {
-  const status = (scope.object.status ??= {});
-  const now = nowTimestamp(new Date(ctx.clock.now()));
-  delete status.reason;
-  if (scope.waiting) {
-    status.reason = scope.waiting.reason;
-    status.message = scope.waiting.message;
-    if (!status.scaleSetId) status.ready = false;
-    setCondition(status, { type: "Ready", status: "False", reason: scope.waiting.reason, message: scope.waiting.message }, now);
-  } else if (error && !status.scaleSetId) {
-    setCondition(status, { type: "Ready", status: "False", reason: "ScaleSetFailed", message: (error as Error).message }, now);
-  } else if (status.ready) {
-    setCondition(status, { type: "Ready", status: "True", reason: "ScaleSetReady", message: `scale set ${status.scaleSetId}: ${status.replicas ?? 0} of ${status.desiredCapacity ?? 0} instance(s)${status.message ? `; ${status.message}` : ""}` }, now);
-  }
+  summarizePoolInfrastructure(ctx, scope, error, "ScaleSetFailed", {
+    reason: "ScaleSetReady",
+    message: (status) => `scale set ${status.scaleSetId}: ${status.replicas ?? 0} of ${status.desiredCapacity ?? 0} instance(s)${status.message ? `; ${status.message}` : ""}`,
+  });
 }
 
 export function registerSimMachinePoolController(manager: ControllerManager, deps: { providers: ProviderResolver }, options: { pollMs?: number; concurrency?: number } = {}): Controller<SimMachinePoolObject> {
@@ -216,19 +188,15 @@ export function registerSimMachinePoolController(manager: ControllerManager, dep
   const connections = manager.informer(connectionKind);
   const infrastructures = manager.informer(infrastructureKind);
   const pollMs = options.pollMs ?? 1000;
-  const ownerPool = (object: SimMachinePoolObject) => {
-    const owner = controllerOf(object);
-    return owner?.kind === machinePoolKind.kind ? pools.cache.get(keyFor(object.metadata.namespace, owner.name)) : undefined;
-  };
   const reconcile = objectReconciler<SimMachinePoolObject, SimMachinePoolScope>({
     kind: simMachinePoolKind,
     cache: objects.cache,
     finalizer: FINALIZER_SIM_MACHINE_POOL,
     observedGeneration: true,
-    phases: [awaitOwner, ensureScaleSet],
+    phases: [awaitOwner, awaitPlacement, ensureScaleSet],
     deletePhases: [deleteScaleSet],
     scope: (_ctx, base) => {
-      const pool = ownerPool(base.object);
+      const pool = owningPool(pools, base.object);
       const namespace = base.object.metadata.namespace;
       return {
         ...base,
@@ -249,16 +217,9 @@ export function registerSimMachinePoolController(manager: ControllerManager, dep
     informer: objects,
     reconcile,
     concurrency: options.concurrency ?? 8,
-    rootKey: (key) => {
-      const object = objects.cache.get(key);
-      const pool = object && ownerPool(object);
-      return pool ? keyFor(pool.metadata.namespace, pool.spec.clusterName) : key;
-    },
+    rootKey: poolPartRootKey(objects, pools),
   });
-  const infraOf = (pool: MachinePoolObject) => {
-    const ref = pool.spec.template?.infrastructureRef;
-    return ref?.kind === simMachinePoolKind.kind ? [keyFor(pool.metadata.namespace, ref.name)] : [];
-  };
+  const infraOf = namedByPool(simMachinePoolKind.kind, (template) => template.infrastructureRef);
   controller.watch<MachinePoolObject>(pools, infraOf);
   controller.watch<InfrastructureObject>(
     infrastructures,

@@ -38,6 +38,10 @@ async function poolSpec(c: Case, sizes: { minSize: number; maxSize: number; desi
 /** Starts a case that deletes its pools (and waits for them to go) before its foundation is torn down. */
 async function poolCase(start: CaseStarter, t: Parameters<CaseStarter>[0], label: string) {
   const c = await start(t, label);
+  if (!c.has("clusterInfrastructure")) {
+    t.skip("a provider of hosts has no scale sets: its pools are sets of hosts");
+    return undefined;
+  }
   const pools = c.capability("poolInfrastructure");
   const made = (pool: PoolInfo) => {
     c.onTeardown(async () => {
@@ -59,8 +63,11 @@ async function poolCase(start: CaseStarter, t: Parameters<CaseStarter>[0], label
 const atSize = (n: number) => (pool: PoolInfo) => pool.readyReplicas === n && pool.instances.length === n && pool.instances.every((i) => i.healthy);
 
 export function poolInfrastructureConformance(start: CaseStarter): void {
+  hostSetConformance(start);
   it("keeps a pool at its desired size over its zones, made once per token, tagged with its instances", async (t) => {
-    const { c, pools, made, settled } = await poolCase(start, t, "pool");
+    const started = await poolCase(start, t, "pool");
+    if (!started) return;
+    const { c, pools, made, settled } = started;
     const spec = await poolSpec(c, { minSize: 0, maxSize: 4, desired: 2 });
     const create = () => pools.create(spec, { token: c.token("pool"), tags: c.tagsFor("pool") });
     const pool = made(await create());
@@ -89,7 +96,9 @@ export function poolInfrastructureConformance(start: CaseStarter): void {
   });
 
   it("refuses sizes beyond its limits as invalid, naming the field, and changes nothing", async (t) => {
-    const { c, pools, made } = await poolCase(start, t, "pool-limits");
+    const started = await poolCase(start, t, "pool-limits");
+    if (!started) return;
+    const { c, pools, made } = started;
     const spec = await poolSpec(c, { minSize: 1, maxSize: 2, desired: 3 });
     const refused = await rejectsWith(pools.create(spec, { token: c.token("too-big"), tags: c.tags }), "invalid", "create a pool above its maximum");
     assert.match(refused.message, /desired/i);
@@ -101,7 +110,9 @@ export function poolInfrastructureConformance(start: CaseStarter): void {
   });
 
   it("scales in around protected instances and removes exactly the instance named, once", async (t) => {
-    const { c, pools, made, settled } = await poolCase(start, t, "pool-scale-in");
+    const started = await poolCase(start, t, "pool-scale-in");
+    if (!started) return;
+    const { c, pools, made, settled } = started;
     const pool = made(await pools.create(await poolSpec(c, { minSize: 0, maxSize: 4, desired: 3 }), { token: c.token("pool"), tags: c.tags }));
     const full = await settled(pool.id, "three instances ready", atSize(3));
     const [kept, chosen] = full.instances.map((i) => i.instanceId);
@@ -121,7 +132,9 @@ export function poolInfrastructureConformance(start: CaseStarter): void {
   });
 
   it("deletes its instances with it, and a second delete or an unknown pool is a success", async (t) => {
-    const { c, pools, settled } = await poolCase(start, t, "pool-delete");
+    const started = await poolCase(start, t, "pool-delete");
+    if (!started) return;
+    const { c, pools, settled } = started;
     const pool = await pools.create(await poolSpec(c, { minSize: 0, maxSize: 2, desired: 1 }), { token: c.token("pool"), tags: c.tags });
     const full = await settled(pool.id, "one instance ready", atSize(1));
     await pools.delete(pool.id);
@@ -133,5 +146,62 @@ export function poolInfrastructureConformance(start: CaseStarter): void {
     }
     assert.deepEqual(await pools.findTagged(c.tags), []);
     await pools.delete(pool.id);
+  });
+}
+
+/** A pool spec of a provider of hosts: every host of the connection may serve it. */
+function hostSetSpec(c: Case, desired: number): PoolSpec {
+  return { name: `${c.cluster}-hosts`, machineType: "host", imageId: "host", userData: USER_DATA, placement: { subnetIds: [], securityGroupIds: [] }, hosts: { labels: {} }, minSize: 0, maxSize: desired, desired };
+}
+
+/** The rules for a provider of hosts (provider.ts, "A provider of hosts"); skipped for a cloud's scale sets. */
+function hostSetConformance(start: CaseStarter): void {
+  const hostCase = async (t: Parameters<CaseStarter>[0], label: string) => {
+    const c = await start(t, label);
+    if (c.has("clusterInfrastructure")) {
+      t.skip("a cloud's pools are scale sets");
+      return undefined;
+    }
+    const pools = c.capability("poolInfrastructure");
+    const machines = c.capability("machines");
+    const held = async () => (await machines.findTagged("instance", c.tagsFor("pool"))).filter((i) => i.state !== "gone");
+    return { c, pools, held };
+  };
+
+  it("claims hosts all or nothing: beyond the free hosts it is capacity, naming how many are free, and nothing is claimed", async (t) => {
+    const started = await hostCase(t, "host-set-capacity");
+    if (!started) return;
+    const { c, pools, held } = started;
+    const free = (await c.capability("machines").findTagged("instance", {})).length;
+    const error = await rejectsWith(pools.create(hostSetSpec(c, 1000), { token: c.token("host-set"), tags: c.tagsFor("pool") }), "capacity", "a pool of more hosts than are free");
+    assert.match(error.message, /\d+ more free host/, "it names how many are free");
+    assert.deepEqual(await held(), [], "no host is claimed");
+    assert.equal((await c.capability("machines").findTagged("instance", {})).length, free, "nothing else is claimed either");
+  });
+
+  it("holds its hosts tagged, removes exactly the host named and releases it, and delete releases the rest", async (t) => {
+    const started = await hostCase(t, "host-set");
+    if (!started) return;
+    const { c, pools, held } = started;
+    const pool = await pools.create(hostSetSpec(c, 2), { token: c.token("host-set"), tags: c.tagsFor("pool") });
+    c.onTeardown(async () => {
+      await pools.delete(pool.id);
+      await c.eventually(`hosts of ${pool.id} to be released`, async () => ((await held()).length === 0 ? true : undefined));
+    });
+    assert.equal((await pools.create(hostSetSpec(c, 2), { token: c.token("host-set"), tags: c.tagsFor("pool") })).id, pool.id, "the same token, the same pool");
+    const ready = await c.eventually("both hosts bootstrapped", async () => {
+      const p = await pools.get(pool.id);
+      return p && p.readyReplicas === 2 ? p : undefined;
+    });
+    assert.equal((await held()).length, 2, "its hosts carry its tags");
+    const [first, second] = ready.instances;
+    await pools.removeInstance(pool.id, first!.instanceId, { decrementDesired: true });
+    await pools.removeInstance(pool.id, first!.instanceId, { decrementDesired: true });
+    await c.eventually(`host ${first!.instanceId} to be released`, async () => ((await held()).every((i) => i.id !== first!.instanceId) ? true : undefined));
+    const after = (await pools.get(pool.id))!;
+    assert.equal(after.desired, 1, "lowered once");
+    assert.deepEqual(after.instances.map((i) => i.instanceId), [second!.instanceId], "exactly the host named left");
+    await pools.delete(pool.id);
+    await c.eventually("every host released", async () => ((await held()).length === 0 ? true : undefined));
   });
 }

@@ -1,5 +1,5 @@
 // The ssh provider against the provider conformance suite, on real hosts (the lab): it declares the
-// machines capability only, and claims, bootstraps and cleans hosts over SSH as the contract asks.
+// machines capability and pools of hosts, and claims, bootstraps and cleans hosts over SSH as the contract asks.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { runProviderConformance } from "../conformance/index.ts";
@@ -33,7 +33,7 @@ describe("ssh provider", { skip }, () => {
         close: () => provider.settle(),
       };
     },
-    ["machines"],
+    ["machines", "poolInfrastructure"],
     { timeoutMs: 20_000, pollMs: 50 },
   );
 

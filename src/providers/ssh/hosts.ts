@@ -29,12 +29,19 @@ export interface HostRecord {
   unreachableReason?: string;
   unreachableMessage?: string;
   facts?: HostFacts;
+  /** The Host's labels, which pools of hosts select by. */
+  labels?: Record<string, string>;
   claim?: HostClaimRecord;
   /**
    * The same machine (address and port) as another Host that a cluster holds, e.g. "Host h1 of cluster
    * demo": it cannot serve, whatever this Host's own claim says.
    */
   heldAs?: string;
+}
+
+/** A host that may be claimed now: free, reachable, with its key readable and its host key pinned. */
+export function isClaimable(host: HostRecord): boolean {
+  return !host.claim && !host.heldAs && host.reachable && Boolean(host.target.privateKey) && Boolean(host.target.hostKeyFingerprint);
 }
 
 /** Another claim won the race for a host; the provider tries the next free host. */

@@ -21,8 +21,9 @@ import {
 } from "../provider.ts";
 import { bootstrapHost, type BootstrapControl } from "./bootstrap.ts";
 import { API_LOAD_BALANCER_PORT, ensureApiLoadBalancer } from "./haproxy.ts";
-import { HostTakenError, type HostClaimRecord, type HostDirectory, type HostRecord } from "./hosts.ts";
+import { HostTakenError, isClaimable, type HostClaimRecord, type HostDirectory, type HostRecord } from "./hosts.ts";
 import { bootstrapPlan, type BootstrapPlan } from "./plan.ts";
+import { HostPools } from "./pools.ts";
 import { SshError, withSession, type SshTarget } from "./session.ts";
 import { StepFailedError, cleanHost } from "./steps.ts";
 
@@ -70,7 +71,7 @@ function isBareReservation(claim: HostClaimRecord): boolean {
 
 export class SshProvider implements Provider, Machines, ControlPlaneEndpoints {
   readonly provider = SSH_PROVIDER;
-  readonly capabilities = { machines: this };
+  readonly capabilities = { machines: this, poolInfrastructure: new HostPools(this) };
   /** The control-plane endpoint is haproxy on a host reserved for it (haproxy.ts). */
   readonly endpoints: ControlPlaneEndpoints = this;
   private readonly jobs = new Map<string, Job>();
@@ -190,6 +191,14 @@ export class SshProvider implements Provider, Machines, ControlPlaneEndpoints {
     return this.view(claimed);
   }
 
+  /** Claims one of `hosts` with `claim` and starts bootstrapping it with `userData` (for pools of hosts, pools.ts). */
+  async claimOneOf(hosts: HostRecord[], claim: HostClaimRecord, userData: string): Promise<InstanceInfo> {
+    const claimed = await this.claimFree(hosts, claim);
+    this.jobs.delete(claimed.name);
+    this.bootstrap(claimed, bootstrapPlan(userData));
+    return this.view(claimed);
+  }
+
   private sameCluster(a: Tags, b: Tags): boolean {
     return a[TAG_CLUSTER] === b[TAG_CLUSTER] && a[TAG_CLUSTER_UID] === b[TAG_CLUSTER_UID];
   }
@@ -198,7 +207,7 @@ export class SshProvider implements Provider, Machines, ControlPlaneEndpoints {
   private async claimFree(hosts: HostRecord[], claim: HostClaimRecord): Promise<HostRecord & { claim: HostClaimRecord }> {
     // The tag is "<namespace>/<name>"; a Host names the cluster in its own namespace.
     const cluster = (claim.tags[TAG_CLUSTER] ?? "").split("/").pop() ?? "";
-    for (const host of hosts.filter((h) => !h.claim && !h.heldAs && h.reachable && h.target.privateKey && h.target.hostKeyFingerprint)) {
+    for (const host of hosts.filter(isClaimable)) {
       try {
         await this.directory.claim(this.connection, host.name, claim, cluster);
       } catch (error) {

@@ -1,0 +1,228 @@
+// The HostMachinePool controller (the ssh provider's pool infrastructure, as SimMachinePool is the sim
+// provider's): does nothing until a MachinePool owns the object; then holds one host per replica of the
+// pool through its connection's poolInfrastructure — Hosts it selects (spec.hostSelector, spec.hosts),
+// free and reachable, claimed all or nothing and bootstrapped with the bootstrap data the pool copied
+// into spec.template.bootstrap.dataSecretName. More replicas than free selected hosts claims none and
+// says so (InsufficientHosts, naming spec.replicas and the hosts available). The count only goes up
+// here: the pool scales in by draining a chosen machine and removing exactly its host. Deleting the
+// object cleans and releases every host it holds.
+import { createHash } from "node:crypto";
+import type { ConnectionObject, HostObject, MachinePoolObject } from "../../api/kinds.ts";
+import { clusterKind } from "../../api/slipway/cluster.ts";
+import { connectionKind, LABEL_CONNECTION } from "../../api/slipway/connection.ts";
+import { hostKind } from "../../api/slipway/host.ts";
+import { FINALIZER_HOST_MACHINE_POOL, hostMachinePoolKind, type HostMachinePoolObject } from "../../api/slipway/hostmachinepool.ts";
+import { machinePoolKind } from "../../api/slipway/machinepool.ts";
+import { ProviderError, type PoolInfo, type PoolInfrastructure } from "../../providers/provider.ts";
+import { selects, TAG_HOST_POOL } from "../../providers/ssh/pools.ts";
+import { HOST_MACHINE_TYPE } from "../../providers/ssh/provider.ts";
+import { isTrue } from "../../runtime/conditions.ts";
+import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
+import { keyFor } from "../../runtime/keys.ts";
+import type { ControllerManager } from "../../runtime/manager.ts";
+import { objectReconciler, type Phase } from "../../runtime/reconciler.ts";
+import { cloudTags, idempotencyToken } from "../contract.ts";
+import { launchTemplateKey } from "../machinepool/template.ts";
+import { awaitPoolOwner, namedByPool, owningPool, poolBootstrapData, poolPartRootKey, summarizePoolInfrastructure, waitFor, type PoolPartScope } from "../pool-parts.ts";
+import type { ProviderResolver } from "../providers.ts";
+
+export const HOST_MACHINE_POOL_COMPONENT = "slipway.dev/hostmachinepool-controller";
+
+export interface HostMachinePoolScope extends PoolPartScope<HostMachinePoolObject> {
+  providers: ProviderResolver;
+  pollMs: number;
+  connection?: ConnectionObject;
+  /** The Hosts of the connection, from the informer's cache. */
+  hosts: HostObject[];
+  capability?: PoolInfrastructure;
+}
+
+/** The set's id in the provider: the object's namespace and name. */
+function hostSetName(object: HostMachinePoolObject): string {
+  return `${object.metadata.namespace}-${object.metadata.name}`;
+}
+
+function selectionOf(object: HostMachinePoolObject) {
+  const { hostSelector, hosts } = object.spec ?? {};
+  return { ...(hostSelector?.matchLabels ? { labels: hostSelector.matchLabels } : {}), ...(hosts ? { names: hosts } : {}) };
+}
+
+/** Free, reachable Hosts the object selects (those another pool or cluster holds are not). */
+export function freeHosts(scope: HostMachinePoolScope): string[] {
+  const selection = selectionOf(scope.object);
+  return scope.hosts
+    .filter((h) => !h.status?.claim && isTrue(h.status?.conditions, "Reachable") && selects(selection, { name: h.metadata.name!, labels: h.metadata.labels ?? {} }))
+    .map((h) => h.metadata.name!)
+    .sort();
+}
+
+async function poolsOf(scope: HostMachinePoolScope): Promise<PoolInfrastructure> {
+  if (!scope.connection) throw new ProviderError("invalid", `connection "${scope.pool?.spec.connection ?? scope.object.status?.connection}" does not exist`);
+  return (scope.capability ??= await scope.providers.capability(scope.connection, "poolInfrastructure"));
+}
+
+/** Nothing is done before a pool owns the object (the pool adopts it). */
+export const awaitOwner: Phase<HostMachinePoolScope> = awaitPoolOwner("this set of hosts", "spec.template.infrastructureRef");
+
+export const awaitConnection: Phase<HostMachinePoolScope> = (_ctx, scope) => {
+  const pool = scope.pool!;
+  if (!scope.connection) return waitFor(scope, "WaitingForConnection", `Connection ${pool.spec.connection} of pool ${pool.metadata.name} does not exist`);
+};
+
+/** Claims hosts up to the pool's replicas (all or nothing), and keeps them bootstrapped with the pool's data. */
+export const ensureHostSet: Phase<HostMachinePoolScope> = async (ctx, scope) => {
+  const pool = scope.pool!;
+  const object = scope.object;
+  const data = await poolBootstrapData(ctx, scope);
+  if ("wait" in data) return data.wait;
+  const userData = Buffer.from(data.secret.data!.value!, "base64").toString("utf8");
+  const replicas = pool.spec.replicas ?? 1;
+  const pools = await poolsOf(scope);
+  const status = (object.status ??= {});
+  let set = status.scaleSetId ? await pools.get(status.scaleSetId) : undefined;
+  const free = freeHosts(scope);
+  status.available = free.length;
+  // After a restart the provider knows the set again only once it is made again: the hosts tagged with it count as held.
+  const held = set?.replicas ?? scope.hosts.filter((h) => h.status?.claim?.tags[TAG_HOST_POOL] === hostSetName(object) && !h.status.claim.releasing).length;
+  const short = () =>
+    waitFor(
+      scope,
+      "InsufficientHosts",
+      `spec.replicas of MachinePool ${pool.metadata.name} (${replicas}) exceeds the hosts available to HostMachinePool ${object.metadata.name}: ${held + free.length} (${held} held, ${free.length} free and selected in Connection ${pool.spec.connection}); no host is claimed until there are enough`,
+      10 * scope.pollMs,
+    );
+  if (replicas > held + free.length) {
+    if (set) report(scope, set);
+    return short();
+  }
+  try {
+    if (!set) {
+      const cluster = scope.cluster!;
+      set = await pools.create(
+        {
+          name: hostSetName(object),
+          machineType: HOST_MACHINE_TYPE,
+          imageId: "host",
+          userData,
+          placement: { subnetIds: [], securityGroupIds: [] },
+          hosts: selectionOf(object),
+          minSize: 0,
+          maxSize: replicas,
+          desired: replicas,
+        },
+        { token: idempotencyToken(object.metadata.uid!, "host-set"), tags: cloudTags({ namespace: cluster.metadata.namespace!, name: cluster.metadata.name!, uid: cluster.metadata.uid! }, object, "worker") },
+      );
+      ctx.log.info({ step: "claimHosts", hostSet: set.id, desired: replicas }, "hosts claimed");
+      await ctx.event(object, "Normal", "HostsClaimed", `claimed ${set.instances.map((i) => i.instanceId).join(", ")} for pool ${pool.metadata.name}`);
+    } else {
+      const templateChanged = status.userDataHash !== sha256(userData);
+      const desired = Math.max(set.desired, replicas);
+      if (desired !== set.desired || templateChanged) {
+        set = await pools.update(set.id, { ...(desired !== set.desired ? { desired } : {}), ...(templateChanged ? { template: { machineType: HOST_MACHINE_TYPE, imageId: "host", userData } } : {}) });
+        if (desired !== held) await ctx.event(object, "Normal", "HostsClaimed", `holds ${set.instances.filter((i) => i.state !== "leaving").map((i) => i.instanceId).join(", ")} for ${desired} replica(s)`);
+      }
+    }
+  } catch (error) {
+    // Another claim took a host meanwhile: nothing was claimed, the next look counts again.
+    if (error instanceof ProviderError && error.kind === "capacity") return short();
+    if (error instanceof ProviderError && !error.retryable) return waitFor(scope, "HostSetRefused", error.message, 10 * scope.pollMs);
+    throw error;
+  }
+  status.scaleSetId = set.id;
+  status.connection = pool.spec.connection;
+  status.userDataHash = sha256(userData);
+  status.poolTemplate = launchTemplateKey(pool.spec);
+  report(scope, set);
+  const settled = set.replicas === set.desired && set.readyReplicas === set.desired;
+  return settled ? { requeueAfterMs: 5 * scope.pollMs } : { requeueAfterMs: scope.pollMs };
+};
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+function report(scope: HostMachinePoolScope, set: PoolInfo): void {
+  const status = (scope.object.status ??= {});
+  const counted = set.instances.filter((i) => i.state !== "leaving");
+  status.ready = true;
+  status.replicas = set.replicas;
+  status.desiredCapacity = set.desired;
+  status.hostNames = counted.map((i) => i.instanceId).sort();
+  status.providerIDList = counted.map((i) => i.providerId).sort();
+  if (set.message) status.message = set.message;
+  else delete status.message;
+}
+
+/** Releases every host the set holds (each cleaned first), and waits until none is held. */
+export const releaseHosts: Phase<HostMachinePoolScope> = async (ctx, scope) => {
+  const id = scope.object.status?.scaleSetId;
+  if (!id || !scope.connection) return;
+  const pools = await poolsOf(scope);
+  const held = await pools.instances(id);
+  if (held.length === 0) return;
+  await pools.delete(id);
+  if (held.some((i) => i.state !== "leaving")) await ctx.event(scope.object, "Normal", "ReleasingHosts", `cleaning and releasing ${held.map((i) => i.instanceId).join(", ")}`);
+  return { halt: true, requeueAfterMs: scope.pollMs };
+};
+
+function summarize(ctx: ReconcileContext, scope: HostMachinePoolScope, error: unknown): void {
+  summarizePoolInfrastructure(ctx, scope, error, "HostSetFailed", {
+    reason: "HostsHeld",
+    message: (status) => `${status.replicas ?? 0} of ${status.desiredCapacity ?? 0} host(s): ${(status.hostNames ?? []).join(", ") || "none"}`,
+  });
+}
+
+export function registerHostMachinePoolController(manager: ControllerManager, deps: { providers: ProviderResolver }, options: { pollMs?: number; concurrency?: number } = {}): Controller<HostMachinePoolObject> {
+  const objects = manager.informer(hostMachinePoolKind);
+  const pools = manager.informer(machinePoolKind);
+  const clusters = manager.informer(clusterKind);
+  const connections = manager.informer(connectionKind);
+  const hosts = manager.informer(hostKind);
+  const pollMs = options.pollMs ?? 1000;
+  const reconcile = objectReconciler<HostMachinePoolObject, HostMachinePoolScope>({
+    kind: hostMachinePoolKind,
+    cache: objects.cache,
+    finalizer: FINALIZER_HOST_MACHINE_POOL,
+    observedGeneration: true,
+    phases: [awaitOwner, awaitConnection, ensureHostSet],
+    deletePhases: [releaseHosts],
+    scope: (_ctx, base) => {
+      const pool = owningPool(pools, base.object);
+      const namespace = base.object.metadata.namespace;
+      // Once the pool is gone (its objects are collected after it), the connection recorded with the hosts.
+      const connectionName = pool?.spec.connection ?? base.object.status?.connection ?? "";
+      return {
+        ...base,
+        providers: deps.providers,
+        pollMs,
+        pool,
+        cluster: pool && clusters.cache.get(keyFor(namespace, pool.spec.clusterName)),
+        connection: connections.cache.get(keyFor(namespace, connectionName)),
+        hosts: hosts.cache.list().filter((h) => h.metadata.namespace === namespace && h.metadata.labels?.[LABEL_CONNECTION] === connectionName),
+      };
+    },
+    summarize,
+  });
+  const controller = manager.add<HostMachinePoolObject>({
+    name: "hostmachinepool",
+    component: HOST_MACHINE_POOL_COMPONENT,
+    informer: objects,
+    reconcile,
+    concurrency: options.concurrency ?? 4,
+    rootKey: poolPartRootKey(objects, pools),
+  });
+  const setOf = namedByPool(hostMachinePoolKind.kind, (template) => template.infrastructureRef);
+  controller.watch<MachinePoolObject>(pools, setOf);
+  // A host freed or taken elsewhere changes what a set waiting for hosts can claim.
+  const claimOf = (host: HostObject) => `${host.status?.claim?.token ?? ""}/${isTrue(host.status?.conditions, "Reachable")}`;
+  controller.watch<HostObject>(
+    hosts,
+    (host) =>
+      objects.cache
+        .list()
+        .filter((o) => o.metadata.namespace === host.metadata.namespace && o.status?.reason === "InsufficientHosts")
+        .map((o) => keyFor(o.metadata.namespace, o.metadata.name!)),
+    (previous, host) => claimOf(previous) !== claimOf(host),
+  );
+  return controller;
+}
