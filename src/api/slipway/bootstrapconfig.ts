@@ -31,7 +31,7 @@ export const BootstrapConfigStatusSchema = Struct(
     dataSecretName: Type.Optional(Type.String({ description: "Secret (key value) holding the cloud-init user data that joins a machine." })),
     reason: Type.Optional(Type.String({ description: "Why the data is not ready, e.g. WaitingForOwner." })),
     message: Type.Optional(Type.String({ description: "Human-readable details of the reason." })),
-    conditions: Type.Optional(Type.Array(Condition, { description: "Current conditions: Ready." })),
+    conditions: Type.Optional(Type.Array(Condition, { description: "Current conditions: Ready, and JoinTokenValid (the join token is kept valid in the cluster's API once its control plane is initialised)." })),
     observedGeneration: Type.Optional(Type.Integer({ description: "The spec generation this status describes." })),
   },
   { description: "The observed state of the bootstrap configuration." },
