@@ -29,7 +29,7 @@ export const BootstrapConfigStatusSchema = Struct(
   {
     ready: Type.Optional(Type.Boolean({ description: "True when the bootstrap data is in the Secret status.dataSecretName." })),
     dataSecretName: Type.Optional(Type.String({ description: "Secret (key value) holding the cloud-init user data that joins a machine." })),
-    ...reportedState({ reason: "Why the data is not ready, e.g. WaitingForOwner.", conditions: "Current conditions: Ready." }),
+    ...reportedState({ reason: "Why the data is not ready, e.g. WaitingForOwner.", conditions: "Current conditions: Ready, and JoinTokenValid (the join token is kept valid in the cluster's API once its control plane is initialised)." }),
   },
   { description: "The observed state of the bootstrap configuration." },
 );

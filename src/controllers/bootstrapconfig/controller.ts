@@ -2,9 +2,13 @@
 // pool has adopted the configuration (owner reference), renders the kubeadm join of the pool's machines
 // — the cluster's control-plane endpoint, bootstrap token and CA hash, the node labels and taints, no
 // node name (each instance joins under its host name) — into cloud-init user data in a Secret it owns,
-// and reports the Secret's name and ready. The token and keys are in the Secret only: status, logs and
-// events name the Secret, never its content. The join token is kept valid for as long as the pool may
-// launch instances: made valid for a day, looked at again every hour.
+// and reports the Secret's name and ready. The data needs only the cluster's PKI, its pre-generated
+// bootstrap token and the control-plane endpoint, so it is ready before the control plane is initialised
+// and the pool's instances boot while it comes up: their `kubeadm join` retries discovery until init has
+// made the token and published cluster-info, as a single worker Machine's does. The token and keys are in
+// the Secret only: status, logs and events name the Secret, never its content. Once the control plane is
+// initialised the join token is kept valid in its API for as long as the pool may launch instances: made
+// valid for a day, looked at again every hour (condition JoinTokenValid).
 import type { ClusterObject, InfrastructureObject, MachinePoolObject, SecretObject } from "../../api/kinds.ts";
 import type { BootstrapConfigObject } from "../../api/slipway/bootstrapconfig.ts";
 import { ANNOTATION_RENDERED_FOR, bootstrapConfigKind } from "../../api/slipway/bootstrapconfig.ts";
@@ -32,6 +36,8 @@ import { ensureJoinToken, JOIN_TOKEN_TTL_MS } from "../machine/jointoken.ts";
 import { isUnavailable } from "../machine/node.ts";
 
 export const BOOTSTRAP_CONFIG_COMPONENT = "slipway.dev/bootstrapconfig-controller";
+/** The condition saying whether the join token is kept valid in the cluster's API. */
+export const CONDITION_JOIN_TOKEN_VALID = "JoinTokenValid";
 /** How often a ready configuration makes its join token valid again. */
 const TOKEN_REFRESH_MS = 3_600_000;
 
@@ -52,18 +58,60 @@ export interface BootstrapConfigScope extends PoolPartScope<BootstrapConfigObjec
   /** The infrastructure holding the control-plane load balancer, and the one of the pool's connection. */
   controlPlaneInfrastructure?: InfrastructureObject;
   poolInfrastructure?: InfrastructureObject;
+  /** The cluster's PKI Secret and bootstrap token. */
+  secrets?: { pki: SecretObject; token: string };
+  /** Whether the join token is kept valid in the cluster's API (condition JoinTokenValid). */
+  token?: { status: "True" | "False" | "Unknown"; reason: string; message: string };
 }
 
 /** Nothing is done before a pool owns the configuration (the pool adopts it). */
 export const awaitOwner: Phase<BootstrapConfigScope> = awaitPoolOwner("this configuration", "spec.template.bootstrap.configRef");
 
-/** The join needs the cluster's control plane up behind its endpoint. */
-export const awaitControlPlane: Phase<BootstrapConfigScope> = (_ctx, scope) => {
+/** The join needs the cluster's control-plane endpoint (not the control plane itself: joins wait for init). */
+export const awaitControlPlaneEndpoint: Phase<BootstrapConfigScope> = (_ctx, scope) => {
+  if (!scope.controlPlaneInfrastructure?.status?.loadBalancer) return waitFor(scope, "WaitingForControlPlaneEndpoint", `the control-plane load balancer of cluster ${scope.cluster!.metadata.name} does not exist yet`);
+};
+
+/** Reads the cluster's PKI and bootstrap token: all the join needs besides the endpoint. */
+export const readClusterSecrets: Phase<BootstrapConfigScope> = async (ctx, scope) => {
+  const namespace = scope.object.metadata.namespace;
+  const cluster = scope.cluster!.metadata.name!;
+  const secrets = ctx.client.of<SecretObject>(secretKind);
+  const [pki, token] = await Promise.all([secrets.tryGet(namespace, names.pkiSecret(cluster)), secrets.tryGet(namespace, names.tokenSecret(cluster))]);
+  if (!pki || !token) return waitFor(scope, "WaitingForClusterSecrets", `waiting for the PKI and bootstrap token Secrets of cluster ${cluster}`, scope.pollMs);
+  scope.secrets = { pki, token: readBootstrapToken(token) };
+};
+
+/**
+ * Keeps the join token valid in the cluster's API once the control plane is initialised (before that,
+ * `kubeadm init` makes it, valid for a day, and the joins wait for init). Data not rendered yet waits
+ * for a valid token then, as a Machine does before its instance is made; data already rendered stays
+ * ready while the cluster's API cannot be reached, and the refresh is tried again.
+ */
+export const keepJoinTokenValid: Phase<BootstrapConfigScope> = async (ctx, scope) => {
   const cluster = scope.cluster!;
   if (!isTrue(cluster.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED)) {
-    return waitFor(scope, "WaitingForControlPlane", `the control plane of cluster ${cluster.metadata.name} is not initialised yet`);
+    scope.token = { status: "Unknown", reason: "WaitingForControlPlane", message: `kubeadm init of cluster ${cluster.metadata.name} issues the join token; it is kept valid from then on` };
+    return;
   }
-  if (!scope.controlPlaneInfrastructure?.status?.loadBalancer) return waitFor(scope, "WaitingForControlPlaneEndpoint", `the control-plane load balancer of cluster ${cluster.metadata.name} does not exist yet`);
+  let problem: { reason: string; message: string } | undefined;
+  const kube = await scope.workloads.forCluster(scope.object.metadata.namespace!, cluster.metadata.name!);
+  if (!kube) problem = { reason: "WaitingForKubeconfig", message: `waiting for Secret ${names.kubeconfigSecret(cluster.metadata.name!)} to keep the join token valid` };
+  else {
+    try {
+      await ensureJoinToken(kube, scope.secrets!.token, ctx.clock.now(), JOIN_TOKEN_TTL_MS);
+    } catch (error) {
+      if (!isUnavailable(error) && !(error instanceof KubeApiError)) throw error;
+      problem = { reason: "WaitingForJoinToken", message: `refreshing the join token in the cluster's API: ${(error as Error).message}` };
+    }
+  }
+  if (!problem) {
+    scope.token = { status: "True", reason: "Refreshed", message: "the join token is valid in the cluster's API for a day at least" };
+    return { requeueAfterMs: TOKEN_REFRESH_MS, idle: true };
+  }
+  if (!scope.object.status?.ready) return waitFor(scope, problem.reason, problem.message, scope.pollMs);
+  scope.token = { status: "False", ...problem };
+  return { requeueAfterMs: scope.pollMs };
 };
 
 /** Renders the join into the Secret (made once, rewritten when what it holds changes). */
@@ -73,17 +121,7 @@ export const renderJoinData: Phase<BootstrapConfigScope> = async (ctx, scope) =>
   const cluster = scope.cluster!;
   const namespace = config.metadata.namespace;
   const secrets = ctx.client.of<SecretObject>(secretKind);
-  const [pkiSecret, tokenSecret] = await Promise.all([secrets.tryGet(namespace, names.pkiSecret(cluster.metadata.name!)), secrets.tryGet(namespace, names.tokenSecret(cluster.metadata.name!))]);
-  if (!pkiSecret || !tokenSecret) return waitFor(scope, "WaitingForClusterSecrets", `waiting for the PKI and bootstrap token Secrets of cluster ${cluster.metadata.name}`, scope.pollMs);
-  const token = readBootstrapToken(tokenSecret);
-  const kube = await scope.workloads.forCluster(namespace!, cluster.metadata.name!);
-  if (!kube) return waitFor(scope, "WaitingForKubeconfig", `waiting for Secret ${names.kubeconfigSecret(cluster.metadata.name!)} to keep the join token valid`, scope.pollMs);
-  try {
-    await ensureJoinToken(kube, token, ctx.clock.now(), JOIN_TOKEN_TTL_MS);
-  } catch (error) {
-    if (isUnavailable(error) || error instanceof KubeApiError) return waitFor(scope, "WaitingForJoinToken", `refreshing the join token in the cluster's API: ${(error as Error).message}`, scope.pollMs);
-    throw error;
-  }
+  const { pki: pkiSecret, token } = scope.secrets!;
   const lb = scope.controlPlaneInfrastructure!.status!.loadBalancer!;
   // A pool in another cloud than the control plane's reaches its API at the public name only.
   const otherCloud = scope.poolInfrastructure?.status?.publicAddresses === true && scope.poolInfrastructure.metadata.uid !== scope.controlPlaneInfrastructure!.metadata.uid;
@@ -128,10 +166,12 @@ export const renderJoinData: Phase<BootstrapConfigScope> = async (ctx, scope) =>
   const status = (config.status ??= {});
   status.dataSecretName = name;
   status.ready = true;
-  return { requeueAfterMs: TOKEN_REFRESH_MS, idle: true };
 };
 
-function summarize(ctx: ReconcileContext, scope: BootstrapConfigScope, error: unknown): void {
+export const BOOTSTRAP_CONFIG_PHASES = [awaitOwner, awaitControlPlaneEndpoint, readClusterSecrets, keepJoinTokenValid, renderJoinData];
+
+/** Sums a reconcile up into the status: ready or why not, and whether the join token is kept valid. */
+export function summarizeBootstrapConfig(ctx: ReconcileContext, scope: BootstrapConfigScope, error: unknown): void {
   const status = (scope.object.status ??= {});
   const now = nowTimestamp(new Date(ctx.clock.now()));
   delete status.reason;
@@ -145,6 +185,7 @@ function summarize(ctx: ReconcileContext, scope: BootstrapConfigScope, error: un
   } else if (status.ready) {
     setCondition(status, { type: "Ready", status: "True", reason: "DataSecretAvailable", message: `Secret ${status.dataSecretName}` }, now);
   }
+  if (scope.token) setCondition(status, { type: CONDITION_JOIN_TOKEN_VALID, ...scope.token }, now);
 }
 
 export function registerBootstrapConfigController(manager: ControllerManager, deps: { workloads: WorkloadClients }, options: { pollMs?: number; concurrency?: number } = {}): Controller<BootstrapConfigObject> {
@@ -157,7 +198,7 @@ export function registerBootstrapConfigController(manager: ControllerManager, de
     kind: bootstrapConfigKind,
     cache: configs.cache,
     observedGeneration: true,
-    phases: [awaitOwner, awaitControlPlane, renderJoinData],
+    phases: BOOTSTRAP_CONFIG_PHASES,
     scope: (_ctx, base) => {
       const pool = owningPool(pools, base.object);
       const namespace = base.object.metadata.namespace;
@@ -173,7 +214,7 @@ export function registerBootstrapConfigController(manager: ControllerManager, de
         poolInfrastructure: pool ? infrastructures.cache.get(keyFor(namespace, names.infrastructure(pool.spec.clusterName, pool.spec.connection))) : undefined,
       };
     },
-    summarize,
+    summarize: summarizeBootstrapConfig,
   });
   const controller = manager.add<BootstrapConfigObject>({
     name: "bootstrapconfig",

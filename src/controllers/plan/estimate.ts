@@ -3,9 +3,9 @@
 // subnet and security group exist, and boots while the load balancer is provisioned; `kubeadm init` ends
 // once the load balancer routes to the first control-plane machine (it is active, and the target's health
 // checks pass once init's API server serves); control-plane joins go one at a time (etcd takes one learner
-// at a time: slipway-join-turn); workers join once the control plane is initialised, and a scale set's
-// workers only boot then (the cloud launches them from a template holding the pool's join, which the
-// control plane issues once it is initialised). What exists already takes no time. The estimate is the
+// at a time: slipway-join-turn); workers join once the control plane is initialised, a scale set's as
+// much as single ones (the pool's join data needs only the cluster's PKI, its pre-generated token and the
+// endpoint, so the cloud launches them while the control plane comes up). What exists already takes no time. The estimate is the
 // longest chain through that graph; bench:provision times the same graph with the sim cloud's mean
 // latencies.
 import type { EstimatedOperation } from "../../providers/provider.ts";
@@ -62,7 +62,7 @@ export interface PlannedBuild {
   controlPlaneConnection: string;
   /** Control-plane machines in join order; `exists` ones are already joined. */
   controlPlane: { name: string; connection: string; exists: boolean }[];
-  /** Workers; `scaleSet` ones are launched by their pool's scale set once the control plane is initialised. */
+  /** Workers; `scaleSet` ones are launched by their pool's scale set, on the same rule as single ones. */
   workers: { name: string; connection: string; exists: boolean; scaleSet?: boolean }[];
 }
 
@@ -100,7 +100,7 @@ export function buildSteps(build: PlannedBuild): { steps: BuildStep[]; last: str
   const ends = [previous];
   for (const m of build.workers) {
     const id = `join/${m.name}`;
-    add(id, `join ${m.name}`, m.exists ? 0 : duration(m.connection, "kubeadmJoin"), ["initialized", boot(m, m.scaleSet ? ["initialized"] : [])]);
+    add(id, `join ${m.name}`, m.exists ? 0 : duration(m.connection, "kubeadmJoin"), ["initialized", boot(m)]);
     ends.push(id);
   }
   add("running", "Running", 0, ends);

@@ -141,6 +141,30 @@ describe("kubeadm join on the sim cloud", () => {
     assert.equal(await hasNode("gamma-w-0", later.id), true);
   });
 
+  it("keeps a scale set's instance launched before init waiting for it, neither failed nor replaced, then joins it", async () => {
+    const later = await controlPlaneLoadBalancer(cloud, net, "epsilon");
+    const laterPki = await clusterPki();
+    const set = await cloud.createScaleSet(REGION, {
+      name: "epsilon-pool",
+      subnetIds: [net.subnet.id],
+      launchTemplate: { machineType: "s1.small", imageId: net.imageId, userData: joinData(later, laterPki, { name: "epsilon-w-0" }), securityGroupIds: [net.securityGroup.id] },
+      minSize: 0,
+      maxSize: 1,
+      desiredCapacity: 1,
+    });
+    const member = await waitFor(async () => {
+      clock.advance(10);
+      return (await cloud.getScaleSet(REGION, set.id)).instances[0];
+    }, "the scale set's instance");
+    await bootLogMatching(cloud, member.instanceId, /Failed to request cluster-info, will try again: .*connection refused/);
+    assert.ok(!(await cloud.getInstance(REGION, member.instanceId)).bootLog.some((l) => l.includes("error execution phase")), "the join waits, it does not fail");
+    await launchControlPlane(cloud, net, later, initData(later, laterPki, "epsilon-cp-0"));
+    await bootLogMatching(cloud, member.instanceId, /This node has joined the cluster/);
+    assert.equal(await hasNode("epsilon-w-0", later.id), true);
+    const after = await cloud.getScaleSet(REGION, set.id);
+    assert.deepEqual(after.instances.map((i) => [i.instanceId, i.healthStatus]), [[member.instanceId, "Healthy"]], "the same instance, never replaced");
+  });
+
   it("gives up when no control plane answers within kubeadm's discovery timeout", async () => {
     const log = await failedJoin(joinData(lb, pki, { name: "beta-w-late" }, { endpoint: "10.0.99.99:6443" }), "beta-w-late", async (id) => {
       await bootLogMatching(cloud, id, /will try again: Get "https:\/\/10\.0\.99\.99:6443\/.*": dial tcp 10\.0\.99\.99:6443: i\/o timeout/);
