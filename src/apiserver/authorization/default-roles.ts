@@ -23,6 +23,7 @@ export const SLIPWAY_USER_RESOURCES = [
   "machinepools",
   "bootstrapconfigs",
   "simmachinepools",
+  "hostmachinepools",
   "machines",
   "logicalclouds",
   "resourcesyncs",
