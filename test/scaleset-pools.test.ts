@@ -236,7 +236,7 @@ describe("machine pools on scale sets", () => {
     await eventually(() => get<SimPoolView>("simmachinepool", "asg-set").status?.desiredCapacity === 2, { timeoutMs: 30_000, what: "the scale set to be back at 2" });
   });
 
-  it("makes the objects for a pool the cluster declares on a scale set, under fixed names, adopted by the pool", async () => {
+  it("makes the objects for a pool the cluster declares on a scale set, under fixed names, controlled by the pool from the start", async () => {
     ok("patch", "cluster", "demo", "--type", "merge", "-p", JSON.stringify({ spec: { workers: [{ name: "set", connection: "sim", machineType: "s1.small", replicas: 2, scaleSet: { maxSize: 4 } }] } }));
     const declared = await eventually(() => {
       const p = get<PoolView>("machinepool", "demo-set");
@@ -246,6 +246,8 @@ describe("machine pools on scale sets", () => {
       const owner = get<Owned>(kind, "demo-set").metadata.ownerReferences?.find((o) => o.controller);
       assert.deepEqual(owner && [owner.kind, owner.name, owner.uid], ["MachinePool", "demo-set", declared.metadata.uid], kind);
     }
+    // Made with their owner: the pool had nothing to adopt.
+    assert.equal(ok("get", "events", "--field-selector", "involvedObject.name=demo-set", "-o", "jsonpath={.items[*].reason}").match(/Adopted\w*/g), null);
     assert.equal(get<SimPoolView>("simmachinepool", "demo-set").status?.providerIDList?.join(), declared.spec.providerIDList?.join());
     assert.equal((await scaleSets()).length, 2);
   });

@@ -21,10 +21,12 @@ import { names } from "../../api/slipway/names.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
 import { renderCniManifest } from "../../bootstrap/cni.ts";
 import { Applier, KubeUnreachableError } from "../../kubeclient/index.ts";
-import { isTrue, setCondition } from "../../runtime/conditions.ts";
+import { getCondition, isTrue, setCondition } from "../../runtime/conditions.ts";
 import type { Phase } from "../../runtime/reconciler.ts";
 import { ConnectionUnusableError } from "../providers.ts";
 import { poolTemplate } from "../machinepool/template.ts";
+import { INFRASTRUCTURE_READY } from "../machinepool/status.ts";
+import { controllerRef } from "../contract.ts";
 import { ETCD_MEMBER_REMOVED } from "../machine/etcd.ts";
 import { isInitMachine, isRegisteredTarget } from "../machine/status.ts";
 import { readyForMachines } from "../infrastructure/status.ts";
@@ -379,18 +381,28 @@ export function isDeclaredPool(cluster: ClusterObject, pool: MachinePoolObject):
   return worker !== undefined && pool.metadata.name === names.machinePool(cluster.metadata.name!, worker);
 }
 
-/**
- * A worker pool on a scale set: its BootstrapConfig and SimMachinePool, named after the pool and made
- * once (without an owner: the pool adopts them), and the template naming them.
- */
-async function ensureScaleSetObjects(client: Client, cluster: ClusterObject, name: string, limits: { minSize?: number; maxSize?: number }): Promise<MachinePoolTemplate> {
-  const metadata = { name, namespace: cluster.metadata.namespace, labels: { [LABEL_CLUSTER]: cluster.metadata.name! } };
-  await createIfAbsent(() => client.of<BootstrapConfigObject>(bootstrapConfigKind).create({ apiVersion: SLIPWAY_API_VERSION, kind: "BootstrapConfig", metadata, spec: {} }));
-  await createIfAbsent(() => client.of<SimMachinePoolObject>(simMachinePoolKind).create({ apiVersion: SLIPWAY_API_VERSION, kind: "SimMachinePool", metadata: { ...metadata, finalizers: [FINALIZER_SIM_MACHINE_POOL] }, spec: { ...limits } }));
+/** The template of a worker pool on a scale set: a BootstrapConfig and a SimMachinePool named after the pool. */
+function scaleSetTemplate(name: string): MachinePoolTemplate {
   return {
     infrastructureRef: { apiVersion: SLIPWAY_API_VERSION, kind: "SimMachinePool", name },
     bootstrap: { configRef: { apiVersion: SLIPWAY_API_VERSION, kind: "BootstrapConfig", name } },
   };
+}
+
+/**
+ * The BootstrapConfig and SimMachinePool of a declared pool on a scale set, made once the pool exists
+ * and already controlled by it: the pool finds nothing to adopt (no write, no event), as it would for
+ * objects created on their own.
+ */
+async function ensureScaleSetObjects(client: Client, cluster: ClusterObject, pool: MachinePoolObject, limits: { minSize?: number; maxSize?: number }): Promise<void> {
+  const metadata = { name: pool.metadata.name!, namespace: cluster.metadata.namespace, labels: { [LABEL_CLUSTER]: cluster.metadata.name! }, ownerReferences: [controllerRef(pool)] };
+  await createIfAbsent(() => client.of<BootstrapConfigObject>(bootstrapConfigKind).create({ apiVersion: SLIPWAY_API_VERSION, kind: "BootstrapConfig", metadata, spec: {} }));
+  await createIfAbsent(() => client.of<SimMachinePoolObject>(simMachinePoolKind).create({ apiVersion: SLIPWAY_API_VERSION, kind: "SimMachinePool", metadata: { ...metadata, finalizers: [FINALIZER_SIM_MACHINE_POOL] }, spec: { ...limits } }));
+}
+
+/** The pool says an object its template names is missing (made before the cluster could make it, or deleted). */
+function missesTemplateObject(pool: MachinePoolObject): boolean {
+  return getCondition(pool.status?.conditions, INFRASTRUCTURE_READY)?.reason === "TemplateObjectMissing";
 }
 
 /** One MachinePool per worker pool, made at once: its machines wait for what they need themselves. */
@@ -403,12 +415,14 @@ export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
     const existing = scope.pools.find((p) => p.metadata.name === name);
     const spec = poolSpec(cluster, worker, workerVersion(scope, existing));
     if (!existing) {
-      if (worker.scaleSet) spec.template = await ensureScaleSetObjects(ctx.client, cluster, name, worker.scaleSet);
+      if (worker.scaleSet) spec.template = scaleSetTemplate(name);
       const metadata = { ...childMeta(cluster, name, { [LABEL_POOL]: worker.name, [LABEL_ROLE]: ROLE_WORKER }), annotations: { [ANNOTATION_DECLARED_REPLICAS]: String(spec.replicas) }, finalizers: [FINALIZER_MACHINE_POOL] };
-      await createIfAbsent(() => pools.create({ apiVersion: SLIPWAY_API_VERSION, kind: "MachinePool", metadata, spec } as MachinePoolObject));
+      const created = await createIfAbsent(() => pools.create({ apiVersion: SLIPWAY_API_VERSION, kind: "MachinePool", metadata, spec } as MachinePoolObject));
+      if (worker.scaleSet) await ensureScaleSetObjects(ctx.client, cluster, created ?? (await pools.get(cluster.metadata.namespace, name)), worker.scaleSet);
       await ctx.event(cluster, "Normal", "CreatingWorkerPool", `pool ${worker.name}: ${spec.replicas} × ${spec.machineType} in connection ${spec.connection}`);
       continue;
     }
+    if (worker.scaleSet && existing.spec.template && missesTemplateObject(existing)) await ensureScaleSetObjects(ctx.client, cluster, existing, worker.scaleSet);
     const annotations = existing.metadata.annotations ?? {};
     const externallyScaled = annotations[ANNOTATION_REPLICAS_MANAGED_BY] !== undefined;
     if (externallyScaled) spec.replicas = existing.spec.replicas;

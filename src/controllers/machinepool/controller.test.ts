@@ -13,6 +13,14 @@ import { applyNetworkPlugin, clusterFixture, registerControlPlaneInitialized, CL
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
 import { registerMachinePoolController } from "./controller.ts";
+import { INFRASTRUCTURE_READY } from "./status.ts";
+import { ensureWorkerPools } from "../cluster/children.ts";
+import type { ClusterScope } from "../cluster/scope.ts";
+import type { ReconcileContext } from "../../runtime/controller.ts";
+import type { KubeObject } from "../../api/meta.ts";
+import { names } from "../../api/slipway/names.ts";
+import { bootstrapConfigKind } from "../../api/slipway/bootstrapconfig.ts";
+import { simMachinePoolKind } from "../../api/slipway/simmachinepool.ts";
 
 const POOL = "demo-w";
 
@@ -436,5 +444,68 @@ describe("machine pool controller, adopting pools created on their own", () => {
     assert.equal(adopted.status?.selector, `slipway.dev/cluster=${CLUSTER},slipway.dev/pool=${POOL}`);
     assert.equal(adopted.status?.conditions?.find((c) => c.type === "ClusterOwned")?.status, "True");
     assert.ok((await poolEvents(env)).some((e) => e.reason === "AdoptedByCluster"));
+  });
+});
+
+describe("machine pool controller, on a pool a cluster declares on a scale set", () => {
+  let env: ControllerTestEnv;
+  let cluster: ClusterObject;
+  const declared = (worker: string) => names.machinePool(CLUSTER, worker);
+  const infrastructureReason = (p: MachinePoolObject) => p.status?.conditions?.find((c) => c.type === INFRASTRUCTURE_READY)?.reason;
+  const waitReason = (name: string, reason: string) =>
+    env.waitFor(machinePoolKind, NAMESPACE, name, (p) => p !== undefined && infrastructureReason(p) === reason) as Promise<MachinePoolObject>;
+  const templateObjects = (name: string) => Promise.all([env.client.of(bootstrapConfigKind).get(NAMESPACE, name), env.client.of(simMachinePoolKind).get(NAMESPACE, name)]);
+
+  /** One pass of the cluster controller's worker-pool phase, with the pools as given. */
+  async function declarePools(pools: MachinePoolObject[]): Promise<string[]> {
+    const events: string[] = [];
+    const ctx = { client: env.client, clock: { now: () => Date.now() }, event: async (_o: unknown, _t: unknown, reason: string) => void events.push(reason) } as unknown as ReconcileContext;
+    const scope = { object: cluster, pools, controlPlane: [], machines: [], changedChildren: new Set<string>() } as unknown as ClusterScope;
+    await ensureWorkerPools(ctx, scope);
+    return events;
+  }
+
+  before(async () => {
+    env = await poolControllerEnv();
+    cluster = await env.client.of<ClusterObject>(clusterKind).create({
+      apiVersion: "slipway.dev/v1alpha1",
+      kind: "Cluster",
+      metadata: { name: CLUSTER, namespace: NAMESPACE },
+      spec: {
+        controlPlane: { connection: CONNECTION, machineType: "s1.medium" },
+        workers: ["set", "late"].map((name) => ({ name, connection: CONNECTION, machineType: "s1.small", replicas: 2, scaleSet: { maxSize: 4 } })),
+      },
+    });
+  });
+
+  after(() => env.close());
+
+  it("makes its BootstrapConfig and SimMachinePool controlled by the pool already: the pool writes neither and records no adoption", async () => {
+    assert.deepEqual(await declarePools([]), ["CreatingWorkerPool", "CreatingWorkerPool"]);
+    const pool = await env.client.of<MachinePoolObject>(machinePoolKind).get(NAMESPACE, declared("set"));
+    const made = await templateObjects(declared("set"));
+    for (const object of made) assert.deepEqual(object.metadata.ownerReferences, [controllerRef(pool)], object.kind);
+    // The pool got as far as its bootstrap data: past the adoption step.
+    await waitReason(declared("set"), "WaitingForBootstrapData");
+    assert.deepEqual(
+      (await templateObjects(declared("set"))).map((o) => o.metadata.resourceVersion),
+      made.map((o) => o.metadata.resourceVersion),
+      "the pool wrote nothing to its template's objects",
+    );
+    const events = (await env.client.of<EventObject>(eventKind).list(NAMESPACE)).items.filter((e) => e.involvedObject.name === declared("set"));
+    assert.deepEqual(events.filter((e) => e.reason?.startsWith("Adopted")), []);
+  });
+
+  it("makes them again, controlled by the pool, when the pool reports one missing", async () => {
+    // As after a restart between making the pool and its objects, or a user deleting them.
+    for (const kind of [bootstrapConfigKind, simMachinePoolKind]) {
+      const client = env.client.of<KubeObject>(kind);
+      await client.patch(NAMESPACE, declared("late"), "merge", { metadata: { finalizers: null } });
+      await client.delete(NAMESPACE, declared("late"));
+    }
+    const missing = await waitReason(declared("late"), "TemplateObjectMissing");
+    await declarePools([missing]);
+    for (const object of await templateObjects(declared("late"))) assert.deepEqual(object.metadata.ownerReferences, [controllerRef(missing)], object.kind);
+    await waitReason(declared("late"), "WaitingForBootstrapData");
   });
 });
