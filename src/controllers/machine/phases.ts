@@ -177,9 +177,11 @@ export function nodeNameOf(machine: MachineObject): string {
 
 /**
  * A machine standing for a scale-set instance takes the instance as it is: the cloud launched it from
- * the pool's launch template, with the bootstrap data of the pool's BootstrapConfig.
+ * the pool's launch template, with the bootstrap data of the pool's BootstrapConfig. No Event of its own:
+ * the pool's InstancesFound names the instance and its machine, and the machine's spec.scaleSetInstance
+ * and InstanceReady condition show it.
  */
-export const adoptScaleSetInstance: Phase<MachineScope> = async (ctx, scope) => {
+export const adoptScaleSetInstance: Phase<MachineScope> = (ctx, scope) => {
   const machine = scope.object;
   const instance = machine.spec.scaleSetInstance;
   if (!instance || machine.status?.instanceId) return;
@@ -188,7 +190,6 @@ export const adoptScaleSetInstance: Phase<MachineScope> = async (ctx, scope) => 
   if (machine.spec.providerID) status.providerID = machine.spec.providerID;
   condition(ctx, scope, { type: BOOTSTRAP_READY, status: "True", reason: REASONS.bootstrapDataReady, message: `launched by scale set ${instance.scaleSetId} from its launch template` });
   condition(ctx, scope, { type: INSTANCE_READY, status: "False", reason: REASONS.instanceProvisioning, message: `instance ${instance.instanceId} of scale set ${instance.scaleSetId}` });
-  await ctx.event(machine, "Normal", "ScaleSetInstance", `stands for instance ${instance.instanceId} of scale set ${instance.scaleSetId}`);
 };
 
 /** A failed machine stays as it is until its owner deletes it. */
