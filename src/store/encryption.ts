@@ -7,7 +7,6 @@ import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSyn
 import { join } from "node:path";
 import {
   RevisionMismatchError,
-  type GetOptions,
   type KeyValue,
   type ListOptions,
   type ListResult,
@@ -71,8 +70,8 @@ export class EncryptedStore implements Store {
     return this.inner.revision();
   }
 
-  async get(key: string, options?: GetOptions): Promise<KeyValue | undefined> {
-    const kv = await this.inner.get(key, options);
+  async get(key: string): Promise<KeyValue | undefined> {
+    const kv = await this.inner.get(key);
     return kv ? this.open(kv) : undefined;
   }
 

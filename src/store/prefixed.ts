@@ -13,7 +13,6 @@ import {
   KeyNotFoundError,
   RevisionMismatchError,
   StoreClosedError,
-  type GetOptions,
   type KeyValue,
   type ListOptions,
   type ListResult,
@@ -88,9 +87,9 @@ export class PrefixedStore implements Store {
     return this.call(() => this.base.revision());
   }
 
-  get(key: string, options?: GetOptions): Promise<KeyValue | undefined> {
+  get(key: string): Promise<KeyValue | undefined> {
     return this.call(async () => {
-      const kv = await this.base.get(this.inner(key), options);
+      const kv = await this.base.get(this.inner(key));
       return kv ? this.strip(kv) : undefined;
     });
   }
