@@ -174,7 +174,10 @@ describe("replicas sharing an etcd cluster", { timeout: 300_000 }, () => {
     return eventually(
       async () => {
         const ops = await operations();
-        return names.every((n) => ops.get(n)?.status?.phase === phase) && ops;
+        const behind = names.filter((n) => ops.get(n)?.status?.phase !== phase);
+        // Named in the error at the timeout.
+        if (behind.length > 0) throw new Error(`not yet: ${behind.slice(0, 10).map((n) => `${n} ${ops.get(n)?.status?.phase ?? "(no phase)"}`).join(", ")}`);
+        return ops;
       },
       { timeoutMs, intervalMs, what: `${names.length} operations to be ${phase}` },
     );
