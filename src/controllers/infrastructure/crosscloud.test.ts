@@ -5,7 +5,7 @@ import type { ConnectionObject, InfrastructureObject, MachineObject } from "../.
 import type { ClusterInfrastructure, FirewallRule } from "../../providers/provider.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import { cloudOf, crossCloudRules, crossCloudView, sameRules, spansClouds, type CrossCloudNode } from "./crosscloud.ts";
-import { ensureCrossCloudRules, nodeFirewallRules, type InfrastructureScope } from "./phases.ts";
+import { decidePublicAddresses, ensureCrossCloudRules, ensureNetwork, infrastructurePhases, nodeFirewallRules, type InfrastructureScope } from "./phases.ts";
 
 const A = "sim http://a";
 const B = "sim http://b";
@@ -126,6 +126,19 @@ describe("the cross-cloud rules of an Infrastructure", () => {
     await ensureCrossCloudRules(context, scope);
     assert.equal(groups.sets, 2);
     assert.equal(groups.rules.get("sg-a")!.length, nodeFirewallRules("10.0.0.0/16").length + 3);
+  });
+
+  it("says machines get public addresses before the network exists, so none is made while the load balancer is pending without one", async () => {
+    const spanning = infra("a", true);
+    spanning.status = {};
+    const scope = scopeOf(spanning, new FakeGroups(), ["b"], []);
+    const phases = infrastructurePhases;
+    assert.ok(phases.indexOf(decidePublicAddresses) < phases.indexOf(ensureNetwork), "decided before the steps that may wait");
+    await decidePublicAddresses(context, scope);
+    assert.equal(scope.object.status?.publicAddresses, true);
+    const within = scopeOf(Object.assign(infra("a", true), { status: {} }), new FakeGroups(), ["a2"], []);
+    await decidePublicAddresses(context, within);
+    assert.equal(within.object.status?.publicAddresses, undefined);
   });
 
   it("touches nothing in a cluster within one cloud, two regions of it included", async () => {

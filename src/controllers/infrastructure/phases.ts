@@ -487,6 +487,14 @@ async function apiRecordsStep(ctx: ReconcileContext, scope: InfrastructureScope,
 }
 
 /**
+ * Where the cluster spans clouds, machines made here get public addresses: decided before any step that
+ * may wait (the load balancer), since machines are made as soon as its address exists.
+ */
+export const decidePublicAddresses: Phase<InfrastructureScope> = (_ctx, scope) => {
+  if (scope.crossCloud?.()?.spans) statusOf(scope.object).publicAddresses = true;
+};
+
+/**
  * Where the cluster spans clouds: machines made here get public addresses, and the security group admits
  * the other clouds' node addresses on the Kubernetes ports (crosscloud.ts). The rules are compared with
  * the group's own on every reconcile, so a rule changed by hand is put back when a machine comes or goes.
@@ -523,6 +531,7 @@ export const ensureCrossCloudRules: Phase<InfrastructureScope> = async (ctx, sco
 export const infrastructurePhases: readonly Phase<InfrastructureScope>[] = [
   openConnection,
   resolveCatalog,
+  decidePublicAddresses,
   ensureNetwork,
   ensureSubnet,
   ensureAccessAndEndpoint,
