@@ -18,9 +18,12 @@ const SCRIPT = [
   "echo \"memoryKiB=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)\"",
 ].join("\n");
 
-/** Reads the host's facts; fails when the host does not answer them. */
-export async function gatherFacts(session: SshSession): Promise<HostFacts> {
-  const result = await session.exec("sh -s", SCRIPT);
+/** How long reading the facts may take: a host whose login shell hangs is reported, not waited on. */
+export const FACTS_TIMEOUT_MS = 30_000;
+
+/** Reads the host's facts; fails when the host does not answer them within `timeoutMs`. */
+export async function gatherFacts(session: SshSession, timeoutMs = FACTS_TIMEOUT_MS): Promise<HostFacts> {
+  const result = await session.exec("sh -s", SCRIPT, { timeoutMs });
   if (result.code !== 0) throw new CommandFailedError(`${session.target.address}:${session.target.port}`, "gather facts", result);
   const values = new Map(result.stdout.split("\n").map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)] as const));
   return {

@@ -101,20 +101,33 @@ export class SshSession {
     });
   }
 
-  /** Runs a command with `sh -c`; `stdin` is written to its standard input. Never throws on a non-zero exit. */
-  exec(command: string, stdin?: string | Buffer): Promise<CommandResult> {
+  /**
+   * Runs a command with `sh -c`; `stdin` is written to its standard input. Never throws on a non-zero exit;
+   * with `timeoutMs`, a command still running then is abandoned (its channel closed) and SshError says so.
+   */
+  exec(command: string, stdin?: string | Buffer, options: { timeoutMs?: number } = {}): Promise<CommandResult> {
     return new Promise((resolve, reject) => {
       this.client.exec(command, (error, channel) => {
         if (error) return reject(new SshError("Unreachable", `${hostName(this.target)}: cannot run a command: ${error.message}`, { cause: error }));
         const out: Buffer[] = [];
         const err: Buffer[] = [];
         let code = -1;
+        const deadline =
+          options.timeoutMs === undefined
+            ? undefined
+            : setTimeout(() => {
+                reject(new SshError("Unreachable", `${hostName(this.target)}: \`${command.split("\n")[0]}\` did not finish within ${options.timeoutMs! / 1000} s`));
+                channel.close();
+              }, options.timeoutMs);
         channel.on("data", (chunk: Buffer) => out.push(chunk));
         channel.stderr.on("data", (chunk: Buffer) => err.push(chunk));
         channel.on("exit", (exitCode: number | null) => {
           code = exitCode ?? -1;
         });
-        channel.on("close", () => resolve({ code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") }));
+        channel.on("close", () => {
+          clearTimeout(deadline);
+          resolve({ code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") });
+        });
         channel.end(stdin);
       });
     });

@@ -87,6 +87,13 @@ describe("SSH steps on real hosts", { skip }, () => {
     assert.match(facts.architecture, /^(x86_64|aarch64|arm64)$/);
   });
 
+  it("abandons a command that does not finish in time, naming it and the host", async () => {
+    await withSession(target(lab.hosts[0]!), async (session) => {
+      await assert.rejects(session.exec("sleep 30", undefined, { timeoutMs: 300 }), (e: unknown) => e instanceof SshError && e.reason === "Unreachable" && /`sleep 30` did not finish within 0.3 s/.test(e.message) && e.message.includes(lab.hosts[0]!.address));
+      assert.equal((await session.run("echo still here")).trim(), "still here", "the session still runs commands");
+    });
+  });
+
   it("runs a node's bootstrap once, detaches kubeadm where there is no systemd, and cleans up to the host as found", async () => {
     const host = lab.hosts[0]!;
     const plan = bootstrapPlan(workerUserData(`${lab.hosts[1]!.address}:6443`));

@@ -2,8 +2,8 @@
 // bridge by a veth pair (addresses in a private 10.250.N.0/24, nothing else), running a real OpenSSH
 // server with its own host key and the lab's key in its authorized keys. Each host has its own view of
 // the file system where Slipway writes: /etc, /var/lib and /usr/local are overlays whose changes land in
-// the host's own directory, and /run is a fresh tmpfs, so two hosts never see each other's files and the
-// machine running the test is left untouched. The lab installs stand-ins for what a node's software does
+// the host's own directory, and /run and root's home are fresh tmpfs, so two hosts never see each
+// other's files and the machine running the test is left untouched (nor do its shell start-up files run). The lab installs stand-ins for what a node's software does
 // to the kernel and for kubeadm (in /usr/local/sbin, first on the session's PATH), since no container
 // runtime exists here: everything Slipway does over SSH is real, only the effect of those programs is
 // emulated. Needs root, `ip`, `unshare`, `nsenter`, `ssh-keygen` and /usr/sbin/sshd; `stop()` removes
@@ -219,7 +219,10 @@ export class SshLab {
       ].join("\n"),
     );
     const mounts = OVERLAID.map((path) => `mount -t overlay overlay -o lowerdir=${path},upperdir=${join(host.dir, "upper", path)},workdir=${join(host.dir, "work", path)} ${path}`);
-    const setup = [...mounts, "mount -t tmpfs -o mode=755 tmpfs /run", "mkdir -p /run/sshd", `exec ${SSHD} -D -e -f ${config}`].join(" && ");
+    // Root's home is the host's own and empty, as on a fresh host: the login shell sshd starts for each
+    // command reads ~/.bashrc, and the machine's own (a tool's init script, its locks) must not run there.
+    const home = "mount -n -t tmpfs -o mode=700 tmpfs /root";
+    const setup = [...mounts, "mount -t tmpfs -o mode=755 tmpfs /run", home, "mkdir -p /run/sshd", `exec ${SSHD} -D -e -f ${config}`].join(" && ");
     const sshd = spawn("ip", ["netns", "exec", host.netns, "unshare", "--mount", "--propagation", "private", "--", "sh", "-c", setup], { stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     sshd.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
