@@ -26,10 +26,13 @@ if (files.length === 0) {
 const ALONE = "test: runs alone";
 const alone = files.filter((f) => readFileSync(f, "utf8").slice(0, 2000).includes(ALONE));
 const together = files.filter((f) => !alone.includes(f));
+// No test may hold the run up: each test and hook gets at most 15 minutes, and a file whose tests are done
+// exits even if something it started is still open.
+const BOUNDS = ["--test-timeout=900000", "--test-force-exit"];
 const run = (batch) =>
   batch.length === 0
     ? 0
-    : (spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", "--test-reporter=spec", ...flags, ...batch], { stdio: "inherit" }).status ?? 1);
+    : (spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=2", "--test-reporter=spec", ...BOUNDS, ...flags, ...batch], { stdio: "inherit" }).status ?? 1);
 const first = run(together);
 const second = run(alone);
 process.exit(first !== 0 ? first : second);
