@@ -71,9 +71,12 @@ describe("server-side apply and managedFields", () => {
     await objects.create(clusters, "default", cluster({}), as("kubectl-create"));
     await objects.patch(clusters, "default", "demo", "merge", { spec: { paused: false } }, as("kubectl-patch"));
     const { object } = await objects.patch(clusters, "default", "demo", "merge", { status: { phase: "Provisioning" } }, { ...as("cluster-controller"), subresource: "status" });
+    // Records are in the order of their times (whole seconds), and within one second of their managers' names.
+    const records = (object.metadata.managedFields ?? []).map((e) => ({ time: String(e.time), manager: String(e.manager), subresource: e.subresource }));
+    const inOrder = [...records].sort((a, b) => a.time.localeCompare(b.time) || a.manager.localeCompare(b.manager));
+    assert.deepEqual(records, inOrder);
     assert.deepEqual(
-      entries(object).map((e) => [e.manager, e.subresource]),
-      // Within one second, records are in the order of their managers' names.
+      records.map((r) => [r.manager, r.subresource]).sort(([a], [b]) => String(a).localeCompare(String(b))),
       [
         ["cluster-controller", "status"],
         ["kubectl-create", undefined],

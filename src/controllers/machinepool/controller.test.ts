@@ -185,13 +185,15 @@ describe("machine pool controller, with machines driven by hand", () => {
   });
 
   it("counts a Ready machine available after minReadySeconds, looking again just then", async () => {
-    await h.change((spec) => (spec.minReadySeconds = 1));
-    const readySince = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+    // Long enough for the pool to see the machine Ready but not yet available also on a busy machine; the
+    // timestamp has whole seconds, so it is taken at the next second, never earlier than now.
+    await h.change((spec) => (spec.minReadySeconds = 5));
+    const readySince = new Date(Math.ceil(Date.now() / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
     await setMachine("demo-w-2", { ...running, conditions: [{ type: "NodeReady", status: "True", reason: "NodeReady", lastTransitionTime: readySince }] });
     const waiting = await h.waitPool((p) => p.status?.readyReplicas === 1 && p.status.availableReplicas === 0);
     assert.deepEqual([waiting.status?.unavailableReplicas, waiting.status?.phase], [1, "ScalingUp"]);
     // Nothing else changes: the pool is requeued for the moment the machine becomes available.
-    const available = await h.waitPool((p) => p.status?.availableReplicas === 1, 5_000);
+    const available = await h.waitPool((p) => p.status?.availableReplicas === 1, 15_000);
     assert.deepEqual([available.status?.unavailableReplicas, available.status?.phase], [0, "Running"]);
     await h.change((spec) => delete spec.minReadySeconds);
   });
