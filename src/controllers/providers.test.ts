@@ -1,4 +1,4 @@
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { ClusterObject, ConnectionObject, InfrastructureObject } from "../api/kinds.ts";
 import { apiVersionOf } from "../api/registry.ts";
@@ -13,18 +13,14 @@ import { registerConnectionController } from "./connection/controller.ts";
 import { controllerRef } from "./contract.ts";
 import { registerInfrastructureController } from "./infrastructure/controller.ts";
 import { ConnectionUnusableError } from "./providers.ts";
-import { controllerTestEnv, type ControllerTestEnv } from "./testing.ts";
+import { controllerTestEnvs, type ControllerTestEnv } from "./testing.ts";
 
 const NS = "default";
-const envs: ControllerTestEnv[] = [];
-after(async () => {
-  for (const env of envs) await env.close();
-});
+const newEnv = controllerTestEnvs();
 
 /** An environment with the sim provider and a provider of hosts (machines only) installed. */
 async function setup(): Promise<ControllerTestEnv> {
-  const env = await controllerTestEnv({ extraProviders: [fakeHostsProviderFactory()] });
-  envs.push(env);
+  const env = await newEnv({ extraProviders: [fakeHostsProviderFactory()] });
   return env;
 }
 

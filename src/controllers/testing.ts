@@ -1,6 +1,7 @@
 // An in-process environment for controller tests: a store, the API's object service, an embedded sim
 // cloud (instant by default), the sim provider over it, and a controller manager — everything
 // `slipway up` runs, without HTTP.
+import { after } from "node:test";
 import pino from "pino";
 import { defaultRegistry } from "../api/kinds.ts";
 import type { KindDefinition } from "../api/registry.ts";
@@ -86,5 +87,18 @@ export async function controllerTestEnv(options: ControllerTestEnvOptions = {}):
       await cloud.close();
       await store.close();
     },
+  };
+}
+
+/** Makes environments as controllerTestEnv does, and closes every one it made once the test file's tests are done. */
+export function controllerTestEnvs(): (options?: ControllerTestEnvOptions) => Promise<ControllerTestEnv> {
+  const envs: ControllerTestEnv[] = [];
+  after(async () => {
+    for (const env of envs) await env.close();
+  });
+  return async (options) => {
+    const env = await controllerTestEnv(options);
+    envs.push(env);
+    return env;
   };
 }

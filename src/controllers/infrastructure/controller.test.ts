@@ -1,4 +1,4 @@
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { eventKind, secretKind } from "../../api/core.ts";
 import type { ClusterObject, InfrastructureObject, SecretObject } from "../../api/kinds.ts";
@@ -11,21 +11,17 @@ import { until } from "../../runtime/testing.ts";
 import { DEFAULT_ACCOUNT, type SimCloudOptions } from "../../simcloud/cloud.ts";
 import { controllerRef, TAG_CLUSTER_UID, TAG_OWNER_UID, TAG_ROLE } from "../contract.ts";
 import { names } from "../../api/slipway/names.ts";
-import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
+import { controllerTestEnvs } from "../testing.ts";
 import { registerInfrastructureController, type InfrastructureControllerOptions } from "./controller.ts";
 import { SSH_PRIVATE_KEY, SSH_PUBLIC_KEY } from "./sshkey.ts";
 
 const NS = "default";
 const REGION = "sim-east-1";
 
-const envs: ControllerTestEnv[] = [];
-after(async () => {
-  for (const env of envs) await env.close();
-});
+const newEnv = controllerTestEnvs();
 
 async function setup(cloud: SimCloudOptions = {}, options: InfrastructureControllerOptions = {}) {
-  const env = await controllerTestEnv({ cloud });
-  envs.push(env);
+  const env = await newEnv({ cloud });
   registerInfrastructureController(
     env.manager,
     { providers: env.providers },
