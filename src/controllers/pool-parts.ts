@@ -10,6 +10,7 @@ import type { Controller, ReconcileContext } from "../runtime/controller.ts";
 import { setCondition } from "../runtime/conditions.ts";
 import { nowTimestamp } from "../apiserver/objects.ts";
 import type { Condition } from "../api/meta.ts";
+import { createHash } from "node:crypto";
 import type { Static } from "@sinclair/typebox";
 import { launchTemplateKey } from "./machinepool/template.ts";
 import { machinePoolKind } from "../api/slipway/machinepool.ts";
@@ -17,7 +18,7 @@ import type { KubeObject } from "../api/meta.ts";
 import type { Informer } from "../runtime/informer.ts";
 import { keyFor } from "../runtime/keys.ts";
 import { objectReconciler, type Phase, type PhaseResult, type Scope } from "../runtime/reconciler.ts";
-import { controllerOf } from "./contract.ts";
+import { cloudTags, controllerOf, idempotencyToken } from "./contract.ts";
 import { clusterKind } from "../api/slipway/cluster.ts";
 import { connectionKind } from "../api/slipway/connection.ts";
 import type { KindDefinition } from "../api/registry.ts";
@@ -91,6 +92,20 @@ export async function poolBootstrapData<T extends KubeObject>(ctx: ReconcileCont
     return { wait: waitFor(scope, "WaitingForBootstrapData", `Secret ${secretName} is not rendered for the current template of MachinePool ${pool.metadata.name} yet`, scope.pollMs) };
   }
   return { secret };
+}
+
+/** SHA-256 (hex) of a set's user data, as status.userDataHash records it (the data itself is secret). */
+export function userDataHash(userData: string): string {
+  return createHash("sha256").update(userData).digest("hex");
+}
+
+/**
+ * How an object of a pool makes something in the provider: once (the idempotency token of the object
+ * and `purpose`), tagged as a `role` of the pool's cluster owned by the object.
+ */
+export function poolCreateOptions(scope: PoolPartScope<KubeObject>, purpose: string, role: string): { token: string; tags: Record<string, string> } {
+  const cluster = scope.cluster!;
+  return { token: idempotencyToken(scope.object.metadata.uid!, purpose), tags: cloudTags({ namespace: cluster.metadata.namespace!, name: cluster.metadata.name!, uid: cluster.metadata.uid! }, scope.object, role) };
 }
 
 /** What a pool infrastructure object reports (SimMachinePool, HostMachinePool). */

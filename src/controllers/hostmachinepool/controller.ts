@@ -6,7 +6,6 @@
 // says so (InsufficientHosts, naming spec.replicas and the hosts available). The count only goes up
 // here: the pool scales in by draining a chosen machine and removing exactly its host. Deleting the
 // object cleans and releases every host it holds.
-import { createHash } from "node:crypto";
 import type { HostObject } from "../../api/kinds.ts";
 import { LABEL_CONNECTION } from "../../api/slipway/connection.ts";
 import { hostKind } from "../../api/slipway/host.ts";
@@ -19,9 +18,8 @@ import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import type { Phase } from "../../runtime/reconciler.ts";
-import { cloudTags, idempotencyToken } from "../contract.ts";
 import { launchTemplateKey } from "../machinepool/template.ts";
-import { awaitPoolOwner, connectionPools, poolBootstrapData, registerPoolInfrastructureController, summarizePoolInfrastructure, waitFor, type PoolInfrastructureScope } from "../pool-parts.ts";
+import { awaitPoolOwner, connectionPools, poolBootstrapData, poolCreateOptions, registerPoolInfrastructureController, summarizePoolInfrastructure, userDataHash, waitFor, type PoolInfrastructureScope } from "../pool-parts.ts";
 import type { ProviderResolver } from "../providers.ts";
 
 export const HOST_MACHINE_POOL_COMPONENT = "slipway.dev/hostmachinepool-controller";
@@ -86,7 +84,6 @@ export const ensureHostSet: Phase<HostMachinePoolScope> = async (ctx, scope) => 
   }
   try {
     if (!set) {
-      const cluster = scope.cluster!;
       set = await pools.create(
         {
           name: hostSetName(object),
@@ -99,12 +96,12 @@ export const ensureHostSet: Phase<HostMachinePoolScope> = async (ctx, scope) => 
           maxSize: replicas,
           desired: replicas,
         },
-        { token: idempotencyToken(object.metadata.uid!, "host-set"), tags: cloudTags({ namespace: cluster.metadata.namespace!, name: cluster.metadata.name!, uid: cluster.metadata.uid! }, object, "worker") },
+        poolCreateOptions(scope, "host-set", "worker"),
       );
       ctx.log.info({ step: "claimHosts", hostSet: set.id, desired: replicas }, "hosts claimed");
       await ctx.event(object, "Normal", "HostsClaimed", `claimed ${set.instances.map((i) => i.instanceId).join(", ")} for pool ${pool.metadata.name}`);
     } else {
-      const templateChanged = status.userDataHash !== sha256(userData);
+      const templateChanged = status.userDataHash !== userDataHash(userData);
       const desired = Math.max(set.desired, replicas);
       if (desired !== set.desired || templateChanged) {
         set = await pools.update(set.id, { ...(desired !== set.desired ? { desired } : {}), ...(templateChanged ? { template: { machineType: HOST_MACHINE_TYPE, imageId: "host", userData } } : {}) });
@@ -119,16 +116,12 @@ export const ensureHostSet: Phase<HostMachinePoolScope> = async (ctx, scope) => 
   }
   status.scaleSetId = set.id;
   status.connection = pool.spec.connection;
-  status.userDataHash = sha256(userData);
+  status.userDataHash = userDataHash(userData);
   status.poolTemplate = launchTemplateKey(pool.spec);
   report(scope, set);
   const settled = set.replicas === set.desired && set.readyReplicas === set.desired;
   return settled ? { requeueAfterMs: 5 * scope.pollMs } : { requeueAfterMs: scope.pollMs };
 };
-
-function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}
 
 function report(scope: HostMachinePoolScope, set: PoolInfo): void {
   const status = (scope.object.status ??= {});

@@ -8,7 +8,6 @@
 // removes exactly its instance), protects every instance from the cloud's own scale-in, and reports the
 // scale set as the cloud sees it: replicas, instances, provider IDs, ready, and the cloud's message on
 // quota or capacity. Deleting the object deletes the scale set and its instances.
-import { createHash } from "node:crypto";
 import type { InfrastructureObject } from "../../api/kinds.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { names } from "../../api/slipway/names.ts";
@@ -19,8 +18,8 @@ import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import type { Phase } from "../../runtime/reconciler.ts";
-import { cloudTags, idempotencyToken, TAG_OWNER_UID } from "../contract.ts";
-import { awaitPoolOwner, connectionPools, poolBootstrapData, registerPoolInfrastructureController, summarizePoolInfrastructure, waitFor, type PoolInfrastructureScope } from "../pool-parts.ts";
+import { TAG_OWNER_UID } from "../contract.ts";
+import { awaitPoolOwner, connectionPools, poolBootstrapData, poolCreateOptions, registerPoolInfrastructureController, summarizePoolInfrastructure, userDataHash, waitFor, type PoolInfrastructureScope } from "../pool-parts.ts";
 import { readyForMachines } from "../infrastructure/status.ts";
 import { launchTemplateKey } from "../machinepool/template.ts";
 import type { ProviderResolver } from "../providers.ts";
@@ -30,10 +29,6 @@ export const SIM_MACHINE_POOL_COMPONENT = "slipway.dev/simmachinepool-controller
 
 export interface SimMachinePoolScope extends PoolInfrastructureScope<SimMachinePoolObject> {
   infrastructure?: InfrastructureObject;
-}
-
-function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
 }
 
 /** The scale set's name in the cloud: the object's namespace and name. */
@@ -88,7 +83,6 @@ export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
   const status = (object.status ??= {});
   try {
     if (!set) {
-      const cluster = scope.cluster!;
       set = await pools.create(
         {
           name: scaleSetName(object),
@@ -98,14 +92,14 @@ export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
           maxSize,
           desired: replicas,
         },
-        { token: idempotencyToken(object.metadata.uid!, "scale-set"), tags: cloudTags({ namespace: cluster.metadata.namespace!, name: cluster.metadata.name!, uid: cluster.metadata.uid! }, object, "worker") },
+        poolCreateOptions(scope, "scale-set", "worker"),
       );
       ctx.log.info({ step: "createScaleSet", scaleSet: set.id, desired: replicas }, "scale set created");
       await ctx.event(object, "Normal", "ScaleSetCreated", `created scale set ${set.id} with ${replicas} instance(s) over zones ${set.zones.join(", ")}`);
     } else {
       // The desired capacity only goes up here: the pool scales in by removing drained instances.
       const desired = Math.max(set.desired, replicas) > maxSize ? maxSize : Math.max(set.desired, replicas);
-      const templateChanged = status.userDataHash !== sha256(userData) || status.machineType !== template.machineType || status.imageId !== imageId;
+      const templateChanged = status.userDataHash !== userDataHash(userData) || status.machineType !== template.machineType || status.imageId !== imageId;
       const change = {
         ...(set.minSize !== minSize ? { minSize } : {}),
         ...(set.maxSize !== maxSize ? { maxSize } : {}),
@@ -124,7 +118,7 @@ export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
   }
   status.scaleSetId = set.id;
   status.connection = pool.spec.connection;
-  status.userDataHash = sha256(userData);
+  status.userDataHash = userDataHash(userData);
   status.machineType = template.machineType;
   status.imageId = imageId;
   status.poolTemplate = launchTemplateKey(pool.spec);
