@@ -11,6 +11,7 @@ import { until } from "../../runtime/testing.ts";
 import { DEFAULT_ACCOUNT, type SimCloudOptions } from "../../simcloud/cloud.ts";
 import { controllerRef, TAG_CLUSTER_UID, TAG_OWNER_UID, TAG_ROLE } from "../contract.ts";
 import { names } from "../../api/slipway/names.ts";
+import { manifest } from "../../api/testing.ts";
 import { controllerTestEnvs } from "../testing.ts";
 import { registerInfrastructureController, type InfrastructureControllerOptions } from "./controller.ts";
 import { SSH_PRIVATE_KEY, SSH_PUBLIC_KEY } from "./sshkey.ts";
@@ -28,18 +29,8 @@ async function setup(cloud: SimCloudOptions = {}, options: InfrastructureControl
     { pollMs: 10, failureRetryMs: 100, dependencyRetryMs: 20, backoff: { baseMs: 5, capMs: 50 }, ...options },
   );
   await env.start();
-  const cluster = await env.client.of(clusterKind).create({
-    apiVersion: apiVersionOf(clusterKind),
-    kind: "Cluster",
-    metadata: { name: "demo", namespace: NS },
-    spec: { controlPlane: { connection: "east", machineType: "s1.medium" } },
-  } as ClusterObject);
-  await env.client.of(connectionKind).create({
-    apiVersion: apiVersionOf(connectionKind),
-    kind: "Connection",
-    metadata: { name: "east", namespace: NS },
-    spec: { provider: "sim", region: REGION },
-  });
+  const cluster = await env.client.of(clusterKind).create(manifest(clusterKind, "demo", { controlPlane: { connection: "east", machineType: "s1.medium" } }));
+  await env.client.of(connectionKind).create(manifest(connectionKind, "east", { provider: "sim", region: REGION }));
   const infras = env.client.of(infrastructureKind);
   const createInfra = (spec: Partial<InfrastructureObject["spec"]> = {}) =>
     infras.create({
