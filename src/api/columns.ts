@@ -20,6 +20,17 @@ export function fieldColumn(
   return { name, type: options.type ?? "string", jsonPath, description, ...(options.priority ? { priority: options.priority } : {}) };
 }
 
+/** A column computed from the object where a plain path cannot say it (e.g. "2/3", "kind/name"); `jsonPath` names what it reads. */
+export function computedColumn<T extends KubeObject = KubeObject>(
+  name: string,
+  jsonPath: string,
+  description: string,
+  value: (object: T) => string | number | boolean | undefined,
+  options: { type?: PrinterColumn["type"]; priority?: number } = {},
+): PrinterColumn {
+  return { ...fieldColumn(name, jsonPath, description, options), value: (o) => value(o as T) };
+}
+
 /** "ready/desired", as in kubectl's READY column. */
 export function readyOfDesired(ready: number | undefined, desired: number | undefined): string {
   return `${ready ?? 0}/${desired ?? 0}`;

@@ -4,7 +4,7 @@ import { isDeepStrictEqual } from "node:util";
 import { Type, type Static } from "@sinclair/typebox";
 import { MapOf, StringEnum, Struct, objectSchema, type ObjectOf } from "./meta.ts";
 import type { FieldError, KindDefinition, KindStrategy } from "./registry.ts";
-import { ageColumn, fieldColumn } from "./columns.ts";
+import { ageColumn, computedColumn, fieldColumn } from "./columns.ts";
 import { dnsLabelErrors, immutable, invalid, objectNameErrors } from "./field-errors.ts";
 
 const CORE = { group: "", version: "v1" } as const;
@@ -151,13 +151,7 @@ export const secretKind: KindDefinition<SecretObject> = {
   printerColumns: [
     { name: "NAME", type: "string", jsonPath: ".metadata.name", description: "Name of the secret." },
     fieldColumn("TYPE", ".type", "How the data is used."),
-    {
-      name: "DATA",
-      type: "integer",
-      jsonPath: ".data",
-      description: "Number of keys in data.",
-      value: (o) => Object.keys((o as SecretObject).data ?? {}).length,
-    },
+    computedColumn<SecretObject>("DATA", ".data", "Number of keys in data.", (o) => Object.keys(o.data ?? {}).length, { type: "integer" }),
     ageColumn,
   ],
   defaults(secret) {
@@ -240,28 +234,13 @@ export const eventKind: KindDefinition<EventObject> = {
   description: "A report of something that happened to an object.",
   subresources: { status: false },
   printerColumns: [
-    {
-      name: "LAST SEEN",
-      type: "date",
-      jsonPath: ".lastTimestamp",
-      description: "When the event last occurred.",
-      value: (o) => {
-        const e = o as EventObject;
-        return e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata.creationTimestamp;
-      },
-    },
+    computedColumn<EventObject>("LAST SEEN", ".lastTimestamp", "When the event last occurred.", (e) => e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata.creationTimestamp, { type: "date" }),
     fieldColumn("TYPE", ".type", "Normal or Warning."),
     fieldColumn("REASON", ".reason", "Why the event happened."),
-    {
-      name: "OBJECT",
-      type: "string",
-      jsonPath: ".involvedObject",
-      description: "The object the event is about (kind/name).",
-      value: (o) => {
-        const ref = (o as EventObject).involvedObject;
-        return `${(ref.kind ?? "").toLowerCase()}/${ref.name ?? ""}`;
-      },
-    },
+    computedColumn<EventObject>("OBJECT", ".involvedObject", "The object the event is about (kind/name).", (o) => {
+      const ref = o.involvedObject;
+      return `${(ref.kind ?? "").toLowerCase()}/${ref.name ?? ""}`;
+    }),
     fieldColumn("MESSAGE", ".message", "What happened."),
   ],
   validate(event) {
@@ -306,16 +285,7 @@ export const configMapKind: KindDefinition<ConfigMapObject> = {
   description: "Configuration data for pods to consume, as key-value pairs.",
   subresources: { status: false },
   printerColumns: [
-    {
-      name: "DATA",
-      type: "integer",
-      jsonPath: ".data",
-      description: "Number of keys.",
-      value: (o) => {
-        const cm = o as ConfigMapObject;
-        return Object.keys(cm.data ?? {}).length + Object.keys(cm.binaryData ?? {}).length;
-      },
-    },
+    computedColumn<ConfigMapObject>("DATA", ".data", "Number of keys.", (cm) => Object.keys(cm.data ?? {}).length + Object.keys(cm.binaryData ?? {}).length, { type: "integer" }),
     ageColumn,
   ],
   validate(cm, old) {
@@ -346,7 +316,7 @@ export const serviceAccountKind: KindDefinition<ServiceAccountObject> = {
   description: "An identity for processes that run in pods.",
   subresources: { status: false },
   printerColumns: [
-    { name: "SECRETS", type: "integer", jsonPath: ".secrets", description: "Number of token secrets.", value: (o) => (o as ServiceAccountObject).secrets?.length ?? 0 },
+    computedColumn<ServiceAccountObject>("SECRETS", ".secrets", "Number of token secrets.", (o) => o.secrets?.length ?? 0, { type: "integer" }),
     ageColumn,
   ],
 };

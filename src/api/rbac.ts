@@ -2,7 +2,7 @@
 // plane and by the emulated workload clusters. What enforces them is apiserver/authorization's ServedRbac,
 // which each of those servers puts on its request path.
 import { Type, type Static } from "@sinclair/typebox";
-import { ageColumn } from "./columns.ts";
+import { ageColumn, computedColumn } from "./columns.ts";
 import { immutable, pathSegmentNameErrors } from "./field-errors.ts";
 import { FreeForm, Struct, objectSchema, type KubeObject, type ObjectOf } from "./meta.ts";
 import type { KindDefinition, PrinterColumn } from "./registry.ts";
@@ -57,20 +57,14 @@ function subjectsOf(object: KubeObject, kind: string): string {
 }
 
 const bindingColumns: PrinterColumn[] = [
-  {
-    name: "ROLE",
-    type: "string",
-    jsonPath: ".roleRef",
-    description: "The role granted (kind/name).",
-    value: (o) => {
-      const ref = o.roleRef as { kind: string; name: string } | undefined;
-      return ref ? `${ref.kind}/${ref.name}` : "";
-    },
-  },
+  computedColumn("ROLE", ".roleRef", "The role granted (kind/name).", (o) => {
+    const ref = o.roleRef as { kind: string; name: string } | undefined;
+    return ref ? `${ref.kind}/${ref.name}` : "";
+  }),
   ageColumn,
-  { name: "USERS", type: "string", jsonPath: ".subjects", description: "Users bound.", priority: 1, value: (o) => subjectsOf(o, "User") },
-  { name: "GROUPS", type: "string", jsonPath: ".subjects", description: "Groups bound.", priority: 1, value: (o) => subjectsOf(o, "Group") },
-  { name: "SERVICEACCOUNTS", type: "string", jsonPath: ".subjects", description: "Service accounts bound.", priority: 1, value: (o) => subjectsOf(o, "ServiceAccount") },
+  computedColumn("USERS", ".subjects", "Users bound.", (o) => subjectsOf(o, "User"), { priority: 1 }),
+  computedColumn("GROUPS", ".subjects", "Groups bound.", (o) => subjectsOf(o, "Group"), { priority: 1 }),
+  computedColumn("SERVICEACCOUNTS", ".subjects", "Service accounts bound.", (o) => subjectsOf(o, "ServiceAccount"), { priority: 1 }),
 ];
 
 export const RoleSchema = objectSchema(API_VERSION, "Role", "Permissions within one namespace.", {

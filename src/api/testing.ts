@@ -1,5 +1,7 @@
-// Helpers for the kinds' tests: admit an object the way the API server does (schema defaults, schema
-// check, the kind's defaults hook, the kind's validation) and read printer-column cells.
+// Helpers for the kinds' tests: write an object of a kind as a user does, admit it the way the API
+// server does (schema defaults, schema check, the kind's defaults hook, the kind's validation) and read
+// printer-column cells.
+import assert from "node:assert/strict";
 import type { TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
@@ -33,6 +35,19 @@ export function admit<T extends KubeObject>(kind: KindDefinition<T>, input: unkn
   if (problems.length > 0) return { object, schemaErrors: problems, errors: [] };
   kind.defaults?.(object);
   return { object, schemaErrors: [], errors: kind.validate?.(object, old) ?? [] };
+}
+
+/** Admits `input` (as `admit`), asserting that neither the schema nor the kind's validation refuses it; the object admitted. */
+export function admitted<T extends KubeObject>(kind: KindDefinition<T>, input: unknown, old?: T): T {
+  const { object, schemaErrors, errors } = admit(kind, input, old);
+  assert.deepEqual([schemaErrors, errors], [[], []]);
+  return object;
+}
+
+/** An object of `kind` as a user writes it: its apiVersion and kind, `name` (in namespace "default" where the kind is namespaced) and `spec`. */
+export function manifest<T extends KubeObject>(kind: KindDefinition<T>, name: string, spec: unknown): T {
+  const apiVersion = kind.group ? `${kind.group}/${kind.version}` : kind.version;
+  return { apiVersion, kind: kind.kind, metadata: { name, ...(kind.namespaced ? { namespace: "default" } : {}) }, spec } as unknown as T;
 }
 
 /** Reads a simple JSONPath such as ".status.phase". */

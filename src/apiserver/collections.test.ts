@@ -3,17 +3,13 @@
 // deletecollection, orphanDependents, and the OpenAPI v2 document kubectl validates a `v1 List` with.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import pino from "pino";
 import type { FastifyInstance } from "fastify";
 import { defaultRegistry } from "../api/kinds.ts";
 import { SqliteStore } from "../store/sqlite.ts";
-import { AuthenticatorChain, StaticTokenAuthenticator } from "./authentication.ts";
 import type { RequestAttributes } from "./authorization/types.ts";
-import { ApiMetrics } from "./metrics.ts";
 import { FINALIZER_ORPHAN, ObjectService } from "./objects.ts";
 import { decodeOpenApiV2, OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_RESPONSE } from "./openapi-v2.ts";
-import { createApiContext } from "./routes.ts";
-import { createApiServer } from "./server.ts";
+import { testApiServer } from "./testing.ts";
 
 const registry = defaultRegistry();
 const CONFIGMAPS = "/api/v1/namespaces/default/configmaps";
@@ -44,15 +40,10 @@ describe("collections, paging and the OpenAPI v2 document", () => {
       const name = `cm-${String(i).padStart(2, "0")}`;
       await objects.create(configMaps, "default", { metadata: { name, labels: { tier: i % 5 === 0 ? "gold" : "plain" } }, data: { i: String(i) } });
     }
-    const ctx = createApiContext({ registry, objects, metrics: new ApiMetrics() });
-    const authenticator = new AuthenticatorChain([
-      new StaticTokenAuthenticator([
-        ["admin-token", { user: "admin", groups: [] }],
-        ["reader-token", { user: "reader", groups: [] }],
-      ]),
+    app = await testApiServer(objects, [
+      ["admin-token", { user: "admin", groups: [] }],
+      ["reader-token", { user: "reader", groups: [] }],
     ]);
-    app = createApiServer({ logger: pino({ level: "silent" }), metrics: new ApiMetrics(), route: (_request, path) => ({ ctx, path, authenticator }) });
-    await app.ready();
   });
 
   after(async () => {

@@ -10,11 +10,11 @@ import { defaultRegistry } from "../api/kinds.ts";
 import { createCertificateAuthority, issueCertificate, serverTlsOptions } from "../bootstrap/pki.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { PostWriteHook } from "./admission.ts";
-import { AuthenticatorChain, StaticTokenAuthenticator } from "./authentication.ts";
 import { ApiMetrics } from "./metrics.ts";
 import { ObjectService } from "./objects.ts";
-import { createApiContext, nestingDepth } from "./routes.ts";
+import { nestingDepth } from "./routes.ts";
 import { createApiServer, type ApiServerOptions } from "./server.ts";
+import { testApiServer } from "./testing.ts";
 
 const registry = defaultRegistry();
 const SECRETS = "/api/v1/namespaces/default/secrets";
@@ -31,10 +31,7 @@ describe("hostile input", () => {
   before(async () => {
     await objects.create(registry.byKind("v1", "Namespace")!, undefined, { metadata: { name: "default" } });
     await objects.create(registry.byKind("v1", "Secret")!, "default", { metadata: { name: "db" }, stringData: { password: "x" } });
-    const ctx = createApiContext({ registry, objects, metrics: new ApiMetrics() });
-    const authenticator = new AuthenticatorChain([new StaticTokenAuthenticator([["admin-token", { user: "admin", groups: ["system:masters"] }]])]);
-    app = createApiServer({ logger: pino({ level: "silent" }), metrics: new ApiMetrics(), route: (_r, path) => ({ ctx, path, authenticator }) });
-    await app.ready();
+    app = await testApiServer(objects, [["admin-token", { user: "admin", groups: ["system:masters"] }]]);
   });
   after(async () => {
     await app.close();

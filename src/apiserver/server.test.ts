@@ -8,13 +8,13 @@ import type { FastifyInstance } from "fastify";
 import { defaultRegistry } from "../api/kinds.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { AdmissionPlugin, PostWriteHook } from "./admission.ts";
-import { AuthenticatorChain, StaticTokenAuthenticator } from "./authentication.ts";
 import type { RequestAttributes } from "./authorization/types.ts";
 import type { HealthCheck } from "./health.ts";
 import { ApiMetrics } from "./metrics.ts";
 import { ObjectService } from "./objects.ts";
-import { createApiContext, type CreateOnlyResource, type SubresourceAction } from "./routes.ts";
+import type { CreateOnlyResource, SubresourceAction } from "./routes.ts";
 import { createApiServer } from "./server.ts";
+import { testApiServer } from "./testing.ts";
 
 const registry = defaultRegistry();
 const CLUSTERS = "/apis/slipway.dev/v1alpha1/namespaces/default/clusters";
@@ -57,15 +57,14 @@ describe("the HTTP request path", () => {
       namespaced: true,
       handle: ({ namespace, body, context }) => ({ kind: "Echo", namespace, said: (body as { say?: string }).say, by: context.identity.user }),
     };
-    const ctx = createApiContext({ registry, objects, metrics: new ApiMetrics(), actions: [plan], createOnly: [echo] });
-    const authenticator = new AuthenticatorChain([
-      new StaticTokenAuthenticator([
+    app = await testApiServer(
+      objects,
+      [
         ["alice-token", { user: "alice", groups: ["team-a"] }],
         ["bob-token", { user: "bob", groups: [] }],
-      ]),
-    ]);
-    app = createApiServer({ logger: pino({ level: "silent" }), metrics: new ApiMetrics(), route: (_request, path) => ({ ctx, path, authenticator }) });
-    await app.ready();
+      ],
+      { actions: [plan], createOnly: [echo] },
+    );
     asked.length = 0;
     admitted.length = 0;
   });

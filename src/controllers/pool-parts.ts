@@ -1,22 +1,30 @@
 // What the objects a MachinePool's template names (its bootstrap configuration and its pool
 // infrastructure) share, as Cluster API's bootstrap and infrastructure providers do: each does nothing
 // until a pool has adopted it (controlling owner reference), finds that pool and its cluster through the
-// owner, lives in the shard of that cluster, and is requeued when a pool naming it changes.
-import type { ClusterObject, MachinePoolObject, SecretObject } from "../api/kinds.ts";
+// owner, lives in the shard of that cluster, and is requeued when a pool naming it changes. The pool
+// infrastructure kinds also share how their controller is registered and reaches its connection's provider.
+import type { ClusterObject, ConnectionObject, MachinePoolObject, SecretObject } from "../api/kinds.ts";
 import { secretKind } from "../api/core.ts";
 import { ANNOTATION_RENDERED_FOR } from "../api/slipway/bootstrapconfig.ts";
-import type { ReconcileContext } from "../runtime/controller.ts";
+import type { Controller, ReconcileContext } from "../runtime/controller.ts";
 import { setCondition } from "../runtime/conditions.ts";
 import { nowTimestamp } from "../apiserver/objects.ts";
 import type { Condition } from "../api/meta.ts";
+import { createHash } from "node:crypto";
 import type { Static } from "@sinclair/typebox";
 import { launchTemplateKey } from "./machinepool/template.ts";
 import { machinePoolKind } from "../api/slipway/machinepool.ts";
 import type { KubeObject } from "../api/meta.ts";
 import type { Informer } from "../runtime/informer.ts";
 import { keyFor } from "../runtime/keys.ts";
-import type { Phase, PhaseResult, Scope } from "../runtime/reconciler.ts";
-import { controllerOf } from "./contract.ts";
+import { objectReconciler, type Phase, type PhaseResult, type Scope } from "../runtime/reconciler.ts";
+import { cloudTags, controllerOf, idempotencyToken } from "./contract.ts";
+import { clusterKind } from "../api/slipway/cluster.ts";
+import { connectionKind } from "../api/slipway/connection.ts";
+import type { KindDefinition } from "../api/registry.ts";
+import { ProviderError, type PoolInfrastructure } from "../providers/provider.ts";
+import type { ControllerManager } from "../runtime/manager.ts";
+import type { ProviderResolver } from "./providers.ts";
 
 /** The scope of a pool's template object: the pool owning it, that pool's cluster, and why it waits. */
 export interface PoolPartScope<T extends KubeObject> extends Scope<T> {
@@ -86,6 +94,20 @@ export async function poolBootstrapData<T extends KubeObject>(ctx: ReconcileCont
   return { secret };
 }
 
+/** SHA-256 (hex) of a set's user data, as status.userDataHash records it (the data itself is secret). */
+export function userDataHash(userData: string): string {
+  return createHash("sha256").update(userData).digest("hex");
+}
+
+/**
+ * How an object of a pool makes something in the provider: once (the idempotency token of the object
+ * and `purpose`), tagged as a `role` of the pool's cluster owned by the object.
+ */
+export function poolCreateOptions(scope: PoolPartScope<KubeObject>, purpose: string, role: string): { token: string; tags: Record<string, string> } {
+  const cluster = scope.cluster!;
+  return { token: idempotencyToken(scope.object.metadata.uid!, purpose), tags: cloudTags({ namespace: cluster.metadata.namespace!, name: cluster.metadata.name!, uid: cluster.metadata.uid! }, scope.object, role) };
+}
+
 /** What a pool infrastructure object reports (SimMachinePool, HostMachinePool). */
 interface PoolInfrastructureStatus {
   ready?: boolean;
@@ -119,4 +141,87 @@ export function summarizePoolInfrastructure<T extends KubeObject & { status?: Po
   } else if (status.ready) {
     setCondition(status, { type: "Ready", status: "True", reason: held.reason, message: held.message(status) }, now);
   }
+}
+
+/** The scope of a pool infrastructure object: its part of a pool, and the connection whose provider holds its set. */
+export interface PoolInfrastructureScope<T extends KubeObject> extends PoolPartScope<T> {
+  providers: ProviderResolver;
+  pollMs: number;
+  connection?: ConnectionObject;
+  /** The connection's poolInfrastructure, resolved once a reconcile. */
+  capability?: PoolInfrastructure;
+}
+
+/** The pool infrastructure of the object's connection (an invalid error naming it where it does not exist). */
+export async function connectionPools<T extends KubeObject & { status?: { connection?: string } }>(scope: PoolInfrastructureScope<T>): Promise<PoolInfrastructure> {
+  if (!scope.connection) throw new ProviderError("invalid", `connection "${scope.pool?.spec.connection ?? scope.object.status?.connection}" does not exist`);
+  return (scope.capability ??= await scope.providers.capability(scope.connection, "poolInfrastructure"));
+}
+
+/**
+ * Registers the controller of a pool infrastructure kind (SimMachinePool, HostMachinePool): the object's
+ * scope holds its pool, that pool's cluster and the connection (the pool's, or once the pool is gone,
+ * the one recorded in status.connection), plus what `scope` adds; it lives in its cluster's shard and is
+ * requeued when a pool naming it in spec.template.infrastructureRef changes. Returns the controller, for
+ * further watches, and the keys of the objects a pool names.
+ */
+export function registerPoolInfrastructureController<T extends KubeObject & { status?: { connection?: string } }, S extends PoolInfrastructureScope<T>>(
+  manager: ControllerManager,
+  deps: { providers: ProviderResolver },
+  options: { pollMs?: number; concurrency?: number },
+  spec: {
+    kind: KindDefinition<T>;
+    name: string;
+    component: string;
+    finalizer: string;
+    defaultConcurrency: number;
+    phases: readonly Phase<S>[];
+    deletePhases: readonly Phase<S>[];
+    /** What the kind's phases read besides the common scope (`connectionName`: the connection's name, even where it does not exist). */
+    scope: (base: PoolInfrastructureScope<T>, connectionName: string) => S;
+    summarize: (ctx: ReconcileContext, scope: S, error: unknown) => void;
+  },
+): { controller: Controller<T>; objects: Informer<T>; pools: Informer<MachinePoolObject>; namedBy: (pool: MachinePoolObject) => string[] } {
+  const objects = manager.informer(spec.kind);
+  const pools = manager.informer(machinePoolKind);
+  const clusters = manager.informer(clusterKind);
+  const connections = manager.informer(connectionKind);
+  const pollMs = options.pollMs ?? 1000;
+  const reconcile = objectReconciler<T, S>({
+    kind: spec.kind,
+    cache: objects.cache,
+    finalizer: spec.finalizer,
+    observedGeneration: true,
+    phases: spec.phases,
+    deletePhases: spec.deletePhases,
+    scope: (_ctx, base) => {
+      const pool = owningPool(pools, base.object);
+      const namespace = base.object.metadata.namespace;
+      // Once the pool is gone (its objects are collected after it), the connection recorded with the set.
+      const connectionName = pool?.spec.connection ?? base.object.status?.connection ?? "";
+      return spec.scope(
+        {
+          ...base,
+          providers: deps.providers,
+          pollMs,
+          pool,
+          cluster: pool && clusters.cache.get(keyFor(namespace, pool.spec.clusterName)),
+          connection: connections.cache.get(keyFor(namespace, connectionName)),
+        },
+        connectionName,
+      );
+    },
+    summarize: spec.summarize,
+  });
+  const controller = manager.add<T>({
+    name: spec.name,
+    component: spec.component,
+    informer: objects,
+    reconcile,
+    concurrency: options.concurrency ?? spec.defaultConcurrency,
+    rootKey: poolPartRootKey(objects, pools),
+  });
+  const namedBy = namedByPool(spec.kind.kind, (template) => template.infrastructureRef);
+  controller.watch<MachinePoolObject>(pools, namedBy);
+  return { controller, objects, pools, namedBy };
 }

@@ -1,6 +1,6 @@
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { ClusterObject, ConnectionObject, InfrastructureObject } from "../api/kinds.ts";
+import type { ConnectionObject, InfrastructureObject } from "../api/kinds.ts";
 import { apiVersionOf } from "../api/registry.ts";
 import { clusterKind } from "../api/slipway/cluster.ts";
 import { connectionKind } from "../api/slipway/connection.ts";
@@ -13,23 +13,20 @@ import { registerConnectionController } from "./connection/controller.ts";
 import { controllerRef } from "./contract.ts";
 import { registerInfrastructureController } from "./infrastructure/controller.ts";
 import { ConnectionUnusableError } from "./providers.ts";
-import { controllerTestEnv, type ControllerTestEnv } from "./testing.ts";
+import { manifest } from "../api/testing.ts";
+import { controllerTestEnvs, type ControllerTestEnv } from "./testing.ts";
 
 const NS = "default";
-const envs: ControllerTestEnv[] = [];
-after(async () => {
-  for (const env of envs) await env.close();
-});
+const newEnv = controllerTestEnvs();
 
 /** An environment with the sim provider and a provider of hosts (machines only) installed. */
 async function setup(): Promise<ControllerTestEnv> {
-  const env = await controllerTestEnv({ extraProviders: [fakeHostsProviderFactory()] });
-  envs.push(env);
+  const env = await newEnv({ extraProviders: [fakeHostsProviderFactory()] });
   return env;
 }
 
 function connection(name: string, provider: string, region: string): ConnectionObject {
-  return { apiVersion: apiVersionOf(connectionKind), kind: "Connection", metadata: { name, namespace: NS }, spec: { provider, region } };
+  return manifest(connectionKind, name, { provider, region });
 }
 
 describe("provider resolver", () => {
@@ -67,12 +64,7 @@ describe("controllers meeting a provider without a capability they need", () => 
     registerInfrastructureController(env.manager, { providers: env.providers }, { pollMs: 10, failureRetryMs: 60_000 });
     await env.start();
     await env.client.of(connectionKind).create(connection("rack", "fake-hosts", "rack-1"));
-    const cluster = await env.client.of(clusterKind).create({
-      apiVersion: apiVersionOf(clusterKind),
-      kind: "Cluster",
-      metadata: { name: "demo", namespace: NS },
-      spec: { controlPlane: { connection: "rack", machineType: "host" } },
-    } as ClusterObject);
+    const cluster = await env.client.of(clusterKind).create(manifest(clusterKind, "demo", { controlPlane: { connection: "rack", machineType: "host" } }));
 
     // The Connection has no catalogue to check its region against.
     const conn = await env.waitFor(connectionKind, NS, "rack", (c) => c?.status?.phase === "Failed");

@@ -1,8 +1,13 @@
 // An in-process environment for controller tests: a store, the API's object service, an embedded sim
 // cloud (instant by default), the sim provider over it, and a controller manager — everything
 // `slipway up` runs, without HTTP.
+import { after } from "node:test";
 import pino from "pino";
-import { defaultRegistry } from "../api/kinds.ts";
+import { defaultRegistry, type MachinePoolObject, type SecretObject } from "../api/kinds.ts";
+import { secretKind } from "../api/core.ts";
+import { ANNOTATION_RENDERED_FOR } from "../api/slipway/bootstrapconfig.ts";
+import { machinePoolKind } from "../api/slipway/machinepool.ts";
+import { manifest } from "../api/testing.ts";
 import type { KindDefinition } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { ObjectService } from "../apiserver/objects.ts";
@@ -16,6 +21,7 @@ import { SimCloud, type SimCloudOptions } from "../simcloud/cloud.ts";
 import { startWorkloadEmulation, type WorkloadEmulation } from "../simcloud/workload/index.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import { ApiHostDirectory } from "./host/directory.ts";
+import { launchTemplateKey } from "./machinepool/template.ts";
 import { ProviderResolver } from "./providers.ts";
 import { WorkloadClients } from "./workload.ts";
 
@@ -87,4 +93,44 @@ export async function controllerTestEnv(options: ControllerTestEnvOptions = {}):
       await store.close();
     },
   };
+}
+
+/** Makes environments as controllerTestEnv does, and closes every one it made once the test file's tests are done. */
+export function controllerTestEnvs(): (options?: ControllerTestEnvOptions) => Promise<ControllerTestEnv> {
+  const envs: ControllerTestEnv[] = [];
+  after(async () => {
+    for (const env of envs) await env.close();
+  });
+  return async (options) => {
+    const env = await controllerTestEnv(options);
+    envs.push(env);
+    return env;
+  };
+}
+
+/**
+ * MachinePool w of cluster demo (not stored) whose template names the pool infrastructure object
+ * `infrastructure` and BootstrapConfig w-join, and the Secret w-join-bootstrap-data the pool copied, stored
+ * through `client` with `data` and rendered for the pool's template.
+ */
+export async function poolWithBootstrapData(
+  client: Client,
+  options: { infrastructure: { kind: string; name: string }; connection: string; machineType: string; replicas: number; data: Record<string, string> },
+): Promise<MachinePoolObject> {
+  const ref = (kind: string, name: string) => ({ apiVersion: "slipway.dev/v1alpha1", kind, name });
+  const pool = manifest(machinePoolKind, "w", {
+    clusterName: "demo",
+    connection: options.connection,
+    machineType: options.machineType,
+    replicas: options.replicas,
+    template: { infrastructureRef: ref(options.infrastructure.kind, options.infrastructure.name), bootstrap: { configRef: ref("BootstrapConfig", "w-join"), dataSecretName: "w-join-bootstrap-data" } },
+  });
+  pool.metadata.uid = "pool-uid";
+  await client.of<SecretObject>(secretKind).create({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "w-join-bootstrap-data", namespace: "default", annotations: { [ANNOTATION_RENDERED_FOR]: launchTemplateKey(pool.spec) } },
+    data: options.data,
+  } as SecretObject);
+  return pool;
 }

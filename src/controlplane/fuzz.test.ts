@@ -3,15 +3,11 @@
 // answer below 500 (a Kubernetes Status when refused), and a refused request must write nothing.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import pino from "pino";
 import type { FastifyInstance } from "fastify";
 import { defaultRegistry } from "../api/kinds.ts";
 import type { KindDefinition } from "../api/registry.ts";
-import { AuthenticatorChain, StaticTokenAuthenticator } from "../apiserver/authentication.ts";
-import { ApiMetrics } from "../apiserver/metrics.ts";
 import { ObjectService } from "../apiserver/objects.ts";
-import { createApiContext } from "../apiserver/routes.ts";
-import { createApiServer } from "../apiserver/server.ts";
+import { testApiServer } from "../apiserver/testing.ts";
 import { clusterOperations } from "../controllers/cluster/operations.ts";
 import { logicalCloudQuotaAdmission } from "../controllers/logicalcloud/admission.ts";
 import { SqliteStore } from "../store/sqlite.ts";
@@ -168,10 +164,7 @@ describe("the control plane API under fuzzed requests", () => {
 
   before(async () => {
     await objects.create(registry.byKind("v1", "Namespace")!, undefined, { metadata: { name: "default" } });
-    const ctx = createApiContext({ registry, objects, metrics: new ApiMetrics() });
-    const authenticator = new AuthenticatorChain([new StaticTokenAuthenticator([["admin-token", { user: "admin", groups: ["system:masters"] }]])]);
-    app = createApiServer({ logger: pino({ level: "silent" }), metrics: new ApiMetrics(), route: (_r, path) => ({ ctx, path, authenticator }) });
-    await app.ready();
+    app = await testApiServer(objects, [["admin-token", { user: "admin", groups: ["system:masters"] }]]);
   });
   after(async () => {
     await app.close();

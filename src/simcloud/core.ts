@@ -202,6 +202,14 @@ export class CloudCore {
     }
   }
 
+  /**
+   * What every new record of a kind starts with: its id (a new one unless given), the account and region
+   * that own it, a copy of its tags and its creation time.
+   */
+  newRecord<K extends string>(kind: K, account: string, region: string, tags: Readonly<Record<string, string>> | undefined, id = this.newId(kind)) {
+    return { id, kind, account, region, tags: { ...tags }, createdAt: this.iso() };
+  }
+
   /** Runs a change in one transaction, with the generators' state saved beside it. */
   write<T>(fn: () => T): T {
     return this.state.transaction(() => {

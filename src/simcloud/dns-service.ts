@@ -94,7 +94,7 @@ export class DnsService {
     const name = input.name.toLowerCase();
     const taken = this.zonesByName.get(`${account}/${name}`)[0];
     if (taken) throw invalid("dnsZone.name", `zone ${name} already exists (${taken.id})`);
-    const record: DnsZoneRecord = { id: this.core.newId("dnsZone"), kind: "dnsZone", account, region, tags: { ...input.tags }, createdAt: this.core.iso(), state: "available", name };
+    const record: DnsZoneRecord = { ...this.core.newRecord("dnsZone", account, region, input.tags), state: "available", name };
     this.core.state.put(record);
     return record;
   }
@@ -113,12 +113,7 @@ export class DnsService {
     if (this.recordsByName.get(`${account}/${name}`).some((r) => r.type === input.type)) throw invalid("dnsRecord.name", `${name} already has an ${input.type} record`);
     if (input.aliasTarget) findOwned(this.core, account, region, "loadBalancer", input.aliasTarget.loadBalancerId);
     const record: DnsRecordRecord = {
-      id: this.core.newId("dnsRecord"),
-      kind: "dnsRecord",
-      account,
-      region,
-      tags: { ...input.tags },
-      createdAt: this.core.iso(),
+      ...this.core.newRecord("dnsRecord", account, region, input.tags),
       state: "available",
       zoneId: zone.id,
       name,

@@ -71,12 +71,7 @@ export class InstanceService {
     const plan = core.faults.planBoot();
     const id = core.newId("instance");
     const record: InstanceRecord = {
-      id,
-      kind: "instance",
-      account,
-      region,
-      tags: { ...input.tags },
-      createdAt: core.iso(),
+      ...core.newRecord("instance", account, region, input.tags, id),
       state: "pending",
       zone: subnet.zone,
       networkId: subnet.networkId,

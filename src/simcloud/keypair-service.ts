@@ -38,12 +38,7 @@ export class KeyPairService {
       });
     }
     const record: KeyPairRecord = {
-      id: this.core.newId("keyPair"),
-      kind: "keyPair",
-      account,
-      region,
-      tags: { ...input.tags },
-      createdAt: this.core.iso(),
+      ...this.core.newRecord("keyPair", account, region, input.tags),
       state: "available",
       name: input.name,
       publicKey: input.publicKey.trim(),

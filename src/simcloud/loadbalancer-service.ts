@@ -54,12 +54,7 @@ export class LoadBalancerService {
     const name = input.name ?? id;
     const dnsName = `${name}-${id.slice(3, 11)}.${region}.lb.simcloud.internal`.toLowerCase();
     const record: LoadBalancerRecord = {
-      id,
-      kind: "loadBalancer",
-      account,
-      region,
-      tags: { ...input.tags },
-      createdAt: this.core.iso(),
+      ...this.core.newRecord("loadBalancer", account, region, input.tags, id),
       state: "provisioning",
       name,
       scheme: input.scheme ?? "internet-facing",

@@ -52,12 +52,7 @@ export class NetworkService {
   createNetwork(account: string, region: string, input: CreateNetworkInput): NetworkRecord {
     this.core.quotas.requireRoom(account, region, { networks: 1 });
     const record: NetworkRecord = {
-      id: this.core.newId("network"),
-      kind: "network",
-      account,
-      region,
-      tags: { ...input.tags },
-      createdAt: this.core.iso(),
+      ...this.core.newRecord("network", account, region, input.tags),
       state: "pending",
       cidr: input.cidr,
     };
@@ -98,12 +93,7 @@ export class NetworkService {
       });
     }
     const record: SubnetRecord = {
-      id: this.core.newId("subnet"),
-      kind: "subnet",
-      account,
-      region,
-      tags: { ...input.tags },
-      createdAt: this.core.iso(),
+      ...this.core.newRecord("subnet", account, region, input.tags),
       state: "pending",
       networkId: network.id,
       zone: input.zone,
@@ -135,12 +125,7 @@ export class NetworkService {
       });
     }
     const record: SecurityGroupRecord = {
-      id: this.core.newId("securityGroup"),
-      kind: "securityGroup",
-      account,
-      region,
-      tags: { ...input.tags },
-      createdAt: this.core.iso(),
+      ...this.core.newRecord("securityGroup", account, region, input.tags),
       state: "pending",
       networkId: network.id,
       name: input.name,

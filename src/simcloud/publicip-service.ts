@@ -27,12 +27,7 @@ export class PublicIpService {
   createPublicIp(account: string, region: string, input: CreatePublicIpInput): PublicIpRecord {
     this.core.quotas.requireRoom(account, region, { publicIps: 1 });
     const record: PublicIpRecord = {
-      id: this.core.newId("publicIp"),
-      kind: "publicIp",
-      account,
-      region,
-      tags: { ...input.tags },
-      createdAt: this.core.iso(),
+      ...this.core.newRecord("publicIp", account, region, input.tags),
       state: "available",
       address: allocatePublicAddress(this.core),
     };

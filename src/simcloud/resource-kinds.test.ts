@@ -60,12 +60,7 @@ class VolumeService {
   create(account: string, region: string, input: CreateVolumeInput): VolumeRecord {
     checkZone(region, input.zone);
     const record: VolumeRecord = {
-      id: this.core.newId("volume"),
-      kind: "volume",
-      account,
-      region,
-      tags: { ...input.tags },
-      createdAt: this.core.iso(),
+      ...this.core.newRecord("volume", account, region, input.tags),
       state: "creating",
       zone: input.zone,
       sizeGiB: input.sizeGiB,

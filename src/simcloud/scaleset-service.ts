@@ -195,12 +195,7 @@ export class ScaleSetService {
     const subnets = this.checkSubnets(account, region, input.subnetIds);
     const id = core.newId("scaleSet");
     const record: ScaleSetRecord = {
-      id,
-      kind: "scaleSet",
-      account,
-      region,
-      tags: { ...input.tags },
-      createdAt: core.iso(),
+      ...core.newRecord("scaleSet", account, region, input.tags, id),
       state: "active",
       name: input.name ?? id,
       subnetIds: subnets.map((s) => s.id),

@@ -1,17 +1,17 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { admit, cell } from "../testing.ts";
+import { admit, admitted, cell, manifest } from "../testing.ts";
 import { addonKind, type AddonObject } from "./addon.ts";
 
 function addon(spec: Record<string, unknown>, name = "dashboard"): AddonObject {
-  return { apiVersion: "slipway.dev/v1alpha1", kind: "Addon", metadata: { name, namespace: "default" }, spec: spec as AddonObject["spec"] };
+  return manifest(addonKind, name, spec);
 }
 
 const problems = (spec: Record<string, unknown>, name?: string) => admit(addonKind, addon(spec, name)).errors.map((e) => `${e.field}: ${e.message}`);
 
 describe("Addon", () => {
   it("accepts a bundle for a cluster, with parameters, dependencies and services", () => {
-    const result = admit(
+    admitted(
       addonKind,
       addon({
         clusterName: "demo",
@@ -21,8 +21,6 @@ describe("Addon", () => {
         services: [{ name: "grafana", namespace: "monitoring", port: 80, label: "Grafana", icon: "chart" }],
       }),
     );
-    assert.deepEqual(result.schemaErrors, []);
-    assert.deepEqual(result.errors, []);
   });
 
   it("needs a cluster and exactly one source of manifests", () => {

@@ -6,7 +6,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Condition, FreeForm, MapOf, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
-import { ageColumn, fieldColumn, readyOfDesired } from "../columns.ts";
+import { ageColumn, computedColumn, fieldColumn, readyOfDesired } from "../columns.ts";
 import { dnsLabelErrors, duplicate, invalid, objectNameErrors, required } from "../field-errors.ts";
 import { labelSelectorErrors, labelSelectorSchema } from "../selector.ts";
 import { manifestErrors } from "./resourcesync.ts";
@@ -123,8 +123,8 @@ function validateAddon(addon: AddonObject): FieldError[] {
   return errors;
 }
 
-function clustersColumn(o: unknown): string {
-  const clusters = (o as AddonObject).status?.clusters ?? [];
+function readyClusters(addon: AddonObject): string {
+  const clusters = addon.status?.clusters ?? [];
   return readyOfDesired(clusters.filter((c) => c.phase === "Ready").length, clusters.length);
 }
 
@@ -138,10 +138,10 @@ export const addonKind: KindDefinition<AddonObject> = {
   description: "Something installed on clusters (manifests or a bundle Slipway ships), kept there and watched.",
   printerColumns: [
     fieldColumn("NAME", ".metadata.name", "Name of the addon."),
-    { name: "SOURCE", type: "string", jsonPath: ".spec.bundle.name", description: "The bundle, or inline / configmap.", value: (o) => sourceOf(o as AddonObject) },
+    computedColumn<AddonObject>("SOURCE", ".spec.bundle.name", "The bundle, or inline / configmap.", sourceOf),
     fieldColumn("VERSION", ".status.version", "The version installed."),
     fieldColumn("PHASE", ".status.phase", "Pending, Waiting, Installing, Ready, Failed or Deleting."),
-    { name: "CLUSTERS", type: "string", jsonPath: ".status.clusters", description: "Clusters where it is Ready/targeted.", value: clustersColumn },
+    computedColumn<AddonObject>("CLUSTERS", ".status.clusters", "Clusters where it is Ready/targeted.", readyClusters),
     ageColumn,
     fieldColumn("MESSAGE", ".status.message", "What is wrong, if anything.", { priority: 1 }),
   ],

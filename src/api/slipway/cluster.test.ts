@@ -2,27 +2,15 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { TSchema } from "@sinclair/typebox";
 import { ClusterSpecSchema, apiVisibilityOf, clusterKind, type ClusterObject } from "./cluster.ts";
-import { admit, cell } from "../testing.ts";
+import { admit, admitted, cell, manifest } from "../testing.ts";
 import type { FieldError } from "../registry.ts";
 
 /** What a user writes for a small cluster: one control-plane machine and one pool. */
 function minimalCluster(): ClusterObject {
-  return {
-    apiVersion: "slipway.dev/v1alpha1",
-    kind: "Cluster",
-    metadata: { name: "demo", namespace: "default" },
-    spec: {
-      controlPlane: { connection: "sim-east", machineType: "m.large" },
-      workers: [{ name: "general", connection: "sim-east", machineType: "m.medium", replicas: 2 }],
-    },
-  };
-}
-
-function admitted(input: unknown, old?: ClusterObject): ClusterObject {
-  const result = admit(clusterKind, input, old);
-  assert.deepEqual(result.schemaErrors, []);
-  assert.deepEqual(result.errors, []);
-  return result.object;
+  return manifest(clusterKind, "demo", {
+    controlPlane: { connection: "sim-east", machineType: "m.large" },
+    workers: [{ name: "general", connection: "sim-east", machineType: "m.medium", replicas: 2 }],
+  });
 }
 
 /** Static errors of a cluster that passes the schema. */
@@ -44,7 +32,7 @@ function only(errors: FieldError[], field: string): FieldError {
 
 describe("Cluster schema", () => {
   it("fills the defaults of a minimal cluster", () => {
-    const cluster = admitted(minimalCluster());
+    const cluster = admitted(clusterKind, minimalCluster());
     assert.deepEqual(cluster.spec, {
       kubernetesVersion: "v1.31.2",
       controlPlane: { connection: "sim-east", machineType: "m.large", replicas: 1, image: "ubuntu-22.04" },
@@ -60,7 +48,7 @@ describe("Cluster schema", () => {
   });
 
   it("accepts a control-plane-only cluster and gives it an empty worker list", () => {
-    const cluster = admitted({ ...minimalCluster(), spec: { controlPlane: { connection: "c", machineType: "m" } } });
+    const cluster = admitted(clusterKind, { ...minimalCluster(), spec: { controlPlane: { connection: "c", machineType: "m" } } });
     assert.deepEqual(cluster.spec.workers, []);
   });
 
@@ -68,7 +56,7 @@ describe("Cluster schema", () => {
     const input = minimalCluster();
     input.spec.network = { cni: "cilium", podCIDR: "192.168.0.0/16" };
     input.spec.controlPlane.replicas = 3;
-    const cluster = admitted(input);
+    const cluster = admitted(clusterKind, input);
     assert.equal(cluster.spec.network?.cni, "cilium");
     assert.equal(cluster.spec.network?.podCIDR, "192.168.0.0/16");
     assert.equal(cluster.spec.network?.serviceCIDR, "10.96.0.0/12");
@@ -120,12 +108,12 @@ describe("Cluster schema", () => {
     input.spec.apiServer = { visibility: "internal" as "public" };
     const [, message] = admit(clusterKind, input).schemaErrors.find(([p]) => p === "/spec/apiServer/visibility") ?? [];
     assert.match(message ?? "", /"public", "private"/);
-    assert.equal(apiVisibilityOf(admitted(minimalCluster()).spec), "public");
+    assert.equal(apiVisibilityOf(admitted(clusterKind, minimalCluster()).spec), "public");
     const given = minimalCluster();
     given.spec.apiServer = {};
-    assert.deepEqual(admitted(given).spec.apiServer, { visibility: "public" });
+    assert.deepEqual(admitted(clusterKind, given).spec.apiServer, { visibility: "public" });
     given.spec.apiServer = { visibility: "private" };
-    assert.equal(apiVisibilityOf(admitted(given).spec), "private");
+    assert.equal(apiVisibilityOf(admitted(clusterKind, given).spec), "private");
   });
 
   it("rejects an unknown field in status too", () => {
@@ -246,7 +234,7 @@ describe("Cluster validation", () => {
 });
 
 describe("Cluster updates", () => {
-  const old = admitted(minimalCluster());
+  const old = admitted(clusterKind, minimalCluster());
 
   function updateErrors(mutate: (c: ClusterObject) => void): FieldError[] {
     const next = structuredClone(old);
@@ -375,7 +363,7 @@ describe("Cluster printer columns", () => {
   });
 
   it("show the spec's counts before the controllers report any", () => {
-    const cluster = admitted(minimalCluster());
+    const cluster = admitted(clusterKind, minimalCluster());
     cluster.spec.controlPlane.replicas = 3;
     cluster.spec.workers!.push({ name: "gpu", connection: "sim-west", machineType: "g.large", replicas: 4 });
     assert.equal(cell(clusterKind, "CONTROL-PLANE", cluster), "0/3");
@@ -385,7 +373,7 @@ describe("Cluster printer columns", () => {
   });
 
   it("show the status of a running cluster", () => {
-    const cluster = admitted(minimalCluster());
+    const cluster = admitted(clusterKind, minimalCluster());
     cluster.metadata.creationTimestamp = "2025-01-02T03:04:05Z";
     cluster.status = {
       phase: "Running",
@@ -405,15 +393,10 @@ describe("Cluster printer columns", () => {
 });
 
 describe("Registered clusters", () => {
-  const registered = (extra: Record<string, unknown> = {}): unknown => ({
-    apiVersion: "slipway.dev/v1alpha1",
-    kind: "Cluster",
-    metadata: { name: "ext", namespace: "default" },
-    spec: { registration: { kubeconfigSecretRef: { name: "ext-kubeconfig" } }, ...extra },
-  });
+  const registered = (extra: Record<string, unknown> = {}) => manifest(clusterKind, "ext", { registration: { kubeconfigSecretRef: { name: "ext-kubeconfig" } }, ...extra });
 
   it("need only a kubeconfig Secret, and get no version or network of Slipway's", () => {
-    const cluster = admitted(registered());
+    const cluster = admitted(clusterKind, registered());
     assert.deepEqual(cluster.spec.registration, { kubeconfigSecretRef: { name: "ext-kubeconfig", key: "value" } });
     assert.equal(cluster.spec.kubernetesVersion, undefined);
     assert.equal(cluster.spec.network, undefined);
@@ -428,7 +411,7 @@ describe("Registered clusters", () => {
   });
 
   it("cannot become built clusters, nor built ones registered", () => {
-    const old = admitted(registered());
+    const old = admitted(clusterKind, registered());
     const built = { ...structuredClone(old), spec: { controlPlane: { connection: "east", machineType: "m.large" } } };
     assert.deepEqual(admit(clusterKind, built, old).errors.map((e) => e.field), ["spec.registration"]);
     const moved = structuredClone(old);
@@ -442,19 +425,17 @@ describe("Registered clusters", () => {
   });
 
   it("a cluster needs one or the other", () => {
-    const { errors } = admit(clusterKind, { apiVersion: "slipway.dev/v1alpha1", kind: "Cluster", metadata: { name: "x", namespace: "default" }, spec: {} });
+    const { errors } = admit(clusterKind, manifest(clusterKind, "x", {}));
     assert.match(only(errors, "spec.controlPlane").message, /a cluster needs a controlPlane, or a registration/);
   });
 });
 
 describe("Cluster limits", () => {
   it("refuses more than 100 worker pools, naming the field", () => {
-    const input = {
-      apiVersion: "slipway.dev/v1alpha1",
-      kind: "Cluster",
-      metadata: { name: "wide", namespace: "default" },
-      spec: { controlPlane: { connection: "east", machineType: "m.large" }, workers: Array.from({ length: 101 }, (_, i) => ({ name: `p${i}`, connection: "east", machineType: "m.large" })) },
-    };
+    const input = manifest(clusterKind, "wide", {
+      controlPlane: { connection: "east", machineType: "m.large" },
+      workers: Array.from({ length: 101 }, (_, i) => ({ name: `p${i}`, connection: "east", machineType: "m.large" })),
+    });
     const [path, message] = admit(clusterKind, input).schemaErrors[0] ?? [];
     assert.equal(path, "/spec/workers");
     assert.match(message ?? "", /100/);

@@ -3,7 +3,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Condition, keyedBy, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
-import { ageColumn, fieldColumn, readyOfDesired } from "../columns.ts";
+import { ageColumn, computedColumn, fieldColumn, readyOfDesired } from "../columns.ts";
 import { dnsLabelErrors, duplicate, immutable, invalid, notSupported, required } from "../field-errors.ts";
 import { InvalidCidrError, cidrsOverlap, parseCidr, type Cidr } from "../cidr.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
@@ -539,49 +539,17 @@ export const clusterKind: KindDefinition<ClusterObject> = {
   printerColumns: [
     fieldColumn("NAME", ".metadata.name", "Name of the cluster."),
     fieldColumn("PHASE", ".status.phase", "Where the cluster is in its life cycle."),
-    {
-      name: "CONTROL-PLANE",
-      type: "string",
-      jsonPath: ".status.controlPlane",
-      description: "Ready/desired control-plane machines.",
-      value: (o) => {
-        const c = o as ClusterObject;
-        const counts = c.status?.controlPlane;
-        return counts ? readyOfDesired(counts.ready, counts.desired) : readyOfDesired(0, c.spec.controlPlane?.replicas ?? 1);
-      },
-    },
-    {
-      name: "WORKERS",
-      type: "string",
-      jsonPath: ".status.workers",
-      description: "Ready/desired worker machines over all pools.",
-      value: (o) => {
-        const c = o as ClusterObject;
-        return readyOfDesired(c.status?.workers?.ready, c.status?.workers?.desired ?? desiredWorkers(c.spec));
-      },
-    },
-    {
-      name: "VERSION",
-      type: "string",
-      jsonPath: ".spec.kubernetesVersion",
-      description: "Kubernetes version (a registered cluster's as observed).",
-      value: (o) => {
-        const c = o as ClusterObject;
-        return isRegistered(c) ? c.status?.version : c.spec.kubernetesVersion;
-      },
-    },
+    computedColumn<ClusterObject>("CONTROL-PLANE", ".status.controlPlane", "Ready/desired control-plane machines.", (c) => {
+      const counts = c.status?.controlPlane;
+      return counts ? readyOfDesired(counts.ready, counts.desired) : readyOfDesired(0, c.spec.controlPlane?.replicas ?? 1);
+    }),
+    computedColumn<ClusterObject>("WORKERS", ".status.workers", "Ready/desired worker machines over all pools.", (c) => readyOfDesired(c.status?.workers?.ready, c.status?.workers?.desired ?? desiredWorkers(c.spec))),
+    computedColumn<ClusterObject>("VERSION", ".spec.kubernetesVersion", "Kubernetes version (a registered cluster's as observed).", (c) => isRegistered(c) ? c.status?.version : c.spec.kubernetesVersion),
     ageColumn,
-    {
-      name: "ENDPOINT",
-      type: "string",
-      jsonPath: ".status.controlPlaneEndpoint",
-      description: "Address of the cluster's Kubernetes API (host:port).",
-      priority: 1,
-      value: (o) => {
-        const endpoint = (o as ClusterObject).status?.controlPlaneEndpoint;
-        return endpoint ? `${endpoint.host}:${endpoint.port}` : undefined;
-      },
-    },
+    computedColumn<ClusterObject>("ENDPOINT", ".status.controlPlaneEndpoint", "Address of the cluster's Kubernetes API (host:port).", (o) => {
+      const endpoint = o.status?.controlPlaneEndpoint;
+      return endpoint ? `${endpoint.host}:${endpoint.port}` : undefined;
+    }, { priority: 1 }),
     fieldColumn("REASON", ".status.reason", "Why the cluster is failing.", { priority: 1 }),
     fieldColumn("TEMPLATE", ".spec.templateName", "The template the cluster was made from.", { priority: 1 }),
   ],

@@ -1,10 +1,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { admit, cell } from "../testing.ts";
+import { admit, cell, manifest } from "../testing.ts";
 import { clusterTemplateKind, type ClusterTemplateObject } from "./clustertemplate.ts";
 
 function template(spec: Record<string, unknown>): ClusterTemplateObject {
-  return { apiVersion: "slipway.dev/v1alpha1", kind: "ClusterTemplate", metadata: { name: "small" }, spec: spec as ClusterTemplateObject["spec"] };
+  return manifest(clusterTemplateKind, "small", spec);
 }
 
 describe("ClusterTemplate", () => {

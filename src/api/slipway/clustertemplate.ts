@@ -6,7 +6,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
-import { ageColumn, fieldColumn } from "../columns.ts";
+import { ageColumn, computedColumn, fieldColumn } from "../columns.ts";
 import { duplicate, objectNameErrors } from "../field-errors.ts";
 import { CNI_PLUGINS, networkErrors, versionErrors } from "./cluster.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase } from "./group.ts";
@@ -85,20 +85,8 @@ export const clusterTemplateKind: KindDefinition<ClusterTemplateObject> = {
     fieldColumn("NAME", ".metadata.name", "Name of the template."),
     fieldColumn("VERSION", ".spec.kubernetesVersion", "Kubernetes version."),
     fieldColumn("CNI", ".spec.network.cni", "Network plugin."),
-    {
-      name: "DEPRECATED",
-      type: "string",
-      jsonPath: ".spec.deprecated",
-      description: "Whether the template is deprecated.",
-      value: (o) => ((o as ClusterTemplateObject).spec.deprecated ? "true" : "false"),
-    },
-    {
-      name: "UPGRADES",
-      type: "string",
-      jsonPath: ".spec.upgradeTargets",
-      description: "Templates a cluster may move to.",
-      value: (o) => ((o as ClusterTemplateObject).spec.upgradeTargets ?? []).join(","),
-    },
+    computedColumn<ClusterTemplateObject>("DEPRECATED", ".spec.deprecated", "Whether the template is deprecated.", (o) => (o.spec.deprecated ? "true" : "false")),
+    computedColumn<ClusterTemplateObject>("UPGRADES", ".spec.upgradeTargets", "Templates a cluster may move to.", (o) => (o.spec.upgradeTargets ?? []).join(",")),
     ageColumn,
     fieldColumn("DESCRIPTION", ".spec.description", "What the template is for.", { priority: 1 }),
   ],

@@ -1,25 +1,18 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { connectionKind, connectionKindFor, type ConnectionObject } from "./connection.ts";
-import { admit, cell } from "../testing.ts";
+import { admit, admitted, cell, manifest } from "../testing.ts";
 
 function connection(spec: Record<string, unknown>): ConnectionObject {
-  return {
-    apiVersion: "slipway.dev/v1alpha1",
-    kind: "Connection",
-    metadata: { name: "sim-east", namespace: "default" },
-    spec: spec as ConnectionObject["spec"],
-  };
+  return manifest(connectionKind, "sim-east", spec);
 }
 
 describe("Connection", () => {
   it("accepts a sim connection with credentials and an endpoint", () => {
-    const result = admit(
+    admitted(
       connectionKind,
       connection({ provider: "sim", region: "east-1", credentialsRef: { name: "sim-creds" }, endpoint: "http://127.0.0.1:7070" }),
     );
-    assert.deepEqual(result.schemaErrors, []);
-    assert.deepEqual(result.errors, []);
   });
 
   it("requires a region and a provider", () => {

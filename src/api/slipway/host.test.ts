@@ -1,10 +1,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { hostKind, type HostObject } from "./host.ts";
-import { admit, cell } from "../testing.ts";
+import { admit, cell, manifest } from "../testing.ts";
 
 function host(spec: Record<string, unknown>, status?: HostObject["status"]): HostObject {
-  return { apiVersion: "slipway.dev/v1alpha1", kind: "Host", metadata: { name: "node-1", namespace: "default" }, spec: spec as HostObject["spec"], ...(status ? { status } : {}) };
+  return { ...manifest(hostKind, "node-1", spec), ...(status ? { status } : {}) };
 }
 
 describe("Host", () => {

@@ -5,7 +5,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Condition, MapOf, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
-import { ageColumn, fieldColumn } from "../columns.ts";
+import { ageColumn, computedColumn, fieldColumn } from "../columns.ts";
 import { immutable, invalid } from "../field-errors.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
 
@@ -97,13 +97,7 @@ export const hostKind: KindDefinition<HostObject> = {
   printerColumns: [
     fieldColumn("NAME", ".metadata.name", "Name of the host."),
     fieldColumn("ADDRESS", ".spec.address", "Address Slipway connects to."),
-    {
-      name: "REACHABLE",
-      type: "string",
-      jsonPath: '.status.conditions[?(@.type=="Reachable")].status',
-      description: "True when Slipway logs in with the pinned host key.",
-      value: (o) => conditionStatus(o, "Reachable"),
-    },
+    computedColumn("REACHABLE", '.status.conditions[?(@.type=="Reachable")].status', "True when Slipway logs in with the pinned host key.", (o) => conditionStatus(o, "Reachable")),
     fieldColumn("OS", ".status.facts.os", "Operating system."),
     fieldColumn("CLUSTER", ".status.clusterRef.name", "Cluster using the host."),
     ageColumn,

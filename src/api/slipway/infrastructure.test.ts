@@ -1,21 +1,15 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { infrastructureKind, type InfrastructureObject } from "./infrastructure.ts";
-import { admit, cell } from "../testing.ts";
+import { admit, admitted, cell, manifest } from "../testing.ts";
 
 function infrastructure(): InfrastructureObject {
-  return {
-    apiVersion: "slipway.dev/v1alpha1",
-    kind: "Infrastructure",
-    metadata: { name: "demo-sim-east", namespace: "default" },
-    spec: { clusterName: "demo", connection: "sim-east", region: "east-1", nodeCIDR: "10.0.0.0/16" },
-  };
+  return manifest(infrastructureKind, "demo-sim-east", { clusterName: "demo", connection: "sim-east", region: "east-1", nodeCIDR: "10.0.0.0/16" });
 }
 
 describe("Infrastructure", () => {
   it("defaults to a worker-only connection with nothing to resolve", () => {
-    const { object, schemaErrors, errors } = admit(infrastructureKind, infrastructure());
-    assert.deepEqual([schemaErrors, errors], [[], []]);
+    const object = admitted(infrastructureKind, infrastructure());
     assert.equal(object.spec.controlPlane, false);
     assert.deepEqual(object.spec.machineTypes, []);
     assert.deepEqual(object.spec.images, []);

@@ -3,7 +3,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Condition, MapOf, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
-import { ageColumn, fieldColumn } from "../columns.ts";
+import { ageColumn, computedColumn, fieldColumn } from "../columns.ts";
 import { immutable, invalid } from "../field-errors.ts";
 import { InvalidCidrError, parseCidr } from "../cidr.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
@@ -106,17 +106,10 @@ export const infrastructureKind: KindDefinition<InfrastructureObject> = {
     fieldColumn("PHASE", ".status.phase", "Where the infrastructure is in its life cycle."),
     ageColumn,
     fieldColumn("NETWORK", ".status.networkId", "Cloud ID of the network.", { priority: 1 }),
-    {
-      name: "LB",
-      type: "string",
-      jsonPath: ".status.loadBalancer",
-      description: "Control-plane load balancer (host:port).",
-      priority: 1,
-      value: (o) => {
-        const lb = (o as InfrastructureObject).status?.loadBalancer;
-        return lb ? `${lb.host}:${lb.port}` : undefined;
-      },
-    },
+    computedColumn<InfrastructureObject>("LB", ".status.loadBalancer", "Control-plane load balancer (host:port).", (o) => {
+      const lb = o.status?.loadBalancer;
+      return lb ? `${lb.host}:${lb.port}` : undefined;
+    }, { priority: 1 }),
   ],
   defaults: specDefaults(InfrastructureSpecSchema),
   validate(infra, old) {

@@ -1,19 +1,17 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { admit, cell } from "../testing.ts";
+import { admit, admitted, cell, manifest } from "../testing.ts";
 import { leaseKind, leaseReservationFor, type LeaseObject } from "./lease.ts";
 
 function lease(spec: Record<string, unknown>): LeaseObject {
-  return { apiVersion: "slipway.dev/v1alpha1", kind: "Lease", metadata: { name: "demo", namespace: "default" }, spec: spec as LeaseObject["spec"] };
+  return manifest(leaseKind, "demo", spec);
 }
 
 const good = { connection: "east", sizes: [{ name: "small", machineType: "s1.small", count: 2 }], startTime: "2030-01-01T00:00:00Z", endTime: "2030-01-01T04:00:00Z" };
 
 describe("Lease", () => {
   it("admits sizes in a window", () => {
-    const result = admit(leaseKind, lease(good));
-    assert.deepEqual(result.schemaErrors, []);
-    assert.deepEqual(result.errors, []);
+    admitted(leaseKind, lease(good));
   });
 
   it("refuses an end not after the start, counts below 1, duplicate and malformed size names, naming each field", () => {

@@ -4,7 +4,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Condition, MapOf, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
-import { ageColumn, fieldColumn } from "../columns.ts";
+import { ageColumn, computedColumn, fieldColumn } from "../columns.ts";
 import { dnsLabelErrors, duplicate, immutable, invalid } from "../field-errors.ts";
 import { ObservedGeneration, SLIPWAY_API_VERSION, slipwayKindBase } from "./group.ts";
 
@@ -134,13 +134,7 @@ export const leaseKind: KindDefinition<LeaseObject> = {
     fieldColumn("NAME", ".metadata.name", "Name of the lease."),
     fieldColumn("CONNECTION", ".spec.connection", "Connection the machines are reserved in."),
     fieldColumn("PHASE", ".status.phase", "Pending, Active, Expired or Failed."),
-    {
-      name: "SIZES",
-      type: "string",
-      jsonPath: ".spec.sizes",
-      description: "Sizes reserved: name=count×machine type.",
-      value: (o) => (o as LeaseObject).spec.sizes.map((s) => `${s.name}=${s.count}×${s.machineType}`).join(","),
-    },
+    computedColumn<LeaseObject>("SIZES", ".spec.sizes", "Sizes reserved: name=count×machine type.", (o) => o.spec.sizes.map((s) => `${s.name}=${s.count}×${s.machineType}`).join(",")),
     fieldColumn("START", ".status.startTime", "When the reservation starts."),
     fieldColumn("END", ".spec.endTime", "When the reservation ends."),
     ageColumn,

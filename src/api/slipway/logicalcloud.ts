@@ -6,7 +6,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Condition, keyedBy, MapOf, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
-import { ageColumn, fieldColumn, readyOfDesired } from "../columns.ts";
+import { ageColumn, computedColumn, fieldColumn, readyOfDesired } from "../columns.ts";
 import { dnsLabelErrors, duplicate, immutable, invalid, required } from "../field-errors.ts";
 import { labelSelectorSchema } from "../selector.ts";
 import { ClusterTargetSchema, clusterTargetErrors } from "./resourcesync.ts";
@@ -157,17 +157,8 @@ export const logicalCloudKind: KindDefinition<LogicalCloudObject> = {
     fieldColumn("NAME", ".metadata.name", "Name of the logical cloud."),
     fieldColumn("NAMESPACE-ON-CLUSTERS", ".spec.namespace", "The namespace made on every member cluster."),
     fieldColumn("PHASE", ".status.phase", "Pending, Instantiating, Ready, Degraded or Terminating."),
-    {
-      name: "CLUSTERS",
-      type: "string",
-      jsonPath: ".status.readyClusters",
-      description: "Ready/member clusters.",
-      value: (o) => {
-        const status = (o as LogicalCloudObject).status;
-        return readyOfDesired(status?.readyClusters ?? 0, status?.totalClusters ?? 0);
-      },
-    },
-    { name: "USERS", type: "integer", jsonPath: ".spec.users", description: "Users.", value: (o) => ((o as LogicalCloudObject).spec.users ?? []).length },
+    computedColumn<LogicalCloudObject>("CLUSTERS", ".status.readyClusters", "Ready/member clusters.", ({ status }) => readyOfDesired(status?.readyClusters ?? 0, status?.totalClusters ?? 0)),
+    computedColumn<LogicalCloudObject>("USERS", ".spec.users", "Users.", (o) => (o.spec.users ?? []).length, { type: "integer" }),
     ageColumn,
     fieldColumn("MESSAGE", ".status.message", "What is wrong, if anything.", { priority: 1 }),
   ],

@@ -1,21 +1,16 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { isMachineReady, machineKind, type MachineObject } from "./machine.ts";
-import { admit, cell } from "../testing.ts";
+import { admit, admitted, cell, manifest } from "../testing.ts";
 
 function machine(spec: Partial<MachineObject["spec"]> = {}): MachineObject {
-  return {
-    apiVersion: "slipway.dev/v1alpha1",
-    kind: "Machine",
-    metadata: { name: "demo-general-x7k2p", namespace: "default" },
-    spec: { clusterName: "demo", role: "worker", connection: "sim-east", machineType: "m.medium", pool: "demo-general", ...spec },
-  };
+  return manifest(machineKind, "demo-general-x7k2p", { clusterName: "demo", role: "worker", connection: "sim-east", machineType: "m.medium", pool: "demo-general", ...spec });
 }
 
 describe("Machine", () => {
   it("accepts a worker and a control-plane machine", () => {
-    assert.deepEqual(admit(machineKind, machine()).schemaErrors, []);
-    assert.deepEqual(admit(machineKind, machine({ role: "control-plane", pool: undefined })).schemaErrors, []);
+    admitted(machineKind, machine());
+    admitted(machineKind, machine({ role: "control-plane", pool: undefined }));
   });
 
   it("refuses an unknown role and an unknown address type", () => {
@@ -64,12 +59,7 @@ describe("Machine", () => {
   });
 
   it("counts a machine ready only while it runs with a Ready node and is not being deleted", () => {
-    const base: MachineObject = {
-      apiVersion: "slipway.dev/v1alpha1",
-      kind: "Machine",
-      metadata: { name: "demo-cp-0", namespace: "default" },
-      spec: { clusterName: "demo", role: "control-plane", connection: "east", machineType: "s1.medium" },
-    };
+    const base = manifest(machineKind, "demo-cp-0", { clusterName: "demo", role: "control-plane", connection: "east", machineType: "s1.medium" });
     assert.equal(isMachineReady({ ...base, status: { phase: "Running", nodeReady: true } }), true);
     assert.equal(isMachineReady({ ...base, status: { phase: "Running", nodeReady: false } }), false, "its node is not Ready");
     assert.equal(isMachineReady({ ...base, status: { phase: "Provisioned", nodeReady: true } }), false, "it does not run (yet)");

@@ -3,7 +3,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Condition, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
-import { ageColumn, fieldColumn } from "../columns.ts";
+import { ageColumn, computedColumn, fieldColumn } from "../columns.ts";
 import { immutable } from "../field-errors.ts";
 import { ObservedGeneration, SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
 import { DEFAULT_IMAGE } from "./nodes.ts";
@@ -122,14 +122,7 @@ export const machineKind: KindDefinition<MachineObject> = {
     ageColumn,
     fieldColumn("CONNECTION", ".spec.connection", "Connection it is built in.", { priority: 1 }),
     fieldColumn("ZONE", ".status.zone", "Availability zone of the instance.", { priority: 1 }),
-    {
-      name: "ADDRESS",
-      type: "string",
-      jsonPath: ".status.addresses",
-      description: "Internal address of the machine.",
-      priority: 1,
-      value: (o) => primaryAddress((o as MachineObject).status?.addresses),
-    },
+    computedColumn<MachineObject>("ADDRESS", ".status.addresses", "Internal address of the machine.", (o) => primaryAddress(o.status?.addresses), { priority: 1 }),
   ],
   defaults: specDefaults(MachineSpecSchema),
   validate(machine, old) {

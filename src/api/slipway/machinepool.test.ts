@@ -1,21 +1,15 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { MachinePoolSpecSchema, machinePoolKind, type MachinePoolObject } from "./machinepool.ts";
-import { admit, cell } from "../testing.ts";
+import { admit, admitted, cell, manifest } from "../testing.ts";
 
 function pool(spec: Partial<MachinePoolObject["spec"]> = {}): MachinePoolObject {
-  return {
-    apiVersion: "slipway.dev/v1alpha1",
-    kind: "MachinePool",
-    metadata: { name: "demo-general", namespace: "default" },
-    spec: { clusterName: "demo", connection: "sim-east", machineType: "m.medium", ...spec },
-  };
+  return manifest(machinePoolKind, "demo-general", { clusterName: "demo", connection: "sim-east", machineType: "m.medium", ...spec });
 }
 
 describe("MachinePool", () => {
   it("defaults to one machine of the default image", () => {
-    const { object, schemaErrors, errors } = admit(machinePoolKind, pool());
-    assert.deepEqual([schemaErrors, errors], [[], []]);
+    const object = admitted(machinePoolKind, pool());
     assert.equal(object.spec.replicas, 1);
     assert.equal(object.spec.image, "ubuntu-22.04");
   });

@@ -1,26 +1,21 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { operationKind, type OperationObject } from "./operation.ts";
-import { admit, cell } from "../testing.ts";
+import { admit, admitted, cell, manifest } from "../testing.ts";
 
 function operation(): OperationObject {
-  return {
-    apiVersion: "slipway.dev/v1alpha1",
-    kind: "Operation",
-    metadata: { name: "demo-create-1", namespace: "default" },
-    spec: {
-      type: "Create",
-      target: { apiVersion: "slipway.dev/v1alpha1", kind: "Cluster", name: "demo", uid: "u-1" },
-      generation: 1,
-    },
-  };
+  return manifest(operationKind, "demo-create-1", {
+    type: "Create",
+    target: { apiVersion: "slipway.dev/v1alpha1", kind: "Cluster", name: "demo", uid: "u-1" },
+    generation: 1,
+  });
 }
 
 describe("Operation", () => {
   it("accepts a create operation and its progress", () => {
     const op = operation();
     op.status = { phase: "InProgress", startTime: "2025-01-01T00:00:00Z", percentComplete: 40 };
-    assert.deepEqual(admit(operationKind, op).schemaErrors, []);
+    admitted(operationKind, op);
   });
 
   it("refuses an unknown type or phase and progress outside 0–100", () => {

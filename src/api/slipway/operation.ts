@@ -2,7 +2,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { KindDefinition } from "../registry.ts";
-import { ageColumn, fieldColumn } from "../columns.ts";
+import { ageColumn, computedColumn, fieldColumn } from "../columns.ts";
 import { immutable } from "../field-errors.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase } from "./group.ts";
 
@@ -73,16 +73,10 @@ export const operationKind: KindDefinition<OperationObject> = {
   printerColumns: [
     fieldColumn("NAME", ".metadata.name", "Name of the operation."),
     fieldColumn("TYPE", ".spec.type", "Create, Update or Delete."),
-    {
-      name: "TARGET",
-      type: "string",
-      jsonPath: ".spec.target",
-      description: "The object acted on (kind/name).",
-      value: (o) => {
-        const target = (o as OperationObject).spec.target;
-        return `${target.kind}/${target.name}`;
-      },
-    },
+    computedColumn<OperationObject>("TARGET", ".spec.target", "The object acted on (kind/name).", (o) => {
+      const target = o.spec.target;
+      return `${target.kind}/${target.name}`;
+    }),
     fieldColumn("STATUS", ".status.phase", "InProgress, Succeeded, Failed or Canceled."),
     fieldColumn("PERCENT", ".status.percentComplete", "Progress, 0 to 100.", { type: "integer" }),
     ageColumn,

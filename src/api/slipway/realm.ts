@@ -5,7 +5,7 @@
 import { Type } from "@sinclair/typebox";
 import { Condition, StringEnum, Struct, objectSchema, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
-import { ageColumn, fieldColumn } from "../columns.ts";
+import { ageColumn, computedColumn, fieldColumn } from "../columns.ts";
 import { dnsLabelErrors, duplicate, immutable, invalid } from "../field-errors.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase } from "./group.ts";
 
@@ -188,7 +188,7 @@ export const realmUserKind: KindDefinition<RealmUserObject> = {
   printerColumns: [
     fieldColumn("NAME", ".metadata.name", "Name of the object."),
     fieldColumn("REALM", ".spec.realm", "The realm."),
-    { name: "GROUPS", type: "string", jsonPath: ".spec.groups", description: "Groups the user is in.", value: (o) => ((o as RealmUserObject).spec.groups ?? []).join(",") },
+    computedColumn<RealmUserObject>("GROUPS", ".spec.groups", "Groups the user is in.", (o) => (o.spec.groups ?? []).join(",")),
     ageColumn,
   ],
   validate: validateRealmUser,

@@ -5,7 +5,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Condition, FreeForm, keyedBy, StringEnum, Struct, objectSchema, type KubeObject, type ObjectOf } from "../meta.ts";
 import type { FieldError, KindDefinition } from "../registry.ts";
-import { ageColumn, fieldColumn, readyOfDesired } from "../columns.ts";
+import { ageColumn, computedColumn, fieldColumn, readyOfDesired } from "../columns.ts";
 import { dnsLabelErrors, duplicate, invalid, objectNameErrors, required } from "../field-errors.ts";
 import { labelSelectorErrors, labelSelectorSchema, type LabelSelector } from "../selector.ts";
 import { SLIPWAY_API_VERSION, slipwayKindBase, specDefaults } from "./group.ts";
@@ -167,23 +167,8 @@ export const resourceSyncKind: KindDefinition<ResourceSyncObject> = {
   printerColumns: [
     fieldColumn("NAME", ".metadata.name", "Name of the resource sync."),
     fieldColumn("PHASE", ".status.phase", "Pending, Synced, Degraded, Suspended or Deleting."),
-    {
-      name: "CLUSTERS",
-      type: "string",
-      jsonPath: ".status.synced",
-      description: "Clusters synced/targeted.",
-      value: (o) => {
-        const status = (o as ResourceSyncObject).status;
-        return readyOfDesired(status?.synced ?? 0, status?.targets ?? 0);
-      },
-    },
-    {
-      name: "OBJECTS",
-      type: "integer",
-      jsonPath: ".spec.resources",
-      description: "Manifests declared inline.",
-      value: (o) => ((o as ResourceSyncObject).spec.resources ?? []).length,
-    },
+    computedColumn<ResourceSyncObject>("CLUSTERS", ".status.synced", "Clusters synced/targeted.", ({ status }) => readyOfDesired(status?.synced ?? 0, status?.targets ?? 0)),
+    computedColumn<ResourceSyncObject>("OBJECTS", ".spec.resources", "Manifests declared inline.", (o) => (o.spec.resources ?? []).length, { type: "integer" }),
     ageColumn,
     fieldColumn("MESSAGE", ".status.message", "What is wrong, if anything.", { priority: 1 }),
   ],

@@ -1,6 +1,6 @@
 // The cluster controller with the lease controller, in process: a cluster waits on its lease, is refused
 // before building when it asks more than the lease holds, and adopts the lease once it is Active.
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { ClusterObject, LeaseObject } from "../../api/kinds.ts";
 import { apiVersionOf } from "../../api/registry.ts";
@@ -10,18 +10,14 @@ import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { leaseKind } from "../../api/slipway/lease.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { registerLeaseController } from "../lease/controller.ts";
-import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
+import { controllerTestEnvs } from "../testing.ts";
 import { registerClusterController } from "./controller.ts";
 
 const NS = "default";
-const envs: ControllerTestEnv[] = [];
-after(async () => {
-  for (const env of envs) await env.close();
-});
+const newEnv = controllerTestEnvs();
 
 async function setup() {
-  const env = await controllerTestEnv();
-  envs.push(env);
+  const env = await newEnv();
   registerClusterController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20, revalidateMs: 60_000 });
   registerLeaseController(env.manager, { providers: env.providers }, { recheckMs: 100 });
   await env.start();

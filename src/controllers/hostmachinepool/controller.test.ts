@@ -1,13 +1,11 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { HostObject, SecretObject } from "../../api/kinds.ts";
-import { secretKind } from "../../api/core.ts";
-import { ANNOTATION_RENDERED_FOR } from "../../api/slipway/bootstrapconfig.ts";
+import type { HostObject } from "../../api/kinds.ts";
 import type { HostMachinePoolObject } from "../../api/slipway/hostmachinepool.ts";
 import type { PoolInfo, PoolInstanceInfo, PoolSpec } from "../../providers/provider.ts";
 import { Client } from "../../runtime/client.ts";
 import { ManualClock, memoryObjects, reconcileContext } from "../../runtime/testing.ts";
-import { launchTemplateKey } from "../machinepool/template.ts";
+import { poolWithBootstrapData } from "../testing.ts";
 import { awaitOwner, ensureHostSet, freeHosts, releaseHosts, type HostMachinePoolScope } from "./controller.ts";
 
 function host(name: string, labels: Record<string, string>, claimed = false): HostObject {
@@ -23,18 +21,7 @@ function host(name: string, labels: Record<string, string>, claimed = false): Ho
 /** A pool of `replicas` on hosts labelled pool=w, three Hosts of the pool's connection: two of them free and selected. */
 async function setUp(replicas: number) {
   const client = new Client(await memoryObjects());
-  const pool = {
-    apiVersion: "slipway.dev/v1alpha1",
-    kind: "MachinePool",
-    metadata: { name: "w", namespace: "default", uid: "pool-uid" },
-    spec: { clusterName: "demo", connection: "lab", machineType: "host", replicas, template: { infrastructureRef: { apiVersion: "slipway.dev/v1alpha1", kind: "HostMachinePool", name: "w-hosts" }, bootstrap: { configRef: { apiVersion: "slipway.dev/v1alpha1", kind: "BootstrapConfig", name: "w-join" }, dataSecretName: "w-join-bootstrap-data" } } },
-  } as NonNullable<HostMachinePoolScope["pool"]>;
-  await client.of<SecretObject>(secretKind).create({
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: { name: "w-join-bootstrap-data", namespace: "default", annotations: { [ANNOTATION_RENDERED_FOR]: launchTemplateKey(pool.spec) } },
-    data: { value: Buffer.from("#cloud-config\n").toString("base64") },
-  } as SecretObject);
+  const pool = await poolWithBootstrapData(client, { infrastructure: { kind: "HostMachinePool", name: "w-hosts" }, connection: "lab", machineType: "host", replicas, data: { value: Buffer.from("#cloud-config\n").toString("base64") } });
   const made: PoolSpec[] = [];
   const deleted: string[] = [];
   let instances: PoolInstanceInfo[] = [];

@@ -6,35 +6,27 @@
 // says so (InsufficientHosts, naming spec.replicas and the hosts available). The count only goes up
 // here: the pool scales in by draining a chosen machine and removing exactly its host. Deleting the
 // object cleans and releases every host it holds.
-import { createHash } from "node:crypto";
-import type { ConnectionObject, HostObject, MachinePoolObject } from "../../api/kinds.ts";
-import { clusterKind } from "../../api/slipway/cluster.ts";
-import { connectionKind, LABEL_CONNECTION } from "../../api/slipway/connection.ts";
+import type { HostObject } from "../../api/kinds.ts";
+import { LABEL_CONNECTION } from "../../api/slipway/connection.ts";
 import { hostKind } from "../../api/slipway/host.ts";
 import { FINALIZER_HOST_MACHINE_POOL, hostMachinePoolKind, type HostMachinePoolObject } from "../../api/slipway/hostmachinepool.ts";
-import { machinePoolKind } from "../../api/slipway/machinepool.ts";
-import { ProviderError, type PoolInfo, type PoolInfrastructure } from "../../providers/provider.ts";
+import { ProviderError, type PoolInfo } from "../../providers/provider.ts";
 import { selects, TAG_HOST_POOL } from "../../providers/ssh/pools.ts";
 import { HOST_MACHINE_TYPE } from "../../providers/ssh/provider.ts";
 import { isTrue } from "../../runtime/conditions.ts";
 import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
-import { objectReconciler, type Phase } from "../../runtime/reconciler.ts";
-import { cloudTags, idempotencyToken } from "../contract.ts";
+import type { Phase } from "../../runtime/reconciler.ts";
 import { launchTemplateKey } from "../machinepool/template.ts";
-import { awaitPoolOwner, namedByPool, owningPool, poolBootstrapData, poolPartRootKey, summarizePoolInfrastructure, waitFor, type PoolPartScope } from "../pool-parts.ts";
+import { awaitPoolOwner, connectionPools, poolBootstrapData, poolCreateOptions, registerPoolInfrastructureController, summarizePoolInfrastructure, userDataHash, waitFor, type PoolInfrastructureScope } from "../pool-parts.ts";
 import type { ProviderResolver } from "../providers.ts";
 
 export const HOST_MACHINE_POOL_COMPONENT = "slipway.dev/hostmachinepool-controller";
 
-export interface HostMachinePoolScope extends PoolPartScope<HostMachinePoolObject> {
-  providers: ProviderResolver;
-  pollMs: number;
-  connection?: ConnectionObject;
+export interface HostMachinePoolScope extends PoolInfrastructureScope<HostMachinePoolObject> {
   /** The Hosts of the connection, from the informer's cache. */
   hosts: HostObject[];
-  capability?: PoolInfrastructure;
 }
 
 /** The set's id in the provider: the object's namespace and name. */
@@ -56,11 +48,6 @@ export function freeHosts(scope: HostMachinePoolScope): string[] {
     .sort();
 }
 
-async function poolsOf(scope: HostMachinePoolScope): Promise<PoolInfrastructure> {
-  if (!scope.connection) throw new ProviderError("invalid", `connection "${scope.pool?.spec.connection ?? scope.object.status?.connection}" does not exist`);
-  return (scope.capability ??= await scope.providers.capability(scope.connection, "poolInfrastructure"));
-}
-
 /** Nothing is done before a pool owns the object (the pool adopts it). */
 export const awaitOwner: Phase<HostMachinePoolScope> = awaitPoolOwner("this set of hosts", "spec.template.infrastructureRef");
 
@@ -77,7 +64,7 @@ export const ensureHostSet: Phase<HostMachinePoolScope> = async (ctx, scope) => 
   if ("wait" in data) return data.wait;
   const userData = Buffer.from(data.secret.data!.value!, "base64").toString("utf8");
   const replicas = pool.spec.replicas ?? 1;
-  const pools = await poolsOf(scope);
+  const pools = await connectionPools(scope);
   const status = (object.status ??= {});
   let set = status.scaleSetId ? await pools.get(status.scaleSetId) : undefined;
   const free = freeHosts(scope);
@@ -97,7 +84,6 @@ export const ensureHostSet: Phase<HostMachinePoolScope> = async (ctx, scope) => 
   }
   try {
     if (!set) {
-      const cluster = scope.cluster!;
       set = await pools.create(
         {
           name: hostSetName(object),
@@ -110,12 +96,12 @@ export const ensureHostSet: Phase<HostMachinePoolScope> = async (ctx, scope) => 
           maxSize: replicas,
           desired: replicas,
         },
-        { token: idempotencyToken(object.metadata.uid!, "host-set"), tags: cloudTags({ namespace: cluster.metadata.namespace!, name: cluster.metadata.name!, uid: cluster.metadata.uid! }, object, "worker") },
+        poolCreateOptions(scope, "host-set", "worker"),
       );
       ctx.log.info({ step: "claimHosts", hostSet: set.id, desired: replicas }, "hosts claimed");
       await ctx.event(object, "Normal", "HostsClaimed", `claimed ${set.instances.map((i) => i.instanceId).join(", ")} for pool ${pool.metadata.name}`);
     } else {
-      const templateChanged = status.userDataHash !== sha256(userData);
+      const templateChanged = status.userDataHash !== userDataHash(userData);
       const desired = Math.max(set.desired, replicas);
       if (desired !== set.desired || templateChanged) {
         set = await pools.update(set.id, { ...(desired !== set.desired ? { desired } : {}), ...(templateChanged ? { template: { machineType: HOST_MACHINE_TYPE, imageId: "host", userData } } : {}) });
@@ -130,16 +116,12 @@ export const ensureHostSet: Phase<HostMachinePoolScope> = async (ctx, scope) => 
   }
   status.scaleSetId = set.id;
   status.connection = pool.spec.connection;
-  status.userDataHash = sha256(userData);
+  status.userDataHash = userDataHash(userData);
   status.poolTemplate = launchTemplateKey(pool.spec);
   report(scope, set);
   const settled = set.replicas === set.desired && set.readyReplicas === set.desired;
   return settled ? { requeueAfterMs: 5 * scope.pollMs } : { requeueAfterMs: scope.pollMs };
 };
-
-function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}
 
 function report(scope: HostMachinePoolScope, set: PoolInfo): void {
   const status = (scope.object.status ??= {});
@@ -157,7 +139,7 @@ function report(scope: HostMachinePoolScope, set: PoolInfo): void {
 export const releaseHosts: Phase<HostMachinePoolScope> = async (ctx, scope) => {
   const id = scope.object.status?.scaleSetId;
   if (!id || !scope.connection) return;
-  const pools = await poolsOf(scope);
+  const pools = await connectionPools(scope);
   const held = await pools.instances(id);
   if (held.length === 0) return;
   await pools.delete(id);
@@ -173,46 +155,21 @@ function summarize(ctx: ReconcileContext, scope: HostMachinePoolScope, error: un
 }
 
 export function registerHostMachinePoolController(manager: ControllerManager, deps: { providers: ProviderResolver }, options: { pollMs?: number; concurrency?: number } = {}): Controller<HostMachinePoolObject> {
-  const objects = manager.informer(hostMachinePoolKind);
-  const pools = manager.informer(machinePoolKind);
-  const clusters = manager.informer(clusterKind);
-  const connections = manager.informer(connectionKind);
   const hosts = manager.informer(hostKind);
-  const pollMs = options.pollMs ?? 1000;
-  const reconcile = objectReconciler<HostMachinePoolObject, HostMachinePoolScope>({
+  const { controller, objects } = registerPoolInfrastructureController<HostMachinePoolObject, HostMachinePoolScope>(manager, deps, options, {
     kind: hostMachinePoolKind,
-    cache: objects.cache,
-    finalizer: FINALIZER_HOST_MACHINE_POOL,
-    observedGeneration: true,
-    phases: [awaitOwner, awaitConnection, ensureHostSet],
-    deletePhases: [releaseHosts],
-    scope: (_ctx, base) => {
-      const pool = owningPool(pools, base.object);
-      const namespace = base.object.metadata.namespace;
-      // Once the pool is gone (its objects are collected after it), the connection recorded with the hosts.
-      const connectionName = pool?.spec.connection ?? base.object.status?.connection ?? "";
-      return {
-        ...base,
-        providers: deps.providers,
-        pollMs,
-        pool,
-        cluster: pool && clusters.cache.get(keyFor(namespace, pool.spec.clusterName)),
-        connection: connections.cache.get(keyFor(namespace, connectionName)),
-        hosts: hosts.cache.list().filter((h) => h.metadata.namespace === namespace && h.metadata.labels?.[LABEL_CONNECTION] === connectionName),
-      };
-    },
-    summarize,
-  });
-  const controller = manager.add<HostMachinePoolObject>({
     name: "hostmachinepool",
     component: HOST_MACHINE_POOL_COMPONENT,
-    informer: objects,
-    reconcile,
-    concurrency: options.concurrency ?? 4,
-    rootKey: poolPartRootKey(objects, pools),
+    finalizer: FINALIZER_HOST_MACHINE_POOL,
+    defaultConcurrency: 4,
+    phases: [awaitOwner, awaitConnection, ensureHostSet],
+    deletePhases: [releaseHosts],
+    scope: (base, connectionName) => ({
+      ...base,
+      hosts: hosts.cache.list().filter((h) => h.metadata.namespace === base.object.metadata.namespace && h.metadata.labels?.[LABEL_CONNECTION] === connectionName),
+    }),
+    summarize,
   });
-  const setOf = namedByPool(hostMachinePoolKind.kind, (template) => template.infrastructureRef);
-  controller.watch<MachinePoolObject>(pools, setOf);
   // A host freed or taken elsewhere changes what a set waiting for hosts can claim.
   const claimOf = (host: HostObject) => `${host.status?.claim?.token ?? ""}/${isTrue(host.status?.conditions, "Reachable")}`;
   controller.watch<HostObject>(

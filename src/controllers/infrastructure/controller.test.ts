@@ -1,4 +1,4 @@
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { eventKind, secretKind } from "../../api/core.ts";
 import type { ClusterObject, InfrastructureObject, SecretObject } from "../../api/kinds.ts";
@@ -11,39 +11,26 @@ import { until } from "../../runtime/testing.ts";
 import { DEFAULT_ACCOUNT, type SimCloudOptions } from "../../simcloud/cloud.ts";
 import { controllerRef, TAG_CLUSTER_UID, TAG_OWNER_UID, TAG_ROLE } from "../contract.ts";
 import { names } from "../../api/slipway/names.ts";
-import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
+import { manifest } from "../../api/testing.ts";
+import { controllerTestEnvs } from "../testing.ts";
 import { registerInfrastructureController, type InfrastructureControllerOptions } from "./controller.ts";
 import { SSH_PRIVATE_KEY, SSH_PUBLIC_KEY } from "./sshkey.ts";
 
 const NS = "default";
 const REGION = "sim-east-1";
 
-const envs: ControllerTestEnv[] = [];
-after(async () => {
-  for (const env of envs) await env.close();
-});
+const newEnv = controllerTestEnvs();
 
 async function setup(cloud: SimCloudOptions = {}, options: InfrastructureControllerOptions = {}) {
-  const env = await controllerTestEnv({ cloud });
-  envs.push(env);
+  const env = await newEnv({ cloud });
   registerInfrastructureController(
     env.manager,
     { providers: env.providers },
     { pollMs: 10, failureRetryMs: 100, dependencyRetryMs: 20, backoff: { baseMs: 5, capMs: 50 }, ...options },
   );
   await env.start();
-  const cluster = await env.client.of(clusterKind).create({
-    apiVersion: apiVersionOf(clusterKind),
-    kind: "Cluster",
-    metadata: { name: "demo", namespace: NS },
-    spec: { controlPlane: { connection: "east", machineType: "s1.medium" } },
-  } as ClusterObject);
-  await env.client.of(connectionKind).create({
-    apiVersion: apiVersionOf(connectionKind),
-    kind: "Connection",
-    metadata: { name: "east", namespace: NS },
-    spec: { provider: "sim", region: REGION },
-  });
+  const cluster = await env.client.of(clusterKind).create(manifest(clusterKind, "demo", { controlPlane: { connection: "east", machineType: "s1.medium" } }));
+  await env.client.of(connectionKind).create(manifest(connectionKind, "east", { provider: "sim", region: REGION }));
   const infras = env.client.of(infrastructureKind);
   const createInfra = (spec: Partial<InfrastructureObject["spec"]> = {}) =>
     infras.create({

@@ -1,4 +1,4 @@
-import { after, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { eventKind } from "../../api/core.ts";
 import type { ClusterObject, EventObject, LeaseObject } from "../../api/kinds.ts";
@@ -7,19 +7,15 @@ import { clusterKind } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import { leaseKind } from "../../api/slipway/lease.ts";
 import { getCondition } from "../../runtime/conditions.ts";
-import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
+import { controllerTestEnvs } from "../testing.ts";
 import { registerLeaseController } from "./controller.ts";
 
 const NS = "default";
 const REGION = "sim-east-1";
-const envs: ControllerTestEnv[] = [];
-after(async () => {
-  for (const env of envs) await env.close();
-});
+const newEnv = controllerTestEnvs();
 
 async function setup() {
-  const env = await controllerTestEnv();
-  envs.push(env);
+  const env = await newEnv();
   registerLeaseController(env.manager, { providers: env.providers }, { endingSoonMs: 800, recheckMs: 200 });
   await env.start();
   await env.client.of(connectionKind).create({ apiVersion: apiVersionOf(connectionKind), kind: "Connection", metadata: { name: "east", namespace: NS }, spec: { provider: "sim", region: REGION } });

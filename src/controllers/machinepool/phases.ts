@@ -85,30 +85,38 @@ export function scaleDownVictims(pool: string, machines: readonly MachineObject[
   return plan.delete.slice(0, excess).map((name) => ordered.find((m) => m.metadata.name === name)!);
 }
 
-/** The Machine a pool makes at an index, from its current template. */
-export function poolMachine(pool: MachinePoolObject, index: number, template: PoolTemplate = poolTemplate(pool.spec)): MachineObject {
-  const name = pool.metadata.name!;
+/**
+ * A worker Machine of the pool named `name`: labelled as the pool's with the hash of the template it is
+ * made from, owned by the pool, in the pool's cluster and connection, with the machine and `spec` given.
+ */
+export function poolWorkerMachine(
+  pool: MachinePoolObject,
+  name: string,
+  templateHash: string,
+  { machineType, image, ...spec }: Omit<MachineObject["spec"], "clusterName" | "role" | "connection" | "pool" | "image"> & { image: string | undefined },
+): MachineObject {
   return {
     apiVersion: apiVersionOf(machineKind),
     kind: machineKind.kind,
     metadata: {
-      name: names.poolMachine(name, index),
+      name,
       namespace: pool.metadata.namespace,
-      labels: { ...poolMachineLabels(pool), [LABEL_TEMPLATE_HASH]: template.hash },
+      labels: { ...poolMachineLabels(pool), [LABEL_TEMPLATE_HASH]: templateHash },
       ownerReferences: [controllerRef(pool)],
       // The machine controller's finalizer from the start: it need not write the machine to add it.
       finalizers: [FINALIZER_MACHINE],
     },
-    spec: {
-      clusterName: pool.spec.clusterName,
-      role: ROLE_WORKER,
-      connection: pool.spec.connection,
-      machineType: template.machineType,
-      image: template.image,
-      pool: name,
-      ...(pool.spec.version ? { version: pool.spec.version } : {}),
-    },
-  };
+    spec: { clusterName: pool.spec.clusterName, role: ROLE_WORKER, connection: pool.spec.connection, machineType, image, pool: pool.metadata.name!, ...spec },
+  } as MachineObject;
+}
+
+/** The Machine a pool makes at an index, from its current template. */
+export function poolMachine(pool: MachinePoolObject, index: number, template: PoolTemplate = poolTemplate(pool.spec)): MachineObject {
+  return poolWorkerMachine(pool, names.poolMachine(pool.metadata.name!, index), template.hash, {
+    machineType: template.machineType,
+    image: template.image,
+    ...(pool.spec.version ? { version: pool.spec.version } : {}),
+  });
 }
 
 /** Machines of the pool that are not being deleted. */

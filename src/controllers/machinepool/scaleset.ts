@@ -7,10 +7,9 @@
 // capacity lowered (the Machine's deletion does it, marked with ANNOTATION_SCALE_IN); a failed machine
 // is deleted without the mark and the cloud replaces its instance.
 import type { BootstrapConfigObject, HostMachinePoolObject, MachineObject, MachinePoolObject, SimMachinePoolObject } from "../../api/kinds.ts";
-import { apiVersionOf } from "../../api/registry.ts";
 import { createIfAbsent } from "../../api/presence.ts";
-import { ANNOTATION_SCALE_IN, FINALIZER_MACHINE, machineKind, ROLE_WORKER } from "../../api/slipway/machine.ts";
-import { LABEL_POOL, LABEL_TEMPLATE_HASH, machinePoolKind, poolMachineLabels } from "../../api/slipway/machinepool.ts";
+import { ANNOTATION_SCALE_IN, machineKind } from "../../api/slipway/machine.ts";
+import { LABEL_POOL, machinePoolKind } from "../../api/slipway/machinepool.ts";
 import { bootstrapConfigKind } from "../../api/slipway/bootstrapconfig.ts";
 import { simMachinePoolKind } from "../../api/slipway/simmachinepool.ts";
 import { hostMachinePoolKind } from "../../api/slipway/hostmachinepool.ts";
@@ -26,7 +25,7 @@ import { nowTimestamp } from "../../apiserver/objects.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import { planRollout, rolloutStrategy } from "../rollout/plan.ts";
 import { names } from "../../api/slipway/names.ts";
-import { deleteMachines, remediate, scaleDownVictims, type MachinePoolScope } from "./phases.ts";
+import { deleteMachines, poolWorkerMachine, remediate, scaleDownVictims, type MachinePoolScope } from "./phases.ts";
 import { desiredReplicas, INFRASTRUCTURE_READY, isAvailable, isDeleting, MACHINES_UP_TO_DATE } from "./status.ts";
 import { isCurrent, launchTemplateKey, machineTemplateHash, poolTemplate } from "./template.ts";
 
@@ -50,29 +49,13 @@ export interface ScaleSetSurroundings {
  * when the instance was launched from it (`current`), else with none, so a roll replaces it.
  */
 export function instanceMachine(pool: MachinePoolObject, scaleSetId: string, instance: { instanceId: string; providerId: string }, current = true): MachineObject {
-  const name = pool.metadata.name!;
-  return {
-    apiVersion: apiVersionOf(machineKind),
-    kind: machineKind.kind,
-    metadata: {
-      name: `${name}-${instance.instanceId}`,
-      namespace: pool.metadata.namespace,
-      labels: { ...poolMachineLabels(pool), [LABEL_TEMPLATE_HASH]: current ? poolTemplate(pool.spec).hash : "" },
-      ownerReferences: [controllerRef(pool)],
-      finalizers: [FINALIZER_MACHINE],
-    },
-    spec: {
-      clusterName: pool.spec.clusterName,
-      role: ROLE_WORKER,
-      connection: pool.spec.connection,
-      machineType: pool.spec.machineType,
-      image: pool.spec.image,
-      pool: name,
-      ...(pool.spec.version && current ? { version: pool.spec.version } : {}),
-      providerID: instance.providerId,
-      scaleSetInstance: { scaleSetId, instanceId: instance.instanceId },
-    },
-  } as MachineObject;
+  return poolWorkerMachine(pool, `${pool.metadata.name!}-${instance.instanceId}`, current ? poolTemplate(pool.spec).hash : "", {
+    machineType: pool.spec.machineType,
+    image: pool.spec.image,
+    ...(pool.spec.version && current ? { version: pool.spec.version } : {}),
+    providerID: instance.providerId,
+    scaleSetInstance: { scaleSetId, instanceId: instance.instanceId },
+  });
 }
 
 /**

@@ -12,7 +12,8 @@ import { bootstrapSecretValue, renderUserData, type NodeBootstrap } from "../../
 import type { BootstrapSecrets } from "../../providers/provider.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import { BOOTSTRAP_PARTS_KEY } from "../bootstrapconfig/controller.ts";
-import { cloudTags, idempotencyToken, TAG_OWNER_UID } from "../contract.ts";
+import { TAG_OWNER_UID } from "../contract.ts";
+import { poolCreateOptions } from "../pool-parts.ts";
 import { JOIN_TOKEN_TTL_MS } from "../machine/jointoken.ts";
 import type { SimMachinePoolScope } from "./controller.ts";
 
@@ -47,13 +48,13 @@ export async function launchUserData(ctx: ReconcileContext, scope: SimMachinePoo
   const fresh = recorded && recorded.digest === digest && now - Date.parse(recorded.madeAt) < JOIN_TOKEN_TTL_MS / 2 ? await store.get(recorded.id) : undefined;
   if (fresh) return renderUserData(bootstrap, fresh.reference);
   // A new secret, determined by the one it replaces, so a retry gets the same one back.
-  const token = idempotencyToken(object.metadata.uid!, `bootstrap-secret/${digest}/${recorded?.id ?? "first"}`);
+  const created = poolCreateOptions(scope, `bootstrap-secret/${digest}/${recorded?.id ?? "first"}`, "bootstrap");
+  const token = created.token;
   const plain = `slipway/${object.metadata.namespace}/${object.metadata.name}-${sha256(token).slice(0, 12)}`;
   const name = plain.length <= NAME_MAX ? plain : `slipway/${sha256(`${object.metadata.namespace}/${object.metadata.name}/${token}`)}`;
-  const cluster = scope.cluster!;
   const made = await store.create(
     { name, value, ttlSeconds: Math.ceil(JOIN_TOKEN_TTL_MS / 1000), readableBy: { [TAG_OWNER_UID]: object.metadata.uid! } },
-    { token, tags: cloudTags({ namespace: cluster.metadata.namespace!, name: cluster.metadata.name!, uid: cluster.metadata.uid! }, object, "bootstrap") },
+    created,
   );
   ctx.log.info({ step: "storeBootstrapSecret", secret: made.id, expiresAt: made.expiresAt }, "bootstrap secret of the scale set stored");
   // The one replaced stays for instances booting from the launch template that names it; older ones go.

@@ -1,8 +1,5 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { SecretObject } from "../../api/kinds.ts";
-import { secretKind } from "../../api/core.ts";
-import { ANNOTATION_RENDERED_FOR } from "../../api/slipway/bootstrapconfig.ts";
 import type { SimMachinePoolObject } from "../../api/slipway/simmachinepool.ts";
 import { joinBootstrap, renderUserData } from "../../bootstrap/cloudinit.ts";
 import type { BootstrapSecretInfo, BootstrapSecretSpec, PoolInfo, PoolSpec, PoolTemplate } from "../../providers/provider.ts";
@@ -10,7 +7,7 @@ import { Client } from "../../runtime/client.ts";
 import { ManualClock, memoryObjects, reconcileContext } from "../../runtime/testing.ts";
 import { BOOTSTRAP_PARTS_KEY } from "../bootstrapconfig/controller.ts";
 import { TAG_OWNER_UID } from "../contract.ts";
-import { launchTemplateKey } from "../machinepool/template.ts";
+import { poolWithBootstrapData } from "../testing.ts";
 import { deleteScaleSet, ensureScaleSet, type SimMachinePoolScope } from "./controller.ts";
 
 const TOKEN = "abcdef.0123456789abcdef";
@@ -19,19 +16,14 @@ const HOUR = 3_600_000;
 /** A pool on a scale set whose data Secret holds a join, a cloud with or without bootstrap secrets. */
 async function setUp(withSecrets: boolean) {
   const client = new Client(await memoryObjects());
-  const pool = {
-    apiVersion: "slipway.dev/v1alpha1",
-    kind: "MachinePool",
-    metadata: { name: "w", namespace: "default", uid: "pool-uid" },
-    spec: { clusterName: "demo", connection: "sim", machineType: "s1.small", replicas: 2, template: { infrastructureRef: { apiVersion: "slipway.dev/v1alpha1", kind: "SimMachinePool", name: "w-set" }, bootstrap: { configRef: { apiVersion: "slipway.dev/v1alpha1", kind: "BootstrapConfig", name: "w-join" }, dataSecretName: "w-join-bootstrap-data" } } },
-  } as SimMachinePoolScope["pool"] & object;
   const bootstrap = joinBootstrap({ kubernetesVersion: "v1.31.0", controlPlaneEndpoint: "api:6443", bootstrapToken: TOKEN, caCertHashes: ["sha256:00ff"], node: { labels: {} } });
-  await client.of<SecretObject>(secretKind).create({
-    apiVersion: "v1",
-    kind: "Secret",
-    metadata: { name: "w-join-bootstrap-data", namespace: "default", annotations: { [ANNOTATION_RENDERED_FOR]: launchTemplateKey(pool.spec) } },
+  const pool = await poolWithBootstrapData(client, {
+    infrastructure: { kind: "SimMachinePool", name: "w-set" },
+    connection: "sim",
+    machineType: "s1.small",
+    replicas: 2,
     data: { value: Buffer.from(renderUserData(bootstrap)).toString("base64"), [BOOTSTRAP_PARTS_KEY]: Buffer.from(JSON.stringify(bootstrap)).toString("base64") },
-  } as SecretObject);
+  });
   const secrets = new Map<string, BootstrapSecretSpec & BootstrapSecretInfo>();
   let made = 0;
   const store = {

@@ -8,22 +8,18 @@
 // removes exactly its instance), protects every instance from the cloud's own scale-in, and reports the
 // scale set as the cloud sees it: replicas, instances, provider IDs, ready, and the cloud's message on
 // quota or capacity. Deleting the object deletes the scale set and its instances.
-import { createHash } from "node:crypto";
-import type { ConnectionObject, InfrastructureObject, MachinePoolObject } from "../../api/kinds.ts";
-import { clusterKind } from "../../api/slipway/cluster.ts";
-import { connectionKind } from "../../api/slipway/connection.ts";
+import type { InfrastructureObject } from "../../api/kinds.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
-import { machinePoolKind } from "../../api/slipway/machinepool.ts";
 import { names } from "../../api/slipway/names.ts";
 import { DEFAULT_IMAGE } from "../../api/slipway/nodes.ts";
 import { FINALIZER_SIM_MACHINE_POOL, simMachinePoolKind, type SimMachinePoolObject } from "../../api/slipway/simmachinepool.ts";
-import { ProviderError, type PoolInfo, type PoolInfrastructure } from "../../providers/provider.ts";
+import { ProviderError, type PoolInfo } from "../../providers/provider.ts";
 import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
-import { objectReconciler, type Phase } from "../../runtime/reconciler.ts";
-import { cloudTags, idempotencyToken, TAG_OWNER_UID } from "../contract.ts";
-import { awaitPoolOwner, namedByPool, owningPool, poolBootstrapData, poolPartRootKey, summarizePoolInfrastructure, waitFor, type PoolPartScope } from "../pool-parts.ts";
+import type { Phase } from "../../runtime/reconciler.ts";
+import { TAG_OWNER_UID } from "../contract.ts";
+import { awaitPoolOwner, connectionPools, poolBootstrapData, poolCreateOptions, registerPoolInfrastructureController, summarizePoolInfrastructure, userDataHash, waitFor, type PoolInfrastructureScope } from "../pool-parts.ts";
 import { readyForMachines } from "../infrastructure/status.ts";
 import { launchTemplateKey } from "../machinepool/template.ts";
 import type { ProviderResolver } from "../providers.ts";
@@ -31,16 +27,8 @@ import { deleteBootstrapSecrets, launchUserData } from "./bootstrap-secret.ts";
 
 export const SIM_MACHINE_POOL_COMPONENT = "slipway.dev/simmachinepool-controller";
 
-export interface SimMachinePoolScope extends PoolPartScope<SimMachinePoolObject> {
-  providers: ProviderResolver;
-  pollMs: number;
-  connection?: ConnectionObject;
+export interface SimMachinePoolScope extends PoolInfrastructureScope<SimMachinePoolObject> {
   infrastructure?: InfrastructureObject;
-  capability?: PoolInfrastructure;
-}
-
-function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
 }
 
 /** The scale set's name in the cloud: the object's namespace and name. */
@@ -48,14 +36,9 @@ function scaleSetName(object: SimMachinePoolObject): string {
   return `${object.metadata.namespace}-${object.metadata.name}`;
 }
 
-async function poolsOf(scope: SimMachinePoolScope): Promise<PoolInfrastructure> {
-  if (!scope.connection) throw new ProviderError("invalid", `connection "${scope.pool?.spec.connection}" does not exist`);
-  return (scope.capability ??= await scope.providers.capability(scope.connection, "poolInfrastructure"));
-}
-
 /** The scale set: the one recorded, else one a create whose answer was lost made (by the owner tag). */
 async function findScaleSet(scope: SimMachinePoolScope): Promise<PoolInfo | undefined> {
-  const pools = await poolsOf(scope);
+  const pools = await connectionPools(scope);
   const recorded = scope.object.status?.scaleSetId;
   if (recorded) return pools.get(recorded);
   return (await pools.findTagged({ [TAG_OWNER_UID]: scope.object.metadata.uid! }))[0];
@@ -95,12 +78,11 @@ export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
   const template = { machineType: pool.spec.machineType, imageId, userData };
   const { minSize = 0, maxSize = 100 } = object.spec ?? {};
   const replicas = pool.spec.replicas ?? 1;
-  const pools = await poolsOf(scope);
+  const pools = await connectionPools(scope);
   let set = await findScaleSet(scope);
   const status = (object.status ??= {});
   try {
     if (!set) {
-      const cluster = scope.cluster!;
       set = await pools.create(
         {
           name: scaleSetName(object),
@@ -110,14 +92,14 @@ export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
           maxSize,
           desired: replicas,
         },
-        { token: idempotencyToken(object.metadata.uid!, "scale-set"), tags: cloudTags({ namespace: cluster.metadata.namespace!, name: cluster.metadata.name!, uid: cluster.metadata.uid! }, object, "worker") },
+        poolCreateOptions(scope, "scale-set", "worker"),
       );
       ctx.log.info({ step: "createScaleSet", scaleSet: set.id, desired: replicas }, "scale set created");
       await ctx.event(object, "Normal", "ScaleSetCreated", `created scale set ${set.id} with ${replicas} instance(s) over zones ${set.zones.join(", ")}`);
     } else {
       // The desired capacity only goes up here: the pool scales in by removing drained instances.
       const desired = Math.max(set.desired, replicas) > maxSize ? maxSize : Math.max(set.desired, replicas);
-      const templateChanged = status.userDataHash !== sha256(userData) || status.machineType !== template.machineType || status.imageId !== imageId;
+      const templateChanged = status.userDataHash !== userDataHash(userData) || status.machineType !== template.machineType || status.imageId !== imageId;
       const change = {
         ...(set.minSize !== minSize ? { minSize } : {}),
         ...(set.maxSize !== maxSize ? { maxSize } : {}),
@@ -136,7 +118,7 @@ export const ensureScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
   }
   status.scaleSetId = set.id;
   status.connection = pool.spec.connection;
-  status.userDataHash = sha256(userData);
+  status.userDataHash = userDataHash(userData);
   status.machineType = template.machineType;
   status.imageId = imageId;
   status.poolTemplate = launchTemplateKey(pool.spec);
@@ -168,7 +150,7 @@ export const deleteScaleSet: Phase<SimMachinePoolScope> = async (ctx, scope) => 
   const set = await findScaleSet(scope);
   if (!set) return deleteBootstrapSecrets(ctx, scope);
   if (set.state !== "deleting") {
-    await (await poolsOf(scope)).delete(set.id);
+    await (await connectionPools(scope)).delete(set.id);
     await ctx.event(scope.object, "Normal", "DeletingScaleSet", `deleting scale set ${set.id} and its ${set.instances.length} instance(s)`);
   }
   return { halt: true, requeueAfterMs: scope.pollMs };
@@ -182,45 +164,21 @@ function summarize(ctx: ReconcileContext, scope: SimMachinePoolScope, error: unk
 }
 
 export function registerSimMachinePoolController(manager: ControllerManager, deps: { providers: ProviderResolver }, options: { pollMs?: number; concurrency?: number } = {}): Controller<SimMachinePoolObject> {
-  const objects = manager.informer(simMachinePoolKind);
-  const pools = manager.informer(machinePoolKind);
-  const clusters = manager.informer(clusterKind);
-  const connections = manager.informer(connectionKind);
   const infrastructures = manager.informer(infrastructureKind);
-  const pollMs = options.pollMs ?? 1000;
-  const reconcile = objectReconciler<SimMachinePoolObject, SimMachinePoolScope>({
+  const { controller, pools, namedBy: infraOf } = registerPoolInfrastructureController<SimMachinePoolObject, SimMachinePoolScope>(manager, deps, options, {
     kind: simMachinePoolKind,
-    cache: objects.cache,
-    finalizer: FINALIZER_SIM_MACHINE_POOL,
-    observedGeneration: true,
-    phases: [awaitOwner, awaitPlacement, ensureScaleSet],
-    deletePhases: [deleteScaleSet],
-    scope: (_ctx, base) => {
-      const pool = owningPool(pools, base.object);
-      const namespace = base.object.metadata.namespace;
-      return {
-        ...base,
-        providers: deps.providers,
-        pollMs,
-        pool,
-        cluster: pool && clusters.cache.get(keyFor(namespace, pool.spec.clusterName)),
-        // Once the pool is gone (its objects are collected after it), the connection recorded with the scale set.
-        connection: connections.cache.get(keyFor(namespace, pool?.spec.connection ?? base.object.status?.connection ?? "")),
-        infrastructure: pool && infrastructures.cache.get(keyFor(namespace, names.infrastructure(pool.spec.clusterName, pool.spec.connection))),
-      };
-    },
-    summarize,
-  });
-  const controller = manager.add<SimMachinePoolObject>({
     name: "simmachinepool",
     component: SIM_MACHINE_POOL_COMPONENT,
-    informer: objects,
-    reconcile,
-    concurrency: options.concurrency ?? 8,
-    rootKey: poolPartRootKey(objects, pools),
+    finalizer: FINALIZER_SIM_MACHINE_POOL,
+    defaultConcurrency: 8,
+    phases: [awaitOwner, awaitPlacement, ensureScaleSet],
+    deletePhases: [deleteScaleSet],
+    scope: (base) => ({
+      ...base,
+      infrastructure: base.pool && infrastructures.cache.get(keyFor(base.object.metadata.namespace, names.infrastructure(base.pool.spec.clusterName, base.pool.spec.connection))),
+    }),
+    summarize,
   });
-  const infraOf = namedByPool(simMachinePoolKind.kind, (template) => template.infrastructureRef);
-  controller.watch<MachinePoolObject>(pools, infraOf);
   controller.watch<InfrastructureObject>(
     infrastructures,
     (infra) => pools.cache.list().filter((p) => p.metadata.namespace === infra.metadata.namespace && p.spec.clusterName === infra.spec.clusterName && p.spec.connection === infra.spec.connection).flatMap(infraOf),

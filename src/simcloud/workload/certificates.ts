@@ -5,7 +5,7 @@
 // status. That is how a client certificate for a user is had from a cluster whose CA key one does not
 // hold (a cluster Slipway only registered), and Slipway asks every cluster alike.
 import { Type } from "@sinclair/typebox";
-import { ageColumn } from "../../api/columns.ts";
+import { ageColumn, computedColumn } from "../../api/columns.ts";
 import { invalid, notSupported, required } from "../../api/field-errors.ts";
 import { Struct, objectSchema, type ObjectOf } from "../../api/meta.ts";
 import type { KindDefinition } from "../../api/registry.ts";
@@ -81,7 +81,7 @@ export const certificateSigningRequestKind: KindDefinition<CertificateSigningReq
     ageColumn,
     { name: "SIGNERNAME", type: "string", jsonPath: ".spec.signerName", description: "The signer asked." },
     { name: "REQUESTOR", type: "string", jsonPath: ".spec.username", description: "Who asked." },
-    { name: "CONDITION", type: "string", jsonPath: ".status", description: "Approved, Denied, Issued or Pending.", value: (o) => conditionText(o as CertificateSigningRequestObject) },
+    computedColumn<CertificateSigningRequestObject>("CONDITION", ".status", "Approved, Denied, Issued or Pending.", conditionText),
   ],
   validate(csr, old) {
     if (old) return [];

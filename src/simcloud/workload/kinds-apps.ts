@@ -3,7 +3,7 @@
 // (a selector that matches the template's labels, containers with images), and statuses as the
 // DaemonSet and Deployment controllers report them.
 import { Type } from "@sinclair/typebox";
-import { ageColumn, fieldColumn, readyOfDesired } from "../../api/columns.ts";
+import { ageColumn, computedColumn, fieldColumn, readyOfDesired } from "../../api/columns.ts";
 import { immutable } from "../../api/field-errors.ts";
 import { StringEnum, Struct, objectSchema, type KubeObject, type ObjectOf } from "../../api/meta.ts";
 import type { FieldError, KindDefinition, PrinterColumn } from "../../api/registry.ts";
@@ -40,30 +40,9 @@ function labelsText(labels: Record<string, string> | undefined): string {
 
 /** The `-o wide` columns of a workload with a pod template: containers, images, selector. */
 export const templateColumns: PrinterColumn[] = [
-  {
-    name: "CONTAINERS",
-    type: "string",
-    jsonPath: ".spec.template.spec.containers",
-    description: "Names of the containers.",
-    priority: 1,
-    value: (o) => (templateOf(o).template?.spec?.containers ?? []).map((c) => c.name).join(","),
-  },
-  {
-    name: "IMAGES",
-    type: "string",
-    jsonPath: ".spec.template.spec.containers",
-    description: "Images of the containers.",
-    priority: 1,
-    value: (o) => (templateOf(o).template?.spec?.containers ?? []).map((c) => c.image ?? "").join(","),
-  },
-  {
-    name: "SELECTOR",
-    type: "string",
-    jsonPath: ".spec.selector",
-    description: "Label selector of the pods.",
-    priority: 1,
-    value: (o) => labelsText(templateOf(o).selector?.matchLabels),
-  },
+  computedColumn("CONTAINERS", ".spec.template.spec.containers", "Names of the containers.", (o) => (templateOf(o).template?.spec?.containers ?? []).map((c) => c.name).join(","), { priority: 1 }),
+  computedColumn("IMAGES", ".spec.template.spec.containers", "Images of the containers.", (o) => (templateOf(o).template?.spec?.containers ?? []).map((c) => c.image ?? "").join(","), { priority: 1 }),
+  computedColumn("SELECTOR", ".spec.selector", "Label selector of the pods.", (o) => labelsText(templateOf(o).selector?.matchLabels), { priority: 1 }),
 ];
 
 /** A selector that matches the template's labels, and a template Kubernetes would run. */
@@ -143,13 +122,7 @@ export const daemonSetKind: KindDefinition<DaemonSetObject> = {
     fieldColumn("READY", ".status.numberReady", "Nodes whose pod is ready.", { type: "integer" }),
     fieldColumn("UP-TO-DATE", ".status.updatedNumberScheduled", "Nodes running the current template.", { type: "integer" }),
     fieldColumn("AVAILABLE", ".status.numberAvailable", "Nodes whose pod is available.", { type: "integer" }),
-    {
-      name: "NODE SELECTOR",
-      type: "string",
-      jsonPath: ".spec.template.spec.nodeSelector",
-      description: "Labels a node needs to run the pod.",
-      value: (o) => labelsText(templateOf(o).template?.spec?.nodeSelector),
-    },
+    computedColumn("NODE SELECTOR", ".spec.template.spec.nodeSelector", "Labels a node needs to run the pod.", (o) => labelsText(templateOf(o).template?.spec?.nodeSelector)),
     ageColumn,
     ...templateColumns,
   ],
@@ -205,17 +178,10 @@ export const deploymentKind: KindDefinition<DeploymentObject> = {
   subresources: { status: true },
   validate: workloadErrors,
   printerColumns: [
-    {
-      name: "READY",
-      type: "string",
-      jsonPath: ".status.readyReplicas",
-      description: "Ready pods of the desired number.",
-      value: (o) => {
-        const d = o as DeploymentObject;
-        const desired = d.spec?.replicas ?? 1;
-        return readyOfDesired(d.status?.readyReplicas, desired);
-      },
-    },
+    computedColumn<DeploymentObject>("READY", ".status.readyReplicas", "Ready pods of the desired number.", (d) => {
+      const desired = d.spec?.replicas ?? 1;
+      return readyOfDesired(d.status?.readyReplicas, desired);
+    }),
     fieldColumn("UP-TO-DATE", ".status.updatedReplicas", "Pods running the current template.", { type: "integer" }),
     fieldColumn("AVAILABLE", ".status.availableReplicas", "Pods available.", { type: "integer" }),
     ageColumn,

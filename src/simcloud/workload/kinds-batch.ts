@@ -4,7 +4,7 @@
 // selector generated from the Job's uid unless `manualSelector` — and prints it as kubectl does.
 import { Type } from "@sinclair/typebox";
 import { humanAge } from "../../api/age.ts";
-import { ageColumn } from "../../api/columns.ts";
+import { ageColumn, computedColumn } from "../../api/columns.ts";
 import { immutable, invalid, notSupported, required } from "../../api/field-errors.ts";
 import { FreeForm, StringEnum, Struct, objectSchema, type ObjectOf } from "../../api/meta.ts";
 import type { FieldError, KindDefinition } from "../../api/registry.ts";
@@ -200,9 +200,9 @@ export const jobKind: KindDefinition<JobObject> = {
   defaults: jobDefaults,
   validate: jobErrors,
   printerColumns: [
-    { name: "STATUS", type: "string", jsonPath: ".status.conditions", description: "Status of the job.", value: (o) => jobStatusText(o as JobObject) },
-    { name: "COMPLETIONS", type: "string", jsonPath: ".status.succeeded", description: "Succeeded pods of the desired completions.", value: (o) => completionsText(o as JobObject) },
-    { name: "DURATION", type: "string", jsonPath: ".status.completionTime", description: "Time the job took, or has run so far.", value: (o) => durationText(o as JobObject) },
+    computedColumn<JobObject>("STATUS", ".status.conditions", "Status of the job.", jobStatusText),
+    computedColumn<JobObject>("COMPLETIONS", ".status.succeeded", "Succeeded pods of the desired completions.", completionsText),
+    computedColumn<JobObject>("DURATION", ".status.completionTime", "Time the job took, or has run so far.", durationText),
     ageColumn,
     ...templateColumns,
   ],

@@ -1,7 +1,7 @@
 // Core v1 ResourceQuota of an emulated workload cluster (ConfigMap and ServiceAccount are api/core.ts's:
 // the control plane serves them too).
 import { Type } from "@sinclair/typebox";
-import { ageColumn } from "../../api/columns.ts";
+import { ageColumn, computedColumn } from "../../api/columns.ts";
 import { validateResourceQuotaSpec } from "../../apiserver/quota/validation.ts";
 import { FreeForm, MapOf, Struct, objectSchema, type ObjectOf } from "../../api/meta.ts";
 import type { KindDefinition } from "../../api/registry.ts";
@@ -59,8 +59,8 @@ export const resourceQuotaKind: KindDefinition<ResourceQuotaObject> = {
   subresources: { status: true },
   printerColumns: [
     ageColumn,
-    { name: "REQUEST", type: "string", jsonPath: ".status", description: "Usage of requested resources against their limits.", value: (o) => quotaUsage(o as ResourceQuotaObject, false) },
-    { name: "LIMIT", type: "string", jsonPath: ".status", description: "Usage of resource limits against their limits.", value: (o) => quotaUsage(o as ResourceQuotaObject, true) },
+    computedColumn<ResourceQuotaObject>("REQUEST", ".status", "Usage of requested resources against their limits.", (o) => quotaUsage(o, false)),
+    computedColumn<ResourceQuotaObject>("LIMIT", ".status", "Usage of resource limits against their limits.", (o) => quotaUsage(o, true)),
   ],
   // Resource names and quantities as kube-apiserver checks them: an unknown name or a bad quantity is refused.
   validate: (quota) => validateResourceQuotaSpec(quota),

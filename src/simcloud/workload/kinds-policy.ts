@@ -2,7 +2,7 @@
 // stay healthy (minAvailable) or may be down (maxUnavailable) during voluntary disruptions — evictions,
 // which the pods/eviction subresource refuses while the budget allows none (see eviction.ts).
 import { Type } from "@sinclair/typebox";
-import { ageColumn } from "../../api/columns.ts";
+import { ageColumn, computedColumn } from "../../api/columns.ts";
 import { Condition, MapOf, StringEnum, Struct, objectSchema, type ObjectOf } from "../../api/meta.ts";
 import type { FieldError, KindDefinition } from "../../api/registry.ts";
 import { IntOrString, LabelSelector } from "./kinds-podspec.ts";
@@ -52,9 +52,9 @@ export const podDisruptionBudgetKind: KindDefinition<PodDisruptionBudgetObject> 
   description: "Limits how many pods of a set voluntary disruptions may take down at once.",
   subresources: { status: true },
   printerColumns: [
-    { name: "MIN AVAILABLE", type: "string", jsonPath: ".spec.minAvailable", description: "Pods that must stay available.", value: (o) => budgetText((o as PodDisruptionBudgetObject).spec?.minAvailable) },
-    { name: "MAX UNAVAILABLE", type: "string", jsonPath: ".spec.maxUnavailable", description: "Pods that may be unavailable.", value: (o) => budgetText((o as PodDisruptionBudgetObject).spec?.maxUnavailable) },
-    { name: "ALLOWED DISRUPTIONS", type: "integer", jsonPath: ".status.disruptionsAllowed", description: "Evictions allowed now.", value: (o) => (o as PodDisruptionBudgetObject).status?.disruptionsAllowed ?? 0 },
+    computedColumn<PodDisruptionBudgetObject>("MIN AVAILABLE", ".spec.minAvailable", "Pods that must stay available.", (o) => budgetText(o.spec?.minAvailable)),
+    computedColumn<PodDisruptionBudgetObject>("MAX UNAVAILABLE", ".spec.maxUnavailable", "Pods that may be unavailable.", (o) => budgetText(o.spec?.maxUnavailable)),
+    computedColumn<PodDisruptionBudgetObject>("ALLOWED DISRUPTIONS", ".status.disruptionsAllowed", "Evictions allowed now.", (o) => o.status?.disruptionsAllowed ?? 0, { type: "integer" }),
     ageColumn,
   ],
   validate(pdb): FieldError[] {

@@ -4,7 +4,7 @@
 // ConfigMap mounted into the selected pods would (see service-proxy.ts).
 import { createHash } from "node:crypto";
 import { Type } from "@sinclair/typebox";
-import { ageColumn } from "../../api/columns.ts";
+import { ageColumn, computedColumn } from "../../api/columns.ts";
 import { MapOf, StringEnum, Struct, objectSchema, type ObjectOf } from "../../api/meta.ts";
 import type { FieldError, KindDefinition } from "../../api/registry.ts";
 import { IntOrString } from "./kinds-podspec.ts";
@@ -67,9 +67,9 @@ export const serviceKind: KindDefinition<ServiceObject> = {
   description: "A stable name and address for a set of pods.",
   subresources: { status: true },
   printerColumns: [
-    { name: "TYPE", type: "string", jsonPath: ".spec.type", description: "How the service is exposed.", value: (o) => (o as ServiceObject).spec?.type ?? "ClusterIP" },
-    { name: "CLUSTER-IP", type: "string", jsonPath: ".spec.clusterIP", description: "Virtual IP of the service.", value: (o) => (o as ServiceObject).spec?.clusterIP ?? "<none>" },
-    { name: "PORT(S)", type: "string", jsonPath: ".spec.ports", description: "Ports the service answers on.", value: (o) => portsText(o as ServiceObject) },
+    computedColumn<ServiceObject>("TYPE", ".spec.type", "How the service is exposed.", (o) => o.spec?.type ?? "ClusterIP"),
+    computedColumn<ServiceObject>("CLUSTER-IP", ".spec.clusterIP", "Virtual IP of the service.", (o) => o.spec?.clusterIP ?? "<none>"),
+    computedColumn<ServiceObject>("PORT(S)", ".spec.ports", "Ports the service answers on.", portsText),
     ageColumn,
   ],
   strategy: {

@@ -3,7 +3,7 @@
 // API. Schemas are lighter than Kubernetes' own but structural: what controllers and kubectl read is
 // typed, and pod specs have the PodSpec shape (kinds-podspec.ts), unknown fields refused.
 import { Type } from "@sinclair/typebox";
-import { ageColumn, fieldColumn } from "../../api/columns.ts";
+import { ageColumn, computedColumn, fieldColumn } from "../../api/columns.ts";
 import { configMapKind, eventKind, namespaceKind, secretKind } from "../../api/core.ts";
 import { FreeForm, MapOf, StringEnum, Struct, objectSchema, type KubeObject, type ObjectOf } from "../../api/meta.ts";
 import { Registry, type KindDefinition } from "../../api/registry.ts";
@@ -132,12 +132,12 @@ export const nodeKind: KindDefinition<NodeObject> = {
   description: "A machine that runs pods, registered by its kubelet.",
   subresources: { status: true },
   printerColumns: [
-    { name: "STATUS", type: "string", jsonPath: ".status.conditions", description: "Ready or NotReady, and SchedulingDisabled when cordoned.", value: (o) => nodeStatusText(o as NodeObject) },
+    computedColumn<NodeObject>("STATUS", ".status.conditions", "Ready or NotReady, and SchedulingDisabled when cordoned.", nodeStatusText),
     { name: "ROLES", type: "string", jsonPath: ".metadata.labels", description: "Roles from node-role.kubernetes.io labels.", value: nodeRoles },
     ageColumn,
     fieldColumn("VERSION", ".status.nodeInfo.kubeletVersion", "Kubelet version."),
-    { name: "INTERNAL-IP", type: "string", jsonPath: ".status.addresses", description: "Internal address.", priority: 1, value: (o) => nodeAddress(o as NodeObject, "InternalIP") },
-    { name: "EXTERNAL-IP", type: "string", jsonPath: ".status.addresses", description: "External address.", priority: 1, value: (o) => nodeAddress(o as NodeObject, "ExternalIP") },
+    computedColumn<NodeObject>("INTERNAL-IP", ".status.addresses", "Internal address.", (o) => nodeAddress(o, "InternalIP"), { priority: 1 }),
+    computedColumn<NodeObject>("EXTERNAL-IP", ".status.addresses", "External address.", (o) => nodeAddress(o, "ExternalIP"), { priority: 1 }),
     fieldColumn("OS-IMAGE", ".status.nodeInfo.osImage", "Operating system image.", { priority: 1 }),
     fieldColumn("KERNEL-VERSION", ".status.nodeInfo.kernelVersion", "Kernel version.", { priority: 1 }),
     fieldColumn("CONTAINER-RUNTIME", ".status.nodeInfo.containerRuntimeVersion", "Container runtime.", { priority: 1 }),
@@ -225,29 +225,16 @@ export const podKind: KindDefinition<PodObject> = {
   subresources: { status: true },
   validate: (pod) => podSpecErrors(pod.spec as PodSpecView | undefined, "spec"),
   printerColumns: [
-    {
-      name: "READY",
-      type: "string",
-      jsonPath: ".status.containerStatuses",
-      description: "Ready containers of all containers.",
-      value: (o) => {
-        const pod = o as PodObject;
-        const total = podSpec(pod).containers?.length ?? 0;
-        const ready = (pod.status?.containerStatuses ?? []).filter((c) => c.ready).length;
-        return `${ready}/${total}`;
-      },
-    },
-    { name: "STATUS", type: "string", jsonPath: ".status.phase", description: "Phase or the reason for it.", value: (o) => podStatusText(o as PodObject) },
-    {
-      name: "RESTARTS",
-      type: "integer",
-      jsonPath: ".status.containerStatuses",
-      description: "Container restarts in total.",
-      value: (o) => ((o as PodObject).status?.containerStatuses ?? []).reduce((sum, c) => sum + c.restartCount, 0),
-    },
+    computedColumn<PodObject>("READY", ".status.containerStatuses", "Ready containers of all containers.", (pod) => {
+      const total = podSpec(pod).containers?.length ?? 0;
+      const ready = (pod.status?.containerStatuses ?? []).filter((c) => c.ready).length;
+      return `${ready}/${total}`;
+    }),
+    computedColumn<PodObject>("STATUS", ".status.phase", "Phase or the reason for it.", podStatusText),
+    computedColumn<PodObject>("RESTARTS", ".status.containerStatuses", "Container restarts in total.", (o) => (o.status?.containerStatuses ?? []).reduce((sum, c) => sum + c.restartCount, 0), { type: "integer" }),
     ageColumn,
-    { name: "IP", type: "string", jsonPath: ".status.podIP", description: "Address of the pod.", priority: 1, value: (o) => (o as PodObject).status?.podIP ?? "<none>" },
-    { name: "NODE", type: "string", jsonPath: ".spec.nodeName", description: "Node the pod runs on.", priority: 1, value: (o) => podSpec(o).nodeName ?? "<none>" },
+    computedColumn<PodObject>("IP", ".status.podIP", "Address of the pod.", (o) => o.status?.podIP ?? "<none>", { priority: 1 }),
+    computedColumn("NODE", ".spec.nodeName", "Node the pod runs on.", (o) => podSpec(o).nodeName ?? "<none>", { priority: 1 }),
   ],
   fieldSelectors: {
     "spec.nodeName": (p) => podSpec(p).nodeName ?? "",
