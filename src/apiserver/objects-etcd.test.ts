@@ -96,6 +96,12 @@ describe("ObjectService on etcd, with reads before writes that may lag", () => {
     assert.equal(await b.tryGet(connections, "default", "gone"), undefined);
   });
 
+  it("creates in a namespace made through another server a moment before", async () => {
+    await b.create(namespaces, undefined, { apiVersion: "v1", kind: "Namespace", metadata: { name: "fresh" } });
+    const { object } = await a.create(connections, "fresh", connection("in-fresh"));
+    assert.equal(object.metadata.namespace, "fresh");
+  });
+
   it("writes the status of an object it wrote last with one request to etcd", async () => {
     await a.create(connections, "default", connection("one-trip"));
     const start = await requests(etcd);

@@ -48,6 +48,11 @@ export interface RequestOptions {
 export interface ReadOptions extends RequestOptions {
   /** The subresource read (e.g. scale): the request is authorized as a read of it. */
   subresource?: WriteSubresource;
+  /**
+   * A recent copy will do (in-process callers only, e.g. admission checking what a namespace is): it
+   * may be older than the latest write (GetOptions.mayLag); "not found" is checked on the latest write.
+   */
+  recent?: boolean;
 }
 
 /** The subresources a write can go through: status (only status changes) and scale (spec through a Scale). */
@@ -317,7 +322,8 @@ export class ObjectService {
 
   async tryGet(def: KindDefinition, namespace: string | undefined, name: string, options: ReadOptions = {}): Promise<KubeObject | undefined> {
     await this.authorizeRead(def, "get", namespace, name, options.context);
-    const kv = await this.store.get(objectKey(def, namespace, name));
+    const key = objectKey(def, namespace, name);
+    const kv = (options.recent ? await this.store.get(key, { mayLag: true }) : undefined) ?? (await this.store.get(key));
     return kv ? this.decode(def, kv) : undefined;
   }
 
