@@ -16,7 +16,9 @@ async function checkNamespace(request: AdmissionRequest): Promise<void> {
   const { def, namespace, objects } = request;
   const namespaces = objects.registry.byKind("v1", "Namespace");
   if (!namespaces || !namespace) return;
-  const ns = await objects.tryGet(namespaces, undefined, namespace);
+  // A recent copy, as kube-apiserver's informer: a create racing the namespace's deletion by a moment
+  // may get through, and is removed with the rest of the namespace's content.
+  const ns = await objects.tryGet(namespaces, undefined, namespace, { recent: true });
   if (!ns) throw new NotFoundError(refOf(namespaces, namespace));
   if (ns.metadata.deletionTimestamp) {
     throw new ForbiddenError(

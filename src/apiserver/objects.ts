@@ -48,6 +48,11 @@ export interface RequestOptions {
 export interface ReadOptions extends RequestOptions {
   /** The subresource read (e.g. scale): the request is authorized as a read of it. */
   subresource?: WriteSubresource;
+  /**
+   * A recent copy will do (in-process callers only, e.g. admission checking what a namespace is): it
+   * may be older than the latest write (GetOptions.mayLag); "not found" is checked on the latest write.
+   */
+  recent?: boolean;
 }
 
 /** The subresources a write can go through: status (only status changes) and scale (spec through a Scale). */
@@ -153,6 +158,54 @@ export function nowTimestamp(date = new Date()): string {
 function managedWrite(context: RequestContext, subresource?: WriteSubresource): ManagedWrite {
   const manager = context.fieldManager ?? (context.identity === SYSTEM_IDENTITY ? "slipway-apiserver" : "unknown");
   return { manager, time: nowTimestamp(), ...(subresource ? { subresource } : {}) };
+}
+
+/**
+ * The reads of one read-modify-write: first a copy that may lag the latest write (the write's revision
+ * compare refuses a stale one), then, after a refusal, the current value the refusal carried, and, when
+ * something is to be answered without writing, a read of the latest write to check it on.
+ */
+class WriteRead {
+  private pending: { kv: KeyValue | undefined } | undefined;
+  private last: KeyValue | undefined;
+  private latest = false;
+
+  constructor(
+    private readonly store: Store,
+    private readonly key: string,
+  ) {}
+
+  /** The value to decide on. */
+  async next(): Promise<KeyValue | undefined> {
+    if (this.pending) {
+      this.last = this.pending.kv;
+      this.pending = undefined;
+    } else {
+      this.last = await this.store.get(this.key, this.latest ? {} : { mayLag: true });
+      // Not found in a copy that may lag: it may have been created only just now.
+      if (!this.last && !this.latest) {
+        this.latest = true;
+        this.last = await this.store.get(this.key);
+      }
+    }
+    return this.last;
+  }
+
+  /** The write was refused: the store's current value follows. */
+  refusedWith(current: KeyValue): void {
+    this.pending = { kv: current };
+    this.latest = true;
+  }
+
+  /** Whether the value decided on is the latest write; if not, the latest is what `next` gives. */
+  async stillLatest(): Promise<boolean> {
+    if (this.latest) return true;
+    this.latest = true;
+    const current = await this.store.get(this.key);
+    if (current?.modRevision === this.last?.modRevision && current?.createRevision === this.last?.createRevision) return true;
+    this.pending = { kv: current };
+    return false;
+  }
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -269,7 +322,8 @@ export class ObjectService {
 
   async tryGet(def: KindDefinition, namespace: string | undefined, name: string, options: ReadOptions = {}): Promise<KubeObject | undefined> {
     await this.authorizeRead(def, "get", namespace, name, options.context);
-    const kv = await this.store.get(objectKey(def, namespace, name));
+    const key = objectKey(def, namespace, name);
+    const kv = (options.recent ? await this.store.get(key, { mayLag: true }) : undefined) ?? (await this.store.get(key));
     return kv ? this.decode(def, kv) : undefined;
   }
 
@@ -568,6 +622,12 @@ export class ObjectService {
    * The read-modify-write loop shared by update, status update and patch. `next` builds the requested
    * object from the current one; a resourceVersion it carries is a precondition, otherwise a concurrent
    * change is retried transparently (admission runs again on the newer object).
+   *
+   * The first read may answer a copy older than the latest write (GetOptions.mayLag: on etcd it saves a
+   * quorum read). The write compares that copy's modRevision, so a stale copy is refused there and the
+   * loop goes on from the current value the refusal carries; whatever is answered without writing (an
+   * error, a no-op, a dry run) is first checked against the latest write, as kube-apiserver does when
+   * it starts an update from its watch cache.
    */
   private async write(
     def: KindDefinition,
@@ -583,49 +643,60 @@ export class ObjectService {
     const request = this.describe(def, verb, namespace, name, context, subresource);
     if (this.authorizes) await authorize(this.authorizer, request);
     const key = objectKey(def, namespace, name);
+    const read = new WriteRead(this.store, key);
     for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
-      const kv = await this.store.get(key);
+      const kv = await read.next();
       if (!kv) throw new NotFoundError(refOf(def, name));
-      const current = this.decode(def, kv);
-      const requested = next(structuredClone(current));
-      const rv = requested.metadata.resourceVersion;
-      if (rv && rv !== current.metadata.resourceVersion) {
-        throw new ConflictError(refOf(def, name), "the object has been modified; please apply your changes to the latest version and try again");
+      let merged: KubeObject;
+      let current: KubeObject;
+      let warnings: string[];
+      try {
+        current = this.decode(def, kv);
+        const requested = next(structuredClone(current));
+        const rv = requested.metadata.resourceVersion;
+        if (rv && rv !== current.metadata.resourceVersion) {
+          throw new ConflictError(refOf(def, name), "the object has been modified; please apply your changes to the latest version and try again");
+        }
+        if (requested.metadata.uid && requested.metadata.uid !== current.metadata.uid) {
+          throw new ConflictError(refOf(def, name), `Precondition failed: UID in precondition: ${requested.metadata.uid}, UID in object meta: ${current.metadata.uid}`);
+        }
+        if (requested.metadata.name && requested.metadata.name !== name) {
+          throw new BadRequestError(`the name of the object (${requested.metadata.name}) does not match the name on the URL (${name})`);
+        }
+        // A patch may not take the name away (the object would be stored nameless, beyond reach); a
+        // replacement that names none is the one on the URL.
+        if (!requested.metadata.name) {
+          if (verb === "patch") throw new InvalidError(refOf(def, name), [{ field: "metadata.name", reason: "FieldValueRequired", message: "Required value: name is required and cannot be removed" }]);
+          requested.metadata.name = name;
+        }
+        merged = subresource === "status" ? prepareForStatusUpdate(requested, current) : prepareForUpdate(def, requested, current);
+        if (!applied) recordWrite(def, current, merged, managedWrite(context, subresource));
+        else if (requested.metadata.managedFields) merged.metadata.managedFields = requested.metadata.managedFields;
+        const admission: WriteAdmission = {
+          operation: "UPDATE",
+          def,
+          namespace,
+          name,
+          request,
+          objects: this,
+          object: merged,
+          oldObject: current,
+          fieldValidation: options.fieldValidation ?? "Strict",
+          warnings: [],
+        };
+        const mutating = this.admission.mutate(admission);
+        if (mutating) await mutating;
+        if (subresource !== "status") bumpGeneration(def, merged, current);
+        const validating = this.admission.validate(admission);
+        if (validating) await validating;
+        checkFinalizers(def, current, merged);
+        warnings = admission.warnings;
+      } catch (e) {
+        // Refused on a copy that may be stale: decide again on the latest write.
+        if (!(await read.stillLatest())) continue;
+        throw e;
       }
-      if (requested.metadata.uid && requested.metadata.uid !== current.metadata.uid) {
-        throw new ConflictError(refOf(def, name), `Precondition failed: UID in precondition: ${requested.metadata.uid}, UID in object meta: ${current.metadata.uid}`);
-      }
-      if (requested.metadata.name && requested.metadata.name !== name) {
-        throw new BadRequestError(`the name of the object (${requested.metadata.name}) does not match the name on the URL (${name})`);
-      }
-      // A patch may not take the name away (the object would be stored nameless, beyond reach); a
-      // replacement that names none is the one on the URL.
-      if (!requested.metadata.name) {
-        if (verb === "patch") throw new InvalidError(refOf(def, name), [{ field: "metadata.name", reason: "FieldValueRequired", message: "Required value: name is required and cannot be removed" }]);
-        requested.metadata.name = name;
-      }
-      const merged = subresource === "status" ? prepareForStatusUpdate(requested, current) : prepareForUpdate(def, requested, current);
-      if (!applied) recordWrite(def, current, merged, managedWrite(context, subresource));
-      else if (requested.metadata.managedFields) merged.metadata.managedFields = requested.metadata.managedFields;
-      const admission: WriteAdmission = {
-        operation: "UPDATE",
-        def,
-        namespace,
-        name,
-        request,
-        objects: this,
-        object: merged,
-        oldObject: current,
-        fieldValidation: options.fieldValidation ?? "Strict",
-        warnings: [],
-      };
-      const mutating = this.admission.mutate(admission);
-    if (mutating) await mutating;
-      if (subresource !== "status") bumpGeneration(def, merged, current);
-      const validating = this.admission.validate(admission);
-    if (validating) await validating;
-      checkFinalizers(def, current, merged);
-      const warnings = admission.warnings;
+      if ((context.dryRun || sameJson(merged, current)) && !(await read.stillLatest())) continue;
       if (context.dryRun) return { object: merged, warnings, previous: current };
       if (sameJson(merged, current)) return this.written("UPDATE", def, merged, current, request, warnings);
       const removing = merged.metadata.deletionTimestamp && (merged.metadata.finalizers ?? []).length === 0 && !retainedWhileDeleting(def, merged);
@@ -638,8 +709,10 @@ export class ObjectService {
           stored = this.decode(def, await this.store.update(key, this.encode(def, merged), kv.modRevision));
         }
       } catch (e) {
+        // Changed since it was read: a resourceVersion the request carries is checked again on the
+        // current object (a patch that carries none has the one it was applied to).
         if (e instanceof RevisionMismatchError) {
-          if (rv) throw new ConflictError(refOf(def, name), "the object has been modified; please apply your changes to the latest version and try again");
+          read.refusedWith(e.current);
           continue;
         }
         if (e instanceof KeyNotFoundError) throw new NotFoundError(refOf(def, name));
@@ -688,29 +761,41 @@ export class ObjectService {
 
   private async remove(def: KindDefinition, namespace: string | undefined, name: string, options: DeleteOptions, request: ResourceRequest): Promise<WriteResult> {
     const key = objectKey(def, namespace, name);
+    const read = new WriteRead(this.store, key);
     for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
-      const kv = await this.store.get(key);
+      const kv = await read.next();
       if (!kv) throw new NotFoundError(refOf(def, name));
       const current = this.decode(def, kv);
-      const pre = options.preconditions;
-      if (pre?.uid && pre.uid !== current.metadata.uid) {
-        throw new ConflictError(refOf(def, name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);
+      let next: KubeObject;
+      let finalizers: Set<string>;
+      let graceful: boolean;
+      try {
+        const pre = options.preconditions;
+        if (pre?.uid && pre.uid !== current.metadata.uid) {
+          throw new ConflictError(refOf(def, name), `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);
+        }
+        if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
+          throw new ConflictError(
+            refOf(def, name),
+            `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
+          );
+        }
+        next = structuredClone(current);
+        finalizers = new Set(next.metadata.finalizers ?? []);
+        if (!next.metadata.deletionTimestamp) {
+          if (options.propagationPolicy === "Orphan") finalizers.add(FINALIZER_ORPHAN);
+          if (options.propagationPolicy === "Foreground") finalizers.add(FINALIZER_FOREGROUND);
+        }
+        graceful = prepareForDelete(def, next) || finalizers.size > 0;
+        const validating = this.admission.validate({ operation: "DELETE", def, namespace, name, request, objects: this, object: undefined, oldObject: current });
+        if (validating) await validating;
+      } catch (e) {
+        if (!(await read.stillLatest())) continue;
+        throw e;
       }
-      if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
-        throw new ConflictError(
-          refOf(def, name),
-          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
-        );
-      }
-      const next = structuredClone(current);
-      const finalizers = new Set(next.metadata.finalizers ?? []);
-      if (!next.metadata.deletionTimestamp) {
-        if (options.propagationPolicy === "Orphan") finalizers.add(FINALIZER_ORPHAN);
-        if (options.propagationPolicy === "Foreground") finalizers.add(FINALIZER_FOREGROUND);
-      }
-      const graceful = prepareForDelete(def, next) || finalizers.size > 0;
-      const validating = this.admission.validate({ operation: "DELETE", def, namespace, name, request, objects: this, object: undefined, oldObject: current });
-      if (validating) await validating;
+      // Marked for deletion already: nothing to write.
+      const marked = graceful && next.metadata.deletionTimestamp !== undefined;
+      if ((request.dryRun || marked) && !(await read.stillLatest())) continue;
       if (request.dryRun) return { object: next, warnings: [], previous: current };
       let result: KubeObject;
       try {
@@ -726,7 +811,10 @@ export class ObjectService {
           result = this.decode(def, await this.store.update(key, this.encode(def, next), kv.modRevision));
         }
       } catch (e) {
-        if (e instanceof RevisionMismatchError) continue;
+        if (e instanceof RevisionMismatchError) {
+          read.refusedWith(e.current);
+          continue;
+        }
         if (e instanceof KeyNotFoundError) throw new NotFoundError(refOf(def, name));
         throw e;
       }

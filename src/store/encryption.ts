@@ -7,6 +7,7 @@ import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSyn
 import { join } from "node:path";
 import {
   RevisionMismatchError,
+  type GetOptions,
   type KeyValue,
   type ListOptions,
   type ListResult,
@@ -70,8 +71,8 @@ export class EncryptedStore implements Store {
     return this.inner.revision();
   }
 
-  async get(key: string): Promise<KeyValue | undefined> {
-    const kv = await this.inner.get(key);
+  async get(key: string, options?: GetOptions): Promise<KeyValue | undefined> {
+    const kv = await this.inner.get(key, options);
     return kv ? this.open(kv) : undefined;
   }
 

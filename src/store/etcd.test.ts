@@ -2,8 +2,8 @@ import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { startEtcd } from "../../test/support/etcd.ts";
 import { recordWatch, runStoreConformance } from "./conformance.ts";
-import { EtcdStore } from "./etcd.ts";
-import { CompactedError, KeyExistsError, type KeyValue } from "./store.ts";
+import { EtcdStore, RecentValues } from "./etcd.ts";
+import { CompactedError, KeyExistsError, KeyNotFoundError, RevisionMismatchError, type KeyValue } from "./store.ts";
 
 const etcd = await startEtcd();
 after(() => etcd.stop());
@@ -70,6 +70,70 @@ describe("EtcdStore", () => {
       await one.close();
       await other.close();
     }
+  });
+});
+
+describe("EtcdStore reads that may lag", () => {
+  it("answers from what it last wrote; a write from a stale copy is refused with the current value and changes nothing", async () => {
+    const one = await EtcdStore.connect(etcd.endpoints);
+    const other = await EtcdStore.connect(etcd.endpoints);
+    try {
+      const created = await one.create("/lag/a", "1");
+      const mine = await one.update("/lag/a", "2", created.modRevision);
+      const theirs = await other.update("/lag/a", "3", mine.modRevision);
+      const stale = await one.get("/lag/a", { mayLag: true });
+      assert.deepEqual(stale, mine, "the copy one wrote last, though other changed it since");
+      assert.deepEqual(await one.get("/lag/a"), theirs, "a read without mayLag sees the latest write");
+
+      const refused = await one.update("/lag/a", "4", stale!.modRevision).catch((e: unknown) => e);
+      assert.ok(refused instanceof RevisionMismatchError, `expected a refusal, got ${String(refused)}`);
+      assert.deepEqual(refused.current, theirs);
+      assert.deepEqual(await other.get("/lag/a"), theirs, "nothing changed");
+      assert.deepEqual(await one.get("/lag/a", { mayLag: true }), theirs, "the refusal's current value replaces the stale copy");
+
+      await other.delete("/lag/a");
+      assert.ok((await one.update("/lag/a", "5", theirs.modRevision).catch((e: unknown) => e)) instanceof KeyNotFoundError);
+      assert.equal(await one.get("/lag/a", { mayLag: true }), undefined);
+    } finally {
+      await one.close();
+      await other.close();
+    }
+  });
+
+  it("keeps the values it watches current", async () => {
+    const one = await EtcdStore.connect(etcd.endpoints);
+    const other = await EtcdStore.connect(etcd.endpoints);
+    try {
+      const created = await one.create("/lag-watched/a", "1");
+      const w = recordWatch(one, "/lag-watched/", created.modRevision);
+      const theirs = await other.update("/lag-watched/a", "2", created.modRevision);
+      await w.until(() => w.events.length >= 1, "the change");
+      assert.deepEqual(await one.get("/lag-watched/a", { mayLag: true }), theirs);
+      w.close();
+    } finally {
+      await one.close();
+      await other.close();
+    }
+  });
+
+  it("keeps recent values within its byte budget, least recently used out first, never an older over a newer", () => {
+    const recent = new RecentValues(3 * (2 * 12 + 64));
+    const kv = (key: string, value: string, modRevision: number): KeyValue => ({ key, value, createRevision: 1, modRevision });
+    recent.put(kv("/k/aa", "1111", 2));
+    recent.put(kv("/k/bb", "2222", 3));
+    recent.put(kv("/k/cc", "3333", 4));
+    recent.get("/k/aa");
+    recent.put(kv("/k/dd", "4444", 5));
+    assert.equal(recent.get("/k/bb"), undefined, "the least recently used went");
+    assert.equal(recent.size, 3);
+    recent.put(kv("/k/aa", "0000", 1));
+    assert.equal(recent.get("/k/aa")?.value, "1111", "an older value does not replace a newer one");
+    recent.changed(kv("/k/zz", "9999", 9));
+    assert.equal(recent.get("/k/zz"), undefined, "a watched change adds no key");
+    recent.deleted("/k/aa", 2);
+    assert.equal(recent.get("/k/aa")?.value, "1111", "a deletion before the value held leaves it");
+    recent.deleted("/k/aa", 6);
+    assert.equal(recent.get("/k/aa"), undefined);
   });
 });
 

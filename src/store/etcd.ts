@@ -1,6 +1,10 @@
 // The store on an etcd cluster (v3 API, through the etcd3 client). Conditional writes are etcd
 // transactions comparing a key's create or mod revision, so the semantics are etcd's own. An optional key
 // prefix lets several stores share one cluster; compaction and revisions are still cluster-wide.
+//
+// Every write is one round trip (one transaction). Reads that may lag (`mayLag`, the read before a
+// conditional write) are answered from the values this client last wrote, read or watched, else by a
+// serializable read of one member, instead of a linearizable read, which costs the leader a quorum round.
 import {
   Etcd3,
   GRPCOutOfRangeError,
@@ -13,6 +17,7 @@ import {
 import {
   CompactedError,
   FutureRevisionError,
+  type GetOptions,
   KeyExistsError,
   KeyNotFoundError,
   RevisionMismatchError,
@@ -34,6 +39,69 @@ export interface EtcdStoreOptions {
   prefix?: string;
   /** Deadline of one request (default 10 s). */
   requestTimeoutMs?: number;
+  /** Bytes of recent values kept to answer reads that may lag (default 32 MiB; 0 keeps none). */
+  recentValueBytes?: number;
+}
+
+/**
+ * The newest value this client knows of each recently used key (from its writes, its reads and its
+ * watches), least recently used first out, bounded by the bytes of keys and values. A value here may
+ * be older than the key's latest write; it only answers reads that accept that.
+ */
+export class RecentValues {
+  private readonly values = new Map<string, KeyValue>();
+  private bytes = 0;
+
+  constructor(private readonly limit: number) {}
+
+  get(key: string): KeyValue | undefined {
+    const kv = this.values.get(key);
+    if (kv) {
+      this.values.delete(key);
+      this.values.set(key, kv);
+    }
+    return kv;
+  }
+
+  /** Keeps `kv` unless a later value of the key is held. */
+  put(kv: KeyValue): void {
+    const held = this.values.get(kv.key);
+    if (held && held.modRevision > kv.modRevision) return;
+    if (held) this.drop(held);
+    const size = sizeOf(kv);
+    if (size > this.limit) return;
+    this.values.set(kv.key, Object.freeze({ ...kv }));
+    this.bytes += size;
+    for (const oldest of this.values.values()) {
+      if (this.bytes <= this.limit) break;
+      this.drop(oldest);
+    }
+  }
+
+  /** A watched change: updates a key already held, never adds one. */
+  changed(kv: KeyValue): void {
+    if (this.values.has(kv.key)) this.put(kv);
+  }
+
+  /** The key was deleted at `revision` (forgotten whatever it held when the revision is unknown). */
+  deleted(key: string, revision = Number.POSITIVE_INFINITY): void {
+    const held = this.values.get(key);
+    if (held && held.modRevision < revision) this.drop(held);
+  }
+
+  get size(): number {
+    return this.values.size;
+  }
+
+  private drop(kv: KeyValue): void {
+    this.values.delete(kv.key);
+    this.bytes -= sizeOf(kv);
+  }
+}
+
+/** About what a value held in RecentValues costs. */
+function sizeOf(kv: KeyValue): number {
+  return 2 * (kv.key.length + kv.value.length) + 64;
 }
 
 /** How long close() waits for etcd to acknowledge the cancellation of open watches. */
@@ -92,12 +160,15 @@ export class EtcdStore implements Store {
   private readonly watches = new Set<EtcdWatch>();
   private readonly cancellations = new Set<Promise<void>>();
   private readonly keyPrefix: Buffer;
+  private readonly recent: RecentValues;
 
   private constructor(
     private readonly client: Etcd3,
     private readonly prefix: string,
+    recentValueBytes: number,
   ) {
     this.keyPrefix = Buffer.from(prefix, "utf8");
+    this.recent = new RecentValues(recentValueBytes);
   }
 
   static async connect(endpoints: string[], options: EtcdStoreOptions = {}): Promise<EtcdStore> {
@@ -107,7 +178,7 @@ export class EtcdStore implements Store {
       // Watches are long-lived streams; every other call gets a deadline.
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + timeoutMs }),
     });
-    const store = new EtcdStore(client, options.prefix ?? "");
+    const store = new EtcdStore(client, options.prefix ?? "", options.recentValueBytes ?? 32 * 2 ** 20);
     try {
       await store.revision();
     } catch (error) {
@@ -128,10 +199,21 @@ export class EtcdStore implements Store {
     return Number(response.header.revision);
   }
 
-  async get(key: string): Promise<KeyValue | undefined> {
-    const response = await this.range({ key: this.fullKey(key) });
+  async get(key: string, options: GetOptions = {}): Promise<KeyValue | undefined> {
+    if (options.mayLag) {
+      this.assertOpen();
+      const recent = this.recent.get(key);
+      if (recent) return recent;
+    }
+    const response = await this.range({ key: this.fullKey(key), ...(options.mayLag ? { serializable: true } : {}) });
     const kv = response.kvs[0];
-    return kv ? this.toKeyValue(kv) : undefined;
+    if (!kv) {
+      if (!options.mayLag) this.recent.deleted(key);
+      return undefined;
+    }
+    const read = this.toKeyValue(kv);
+    this.recent.put(read);
+    return read;
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
@@ -170,7 +252,9 @@ export class EtcdStore implements Store {
     );
     if (!response.succeeded) throw new KeyExistsError(key);
     const revision = Number(response.header.revision);
-    return { key, value, createRevision: revision, modRevision: revision };
+    const created = { key, value, createRevision: revision, modRevision: revision };
+    this.recent.put(created);
+    return created;
   }
 
   async update(key: string, value: string, expectedModRevision: number): Promise<KeyValue> {
@@ -192,12 +276,9 @@ export class EtcdStore implements Store {
     if (!response.succeeded) this.refused(key, response.responses[0]?.response_range?.kvs[0]);
     const written = response.responses[1]?.response_range?.kvs[0];
     const revision = Number(response.header.revision);
-    return {
-      key,
-      value,
-      createRevision: written ? Number(written.create_revision) : revision,
-      modRevision: revision,
-    };
+    const updated = { key, value, createRevision: written ? Number(written.create_revision) : revision, modRevision: revision };
+    this.recent.put(updated);
+    return updated;
   }
 
   async delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
@@ -217,6 +298,7 @@ export class EtcdStore implements Store {
       }),
     );
     if (!response.succeeded) this.refused(key, response.responses[0]?.response_range?.kvs[0]);
+    this.recent.deleted(key, Number(response.header.revision));
     const previous = response.responses[0]?.response_delete_range?.prev_kvs[0];
     if (!previous) throw new KeyNotFoundError(key);
     return {
@@ -321,9 +403,15 @@ export class EtcdStore implements Store {
     };
   }
 
+  /** A write whose compare failed: the transaction read the key's current value instead. */
   private refused(key: string, current: IKeyValue | undefined): never {
-    if (!current) throw new KeyNotFoundError(key);
-    throw new RevisionMismatchError(key, this.toKeyValue(current));
+    if (!current) {
+      this.recent.deleted(key);
+      throw new KeyNotFoundError(key);
+    }
+    const kv = this.toKeyValue(current);
+    this.recent.put(kv);
+    throw new RevisionMismatchError(key, kv);
   }
 
   private assertOpen(): void {
@@ -365,7 +453,10 @@ export class EtcdStore implements Store {
       const revision = Number(event.kv.mod_revision);
       if (revision <= seen) continue;
       state.last = Math.max(state.last, revision);
-      state.channel.push(this.toWatchEvent(event.type, event.kv, event.prev_kv, revision));
+      const change = this.toWatchEvent(event.type, event.kv, event.prev_kv, revision);
+      if (change.type === "put") this.recent.changed(change.kv);
+      else this.recent.deleted(change.key, revision);
+      state.channel.push(change);
     }
   }
 

@@ -13,6 +13,7 @@ import {
   KeyNotFoundError,
   RevisionMismatchError,
   StoreClosedError,
+  type GetOptions,
   type KeyValue,
   type ListOptions,
   type ListResult,
@@ -87,9 +88,9 @@ export class PrefixedStore implements Store {
     return this.call(() => this.base.revision());
   }
 
-  get(key: string): Promise<KeyValue | undefined> {
+  get(key: string, options?: GetOptions): Promise<KeyValue | undefined> {
     return this.call(async () => {
-      const kv = await this.base.get(this.inner(key));
+      const kv = await this.base.get(this.inner(key), options);
       return kv ? this.strip(kv) : undefined;
     });
   }

@@ -7,6 +7,9 @@
 //   write (create, update, delete). Reads never change it.
 // - A key's `modRevision` is the revision of the write that last changed it, `createRevision` that of the
 //   write that created it; both survive a restart.
+// - `get` reads the latest write unless `mayLag` is set: then it may answer an older copy of the key (or
+//   none when it was only just created). Such a copy is only for a read-modify-write whose write compares
+//   `modRevision`: a stale copy is refused there, with the current value.
 // - `create` fails with KeyExistsError when the key exists; `update` and `delete` compare `modRevision`
 //   with the expected one and fail with RevisionMismatchError (carrying the current value) when it
 //   differs, and with KeyNotFoundError when the key is gone.
@@ -36,6 +39,16 @@ export interface ListOptions {
   continueAfter?: string;
   /** Read as of this revision; undefined means the current revision. */
   revision?: number;
+}
+
+export interface GetOptions {
+  /**
+   * Any recent copy will do (etcd: the value this client last wrote or read, else one member's copy
+   * without a quorum round). For the read before a write that compares `modRevision`, which refuses a
+   * stale copy; anything else decided from such a copy (a conflict, a no-op, "not found") must be checked
+   * with a read of the latest write before it is answered.
+   */
+  mayLag?: boolean;
 }
 
 export interface ListResult {
@@ -71,7 +84,7 @@ export interface Watch {
 export interface Store {
   /** The current revision. */
   revision(): Promise<number>;
-  get(key: string): Promise<KeyValue | undefined>;
+  get(key: string, options?: GetOptions): Promise<KeyValue | undefined>;
   list(prefix: string, options?: ListOptions): Promise<ListResult>;
   /** Counts keys under the prefix at the current revision. */
   count(prefix: string): Promise<number>;

@@ -6,6 +6,7 @@ import { operationKind } from "../../api/slipway/operation.ts";
 import { eventKind } from "../../api/core.ts";
 import type { ClusterObject, ClusterStatus, OperationObject } from "../../api/kinds.ts";
 import { ControllerManager } from "../../runtime/manager.ts";
+import type { ObjectService } from "../../apiserver/objects.ts";
 import { memoryObjects, silentLogger, until } from "../../runtime/testing.ts";
 import { OPERATION_COMPONENT, registerOperationController } from "./controller.ts";
 
@@ -14,8 +15,8 @@ after(async () => {
   for (const manager of managers) await manager.stop();
 });
 
-async function setup() {
-  const objects = await memoryObjects();
+async function setup(objects?: ObjectService) {
+  objects ??= await memoryObjects();
   const manager = new ControllerManager({ objects, replica: "replica-a", log: silentLogger });
   registerOperationController(manager);
   await manager.start();
@@ -139,5 +140,39 @@ describe("operation controller", () => {
     await until(async () => (await env.phaseOf("delete-demo")) === "Succeeded", "the delete to succeed");
     await until(async () => (await env.phaseOf("create-demo")) === "Canceled", "the create to be canceled");
     assert.equal((await env.operations.get("default", "create-demo")).status?.message, "Cluster demo was deleted");
+  });
+
+  it("starts an operation whose target its informer does not hold yet, instead of ending it as if the target were gone", async () => {
+    // The cluster's watch event arrives after the operation's (etcd delivers each watch of a replica on
+    // its own, and a slow watch catches up later): the cache lacks a target that exists.
+    const objects = await memoryObjects();
+    const held: (() => void)[] = [];
+    let holding = true;
+    const watch = objects.watch.bind(objects);
+    objects.watch = (def, namespace, options, onEvent, onError) =>
+      watch(def, namespace, options, (event) => (def.kind === "Cluster" && holding ? held.push(() => onEvent(event)) : onEvent(event)), onError);
+    const env = await setup(objects);
+    const cluster = await env.createCluster("late");
+    const op = await env.createOperation("create-late", "Create", cluster);
+    const first = await until(async () => (await env.phaseOf("create-late")) ?? false, "the operation's first status");
+    assert.equal(first, "InProgress");
+
+    holding = false;
+    for (const deliver of held.splice(0)) deliver();
+    await env.setClusterStatus("late", env.built(1));
+    await until(async () => (await env.phaseOf("create-late")) === "Succeeded", "the operation to succeed once the cache holds its target");
+    const events = await until(async () => {
+      const found = await env.eventsOf(op);
+      return found.length === 2 && found;
+    }, "two events");
+    assert.deepEqual(events.map((e) => e.reason).sort(), ["Started", "Succeeded"]);
+  });
+
+  it("still cancels a create whose target is gone when it first looks", async () => {
+    const env = await setup();
+    const cluster = await env.createCluster("short-lived");
+    await env.clusters.delete("default", "short-lived");
+    await env.createOperation("create-short-lived", "Create", cluster);
+    await until(async () => (await env.phaseOf("create-short-lived")) === "Canceled", "the create to be canceled");
   });
 });

@@ -49,6 +49,7 @@ export function registerOperationController(manager: ControllerManager, options:
   const targets = (options.targetKinds ?? DEFAULT_TARGET_KINDS).map((kind) => ({
     apiVersion: apiVersionOf(kind),
     kind: kind.kind,
+    def: kind,
     informer: manager.informer(kind) as Informer<KubeObject>,
   }));
 
@@ -56,10 +57,16 @@ export function registerOperationController(manager: ControllerManager, options:
     kind: operationKind,
     cache: operations.cache,
     phases: operationPhases,
-    scope: (_ctx, base) => {
+    scope: async (ctx, base) => {
       const t = base.object.spec.target;
       const followed = targets.find((k) => k.apiVersion === t.apiVersion && k.kind === t.kind);
-      const target = followed?.informer.cache.get(keyFor(base.object.metadata.namespace, t.name)) as TargetObject | undefined;
+      let target = followed?.informer.cache.get(keyFor(base.object.metadata.namespace, t.name)) as TargetObject | undefined;
+      // The cache may not hold the target yet: its watch is not the operation's, and can deliver later
+      // than the operation made after it. An operation in progress is not ended on a target gone or
+      // replaced before a read of the latest write says so.
+      if (followed && !isTerminal(base.object.status?.phase) && target?.metadata.uid !== t.uid) {
+        target = (await ctx.client.of(followed.def).tryGet(base.object.metadata.namespace, t.name)) as TargetObject | undefined;
+      }
       return { ...base, target, followed: followed !== undefined };
     },
     afterStatusWrite: async (ctx, _scope, previous, written) => {
