@@ -3,7 +3,7 @@
 import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { Registry as MetricsRegistry } from "prom-client";
-import type { ObjectService } from "../apiserver/objects.ts";
+import type { ObjectApi } from "../apiserver/objects.ts";
 import { PkiWorkers } from "../bootstrap/pki-workers.ts";
 import { registerOperationController } from "../controllers/operation/controller.ts";
 import { registerClusterController } from "../controllers/cluster/controller.ts";
@@ -33,7 +33,7 @@ import { EtcdStore } from "../store/etcd.ts";
 import type { Store } from "../store/store.ts";
 
 export interface ControllersOptions {
-  objects: ObjectService;
+  objects: ObjectApi;
   /** The store the object service writes to (the etcd store underneath holds the shard leases). */
   store: Store;
   replica: string;
