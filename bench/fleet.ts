@@ -9,7 +9,7 @@
 //   npm run bench:fleet -- --clusters 1000 [--store sqlite|etcd] [--rate 50] [--poll-interval 1s]
 //                          [--connections 8] [--timeout 30] [--delete-timeout 20]
 //                          [--cpu-prof DIR [--cpu-prof-sim]] [--keep-store FILE] [--idle 60] [--chart FILE]
-//                          [--workers 3] [--scale-sets]
+//                          [--workers 3] [--scale-sets] [--controllers-in-worker]
 import { randomBytes } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -71,6 +71,8 @@ interface Plan {
   scaleSets: boolean;
   /** Machines of each cluster's worker pool. */
   workers: number;
+  /** `slipway up --controllers-in-worker`: the controllers on a worker thread. */
+  controllersInWorker: boolean;
 }
 
 function readPlan(argv: string[]): Plan {
@@ -102,6 +104,7 @@ function readPlan(argv: string[]): Plan {
     chart: value("chart") ?? `fleet-${Math.trunc(number("clusters", 100))}-running.svg`,
     scaleSets: argv.includes("--scale-sets"),
     workers: Math.trunc(number("workers", 3)),
+    controllersInWorker: argv.includes("--controllers-in-worker"),
   };
 }
 
@@ -363,7 +366,7 @@ async function main(): Promise<void> {
   const slipway = await startSlipway({
     dataDir,
     timeoutMs: 60_000,
-    args: ["--sim-endpoint", sim.url, "--sim-token", SIM_TOKEN, "--poll-interval", plan.pollInterval, ...storeArgs, ...(plan.cpuProfDir ? ["--shutdown-grace", "1s"] : [])],
+    args: ["--sim-endpoint", sim.url, "--sim-token", SIM_TOKEN, "--poll-interval", plan.pollInterval, ...storeArgs, ...(plan.cpuProfDir ? ["--shutdown-grace", "1s"] : []), ...(plan.controllersInWorker ? ["--controllers-in-worker"] : [])],
     env: {
       SLIPWAY_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
       ...(plan.cpuProfDir ? profiled(join(plan.cpuProfDir, "slipway-up.cpuprofile")) : {}),
@@ -591,7 +594,7 @@ async function main(): Promise<void> {
   });
   const output = [
     "",
-    `slipway fleet benchmark: ${n} clusters of 1 control-plane machine + ${plan.workers} workers${plan.scaleSets ? " (a pool on a scale set)" : ""}, sim cloud 'instant', ${plan.store === "etcd" ? "3-member etcd" : "SQLite"}, poll interval ${plan.pollInterval}`,
+    `slipway fleet benchmark: ${n} clusters of 1 control-plane machine + ${plan.workers} workers${plan.scaleSets ? " (a pool on a scale set)" : ""}, sim cloud 'instant', ${plan.store === "etcd" ? "3-member etcd" : "SQLite"}, poll interval ${plan.pollInterval}${plan.controllersInWorker ? ", controllers on a worker thread" : ""}`,
     formatMachine(machine),
     "",
     formatTable(rows),

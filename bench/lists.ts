@@ -88,7 +88,7 @@ async function inProcess(): Promise<void> {
 
 /** 10,000 ConfigMaps through `slipway up`'s HTTPS API, listed from this process. */
 async function overHttps(): Promise<void> {
-  const slipway = await startSlipway({ timeoutMs: 120_000 });
+  const slipway = await startSlipway({ timeoutMs: 120_000, args: argv.includes("--controllers-in-worker") ? ["--controllers-in-worker"] : [] });
   removeOnTeardown(slipway.dataDir);
   onTeardown(() => slipway.stop().then(() => undefined));
   const kubeconfig = parseKubeconfig(readFileSync(slipway.kubeconfig, "utf8"));

@@ -59,7 +59,9 @@ describe("provisioning clusters on the sim cloud", () => {
   const ok = (...args: string[]) => kubectlOk(kc, args);
   const apply = (text: string) => void kubectlOk(kc, ["apply", "-f", "-"], text);
   const cluster = (name: string): ClusterView => JSON.parse(ok("get", "cluster", name, "-o", "json")) as ClusterView;
-  const upArgs = () => ["--sim-endpoint", sim.url, "--sim-token", SIM_TOKEN, "--poll-interval", "200ms"];
+  // The controllers run on their worker thread here (the other end-to-end tests run them on the API
+  // server's event loop, the default): provisioning, restart and deletion through the object service's proxy.
+  const upArgs = () => ["--sim-endpoint", sim.url, "--sim-token", SIM_TOKEN, "--poll-interval", "200ms", "--controllers-in-worker"];
   const waitPhase = (name: string, phase: string, timeoutMs = 60_000) =>
     eventually(() => {
       const c = cluster(name);
@@ -106,6 +108,9 @@ describe("provisioning clusters on the sim cloud", () => {
     assert.match(listed, /^NAME\s+CLUSTER\s+DESIRED\s+REPLICAS\s+READY\s+AVAILABLE\s+UPDATED\s+PHASE\s+AGE$/m);
     for (const pool of ["east", "west"]) assert.match(listed, new RegExp(`quickstart-${pool}\\s+quickstart\\s+2\\s+2\\s+2\\s+2\\s+2\\s+Running`));
     assert.equal((listed.match(/machine\.slipway\.dev\/\S+\s+quickstart\s+\S+\s+Running/g) ?? []).length, 7);
+    // The controllers on their thread are ready, and their metrics are served with the API server's.
+    assert.match(ok("get", "--raw", "/readyz?verbose"), /\[\+\]controllers ok/);
+    assert.match(ok("get", "--raw", "/metrics"), /^slipway_reconcile_duration_seconds_count\{controller="cluster",outcome="success"\} [1-9]/m);
 
     const workload = workloadKubeconfig("quickstart");
     const nodes = kubectl(workload, ["get", "nodes", "--no-headers"]);

@@ -7,6 +7,8 @@ export class ApiMetrics {
   readonly latency: Histogram<"verb" | "resource">;
   readonly watches: Gauge<"resource">;
   readonly watchEvents: Counter<"resource">;
+  /** More metrics served with these, in the text format (a worker thread's registry). */
+  private readonly more: (() => Promise<string>)[] = [];
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     this.requests = new Counter({
@@ -35,5 +37,16 @@ export class ApiMetrics {
       registers: [this.registry],
     });
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Serves another registry's metrics (by its text, e.g. from another thread) with these. */
+  include(source: () => Promise<string>): void {
+    this.more.push(source);
+  }
+
+  /** Every metric, in the Prometheus text format. */
+  async text(): Promise<string> {
+    const parts = await Promise.all([this.registry.metrics(), ...this.more.map((source) => source().catch(() => ""))]);
+    return parts.filter(Boolean).map((part) => (part.endsWith("\n") ? part : `${part}\n`)).join("");
   }
 }

@@ -122,6 +122,12 @@ export interface ObjectWatch {
   progress(): number;
 }
 
+/**
+ * What controllers use of the object service: the service itself in process, or its proxy on a worker
+ * thread (`src/runtime/remote-objects.ts`).
+ */
+export type ObjectApi = Pick<ObjectService, "registry" | "get" | "tryGet" | "list" | "create" | "update" | "updateStatus" | "patch" | "delete" | "watch">;
+
 /** Written into the response of a write: the object plus warnings to pass on to the client. */
 export interface WriteResult {
   object: KubeObject;

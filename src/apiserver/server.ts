@@ -225,7 +225,7 @@ export function createApiServer(options: ApiServerOptions): FastifyInstance {
     if (mounted.path === "/metrics") {
       info.resource = "metrics";
       await authorize(mounted.ctx.objects.authorizer, { identity, verb: info.verb, path: mounted.path });
-      return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+      return reply.type(metrics.registry.contentType).send(await metrics.text());
     }
     if (PUBLIC_PATHS.has(mounted.path)) return mounted.path === "/version" ? (mounted.ctx.version ?? SERVER_VERSION) : reply.type("text/plain").send("ok");
     const body = await handleApiRequest(mounted.ctx, request, reply, mounted.path, info, identity);

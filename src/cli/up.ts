@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { startControlPlane } from "../controlplane/controlplane.ts";
 import type { StoreKind } from "../controlplane/stores.ts";
-import { createLogger } from "./logging.ts";
+import { createLogger } from "../controlplane/logger.ts";
 import { parseCount, parseDuration, parsePort, UsageError } from "./usage.ts";
 import { isProfileName } from "../simcloud/profiles.ts";
 import { defaultKubeconfigPath } from "./connect.ts";
@@ -54,6 +54,7 @@ export interface UpFlags {
   auditLog?: string;
   maxConnections: string;
   requestHeaderTimeout: string;
+  controllersInWorker?: boolean;
 }
 
 export function defaultDataDir(): string {
@@ -93,6 +94,7 @@ export function registerUpCommand(program: Command): void {
     .option("--orphan-dry-run", "report orphaned cloud resources (Events, metric) without deleting them")
     .option("--max-connections <n>", "connections the API server serves at once; one more is closed as it opens", "1024")
     .option("--request-header-timeout <duration>", "how long a client may take to finish its TLS handshake, and then to send a request's headers", "10s")
+    .option("--controllers-in-worker", "run the controllers on a worker thread, so that API requests do not wait behind reconciles")
     .action(async (flags: UpFlags) => {
       await runUp(flags);
     });
@@ -153,6 +155,7 @@ export async function runUp(flags: UpFlags): Promise<void> {
     auditLog: resolve(flags.auditLog ?? join(dataDir, "audit.log")),
     maxConnections: parseCount(flags.maxConnections, "--max-connections"),
     requestHeaderTimeoutMs: parseDuration(flags.requestHeaderTimeout, "--request-header-timeout"),
+    controllersInWorker: flags.controllersInWorker === true,
   });
   process.stdout.write(
     [

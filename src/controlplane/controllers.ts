@@ -3,7 +3,7 @@
 import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { Registry as MetricsRegistry } from "prom-client";
-import type { ObjectService } from "../apiserver/objects.ts";
+import type { ObjectApi } from "../apiserver/objects.ts";
 import { PkiWorkers } from "../bootstrap/pki-workers.ts";
 import { registerOperationController } from "../controllers/operation/controller.ts";
 import { registerClusterController } from "../controllers/cluster/controller.ts";
@@ -33,9 +33,9 @@ import { EtcdStore } from "../store/etcd.ts";
 import type { Store } from "../store/store.ts";
 
 export interface ControllersOptions {
-  objects: ObjectService;
+  objects: ObjectApi;
   /** The store the object service writes to (the etcd store underneath holds the shard leases). */
-  store: Store;
+  store?: Store;
   replica: string;
   log: Logger;
   metrics: MetricsRegistry;
@@ -57,6 +57,19 @@ export interface ControllersOptions {
   url?: string;
   /** Where realms are served (the control plane's URL) and the CA of its serving certificate. */
   realms?: { baseUrl: () => string; caPem: string };
+  /**
+   * Whether the API server answers on this event loop (default true): then controllers take new work
+   * only while the loop lags little. On a thread of their own they need not.
+   */
+  sharesLoopWithApi?: boolean;
+}
+
+/** The controllers as `slipway up` runs them, on its event loop or on a worker thread. */
+export interface RunningControllers {
+  /** Why they cannot work now, or undefined when they can (/readyz). */
+  unready(): string | undefined | Promise<string | undefined>;
+  /** Graceful: work in flight finishes (bounded), shards are handed back. */
+  stop(): Promise<void>;
 }
 
 /** The replica name `slipway up` uses unless told otherwise: host and port, unique on one machine. */
@@ -64,12 +77,12 @@ export function defaultReplicaName(port: number): string {
   return `${hostname()}:${port}`;
 }
 
-function etcdUnder(store: Store): EtcdStore | undefined {
+function etcdUnder(store: Store | undefined): EtcdStore | undefined {
   const inner = store instanceof EncryptedStore ? store.unwrap() : store;
   return inner instanceof EtcdStore ? inner : undefined;
 }
 
-export async function startControllers(options: ControllersOptions): Promise<{ manager: ControllerManager; stop(): Promise<void> }> {
+export async function startControllers(options: ControllersOptions): Promise<RunningControllers & { manager: ControllerManager }> {
   const etcd = etcdUnder(options.store);
   const log = options.log;
   const manager = new ControllerManager({
@@ -80,7 +93,7 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
     shutdownGraceMs: options.shutdownGraceMs,
     // The API server answers on the same event loop: controllers take new work only while it lags
     // less than this, so requests stay quick when a whole fleet is being built.
-    pacer: { maxLagMs: 15 },
+    pacer: options.sharesLoopWithApi === false ? undefined : { maxLagMs: 15 },
     coordinator: etcd
       ? (shards) =>
           new ShardLeases({
@@ -122,6 +135,7 @@ export async function startControllers(options: ControllersOptions): Promise<{ m
   await manager.start();
   return {
     manager,
+    unready: () => manager.unready(),
     stop: async () => {
       await manager.stop();
       workloads.close();

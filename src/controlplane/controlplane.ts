@@ -23,7 +23,8 @@ import { openStore, type StoreKind } from "./stores.ts";
 import { ensureCredentials, issueServingCertificate } from "./credentials.ts";
 import { Compactor } from "./compaction.ts";
 import { ensureDefaultNamespaces } from "./namespaces.ts";
-import { defaultReplicaName, startControllers, type ControllersOptions } from "./controllers.ts";
+import { defaultReplicaName, startControllers, type ControllersOptions, type RunningControllers } from "./controllers.ts";
+import { startControllersInWorker } from "./controller-worker.ts";
 import { clusterOperations } from "../controllers/cluster/operations.ts";
 import { installedProviders } from "../providers/index.ts";
 import { openSimCloud, type SimCloudOptions } from "./simcloud.ts";
@@ -77,6 +78,8 @@ export interface ControlPlaneOptions {
   maxConnections?: number;
   /** How long a client may take to finish its TLS handshake, and then to send a request's headers (default 10 s). */
   requestHeaderTimeoutMs?: number;
+  /** Run the controllers on a worker thread, apart from the API server's event loop (default: on it). */
+  controllersInWorker?: boolean;
 }
 
 export interface ControlPlane {
@@ -153,14 +156,14 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const authenticator = access.authenticator;
     let url = "";
     /** The controllers, once they run (the server answers before). */
-    const running: { controllers?: Awaited<ReturnType<typeof startControllers>> } = {};
+    const running: { controllers?: RunningControllers } = {};
     const readiness: HealthCheck[] = [
       // A read that goes to the store itself (etcd: a round trip to the cluster).
       withTimeout({ name: "store", check: async () => void (await store.revision()) }, 2000),
       {
         name: "controllers",
-        check: () => {
-          const why = running.controllers ? running.controllers.manager.unready() : "the controllers have not started";
+        check: async () => {
+          const why = running.controllers ? await running.controllers.unready() : "the controllers have not started";
           if (why) throw new ControllersUnreadyError(why);
         },
       },
@@ -209,22 +212,38 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const port = typeof address === "object" && address ? address.port : options.port;
     url = `https://${host}:${port}`;
     const replicaName = options.replicaName ?? defaultReplicaName(port);
-    const controllers = await startControllers({
-      objects,
-      store,
-      replica: replicaName,
-      log,
-      metrics: metrics.registry,
+    const timings = {
       shardLeaseTtlSeconds: options.shardLeaseTtlSeconds,
       shutdownGraceMs: options.shutdownGraceMs,
-      providers,
       pollMs: options.pollMs,
       leaseWarningMs: options.leaseWarningMs,
       resyncMs: options.resyncMs,
       sweeper: options.sweeper,
-      url,
-      realms: { baseUrl: () => url, caPem: credentials.ca.certPem },
-    });
+    };
+    const controllers = options.controllersInWorker
+      ? await startControllersInWorker({
+          ...timings,
+          objects,
+          replica: replicaName,
+          log,
+          metrics,
+          // The thread has its own providers: the embedded sim cloud is reached by its URL.
+          sim: { endpoint: sim.provider.endpoint, token: sim.provider.token, timeoutMs: sim.provider.timeoutMs },
+          etcdEndpoints: options.store === "etcd" ? options.etcdEndpoints : undefined,
+          url,
+          caPem: credentials.ca.certPem,
+        })
+      : await startControllers({
+          ...timings,
+          objects,
+          store,
+          replica: replicaName,
+          log,
+          metrics: metrics.registry,
+          providers,
+          url,
+          realms: { baseUrl: () => url, caPem: credentials.ca.certPem },
+        });
     // Stopped first: in-flight reconciles finish while the store is still open, and the shards are
     // handed over before this replica goes away.
     running.controllers = controllers;

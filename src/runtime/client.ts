@@ -10,7 +10,7 @@ import type {
   DeleteOptions,
   ListOptions,
   ObjectEvent,
-  ObjectService,
+  ObjectApi,
   ObjectWatch,
   RequestOptions,
   WatchOptions,
@@ -39,7 +39,7 @@ export interface ObjectListOf<T> {
 
 export class Client {
   constructor(
-    readonly objects: ObjectService,
+    readonly objects: ObjectApi,
     private readonly signal?: AbortSignal,
     /** Who the client acts as (default: the API server itself). */
     readonly context: RequestContext = SYSTEM_CONTEXT,
@@ -62,7 +62,7 @@ export class Client {
 
 export class KindClient<T extends KubeObject> {
   constructor(
-    private readonly objects: ObjectService,
+    private readonly objects: ObjectApi,
     readonly kind: KindDefinition,
     private readonly signal: AbortSignal | undefined,
     private readonly context: RequestContext = SYSTEM_CONTEXT,

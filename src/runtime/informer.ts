@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import type { KindDefinition } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { GoneError } from "../apiserver/errors.ts";
-import type { ObjectEvent, ObjectService, ObjectWatch } from "../apiserver/objects.ts";
+import type { ObjectEvent, ObjectApi, ObjectWatch } from "../apiserver/objects.ts";
 import { ObjectCache } from "./cache.ts";
 import { sleep, systemClock, type Clock } from "./clock.ts";
 import { objectKey } from "./keys.ts";
@@ -53,7 +53,7 @@ export class Informer<T extends KubeObject> {
   private cancelResync?: () => void;
 
   constructor(
-    private readonly objects: ObjectService,
+    private readonly objects: ObjectApi,
     readonly kind: KindDefinition<T>,
     options: InformerOptions,
   ) {
@@ -229,7 +229,7 @@ export class Informers {
   private running = false;
 
   constructor(
-    private readonly objects: ObjectService,
+    private readonly objects: ObjectApi,
     private readonly options: InformerOptions,
   ) {}
 

@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import type { Registry as MetricsRegistry } from "prom-client";
 import type { KindDefinition } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
-import type { ObjectService } from "../apiserver/objects.ts";
+import type { ObjectApi } from "../apiserver/objects.ts";
 import { Client, controllerContext } from "./client.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import { Controller, type ControllerOptions } from "./controller.ts";
@@ -17,7 +17,7 @@ import { LoopPacer, type LoopPacerOptions } from "./pacer.ts";
 import { ProcessShards, ShardSet, type ShardCoordinator } from "./shards.ts";
 
 export interface ControllerManagerOptions {
-  objects: ObjectService;
+  objects: ObjectApi;
   /** This replica's name: events' reportingInstance, shard lock holder. */
   replica: string;
   log: Logger;

@@ -41,7 +41,9 @@ process.on("exit", () => {
 export async function startSlipway(options: { dataDir?: string; port?: number; args?: string[]; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunningSlipway> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "slipway-e2e-"));
   const port = options.port ?? (await freePort());
-  const args = options.args ?? [];
+  // SLIPWAY_E2E_CONTROLLERS_IN_WORKER=1 runs every test's controllers on their worker thread.
+  const inWorker = process.env.SLIPWAY_E2E_CONTROLLERS_IN_WORKER === "1" ? ["--controllers-in-worker"] : [];
+  const args = [...(options.args ?? []), ...inWorker.filter((flag) => !options.args?.includes(flag))];
   // Tests run side by side: an embedded sim cloud takes a free port unless told otherwise.
   const simPort = args.includes("--sim-endpoint") || args.includes("--sim-port") ? [] : ["--sim-port", "0"];
   const child = spawn(process.execPath, [SLIPWAY_BIN, "up", "--data-dir", dataDir, "--port", String(port), ...simPort, ...args], {
