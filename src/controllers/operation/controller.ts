@@ -15,7 +15,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
 import { operationPhases, type OperationScope } from "./phases.ts";
-import { awaitsRecovery, isTerminal, operationProgressOnly, phaseEvent, recoveryEvent, type TargetObject } from "./status.ts";
+import { awaitsRecovery, isTerminal, phaseEvent, recoveryEvent, type TargetObject } from "./status.ts";
 
 export const OPERATION_CONTROLLER = "operation";
 export const OPERATION_COMPONENT = "slipway.dev/operation-controller";
@@ -56,8 +56,6 @@ export function registerOperationController(manager: ControllerManager, options:
     kind: operationKind,
     cache: operations.cache,
     phases: operationPhases,
-    // Its percentage and message follow the target's steps: at most one write a second while they follow each other.
-    progressOnly: operationProgressOnly,
     scope: (_ctx, base) => {
       const t = base.object.spec.target;
       const followed = targets.find((k) => k.apiVersion === t.apiVersion && k.kind === t.kind);

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { OperationObject } from "../../api/kinds.ts";
-import { applyVerdict, changeProgress, groupsOf, isTerminal, judge, judgeFailed, operationProgressOnly, phaseEvent, progressOf, type TargetObject, type TargetSpec, type TargetStatus } from "./status.ts";
+import { applyVerdict, changeProgress, groupsOf, isTerminal, judge, judgeFailed, phaseEvent, progressOf, type TargetObject, type TargetSpec, type TargetStatus } from "./status.ts";
 
 function operation(type: "Create" | "Update" | "Upgrade" | "Delete", generation?: number): OperationObject {
   return {
@@ -162,15 +162,5 @@ describe("applying a verdict", () => {
     assert.deepEqual(phaseEvent(op, "InProgress"), { type: "Normal", reason: "Started", message: "Create of Cluster demo started" });
     assert.deepEqual(phaseEvent(op, "Failed"), { type: "Warning", reason: "Failed", message: "Create of Cluster demo failed: QuotaExceeded: needs more vCPU" });
     assert.equal(phaseEvent(op, "Succeeded").reason, "Succeeded");
-  });
-});
-
-describe("progress-only changes of an operation's status", () => {
-  const status = { phase: "InProgress" as const, startTime: "2025-01-01T00:00:00Z", percentComplete: 20, message: "Cluster demo: Network east" };
-  it("are its percentage and message, nothing else", () => {
-    assert.equal(operationProgressOnly(status, { ...status, percentComplete: 40, message: "Cluster demo: Subnet east" }), true);
-    assert.equal(operationProgressOnly(status, { ...status, phase: "Succeeded", endTime: "2025-01-01T00:01:00Z" }), false);
-    assert.equal(operationProgressOnly(status, { ...status, machinesToChange: 3 }), false);
-    assert.equal(operationProgressOnly(undefined, status), false);
   });
 });

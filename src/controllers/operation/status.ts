@@ -244,12 +244,6 @@ export function applyVerdict(status: OperationStatus | undefined, verdict: Verdi
   return next;
 }
 
-/** Whether an operation's status changed in its progress only: its percentage and message (written at most once a second). */
-export function operationProgressOnly(written: OperationStatus | undefined, next: OperationStatus | undefined): boolean {
-  const rest = ({ percentComplete: _percent, message: _message, ...others }: OperationStatus = {}) => JSON.stringify(others);
-  return rest(written) === rest(next);
-}
-
 /** The Event recorded when an operation enters a phase. */
 export function phaseEvent(op: OperationObject, phase: OperationPhase): { type: EventType; reason: string; message: string } {
   const what = `${op.spec.type} of ${describeTarget(op)}`;
