@@ -156,6 +156,36 @@ describe("objectReconciler", () => {
     await assert.rejects(objectReconciler<ClusterObject>(options)(context("demo")), ConflictError);
   });
 
+  it("writes a status change that only reports progress at most once a second, the newest when the second is over", async () => {
+    const { clusters, informer, clock, context, cached } = await setup();
+    await clusters.create(cluster("demo"));
+    await cached("demo");
+    const next: { phase?: string; message?: string } = { phase: "Provisioning", message: "step 1" };
+    const reconcile = objectReconciler<ClusterObject>({
+      kind: clusterKind,
+      cache: informer.cache,
+      phases: [(_ctx, scope) => void Object.assign((scope.object.status ??= {}), next)],
+      progressOnly: (written, status) => written?.phase === status?.phase,
+    });
+    const revision = async () => (await clusters.get("default", "demo")).metadata.resourceVersion;
+    assert.deepEqual(await reconcile(context("demo")), {}, "the first status is written at once");
+    const first = await revision();
+    clock.advance(300);
+    next.message = "step 2";
+    assert.deepEqual(await reconcile(context("demo")), { requeueAfterMs: 700 }, "a progress change within the second waits for its end");
+    clock.advance(200);
+    next.message = "step 3";
+    assert.deepEqual(await reconcile(context("demo")), { requeueAfterMs: 500 });
+    assert.equal(await revision(), first, "nothing written meanwhile");
+    clock.advance(500);
+    assert.deepEqual(await reconcile(context("demo")), {});
+    assert.equal((await clusters.get("default", "demo")).status?.message, "step 3", "the newest progress, in one write");
+    clock.advance(100);
+    next.phase = "Running";
+    assert.deepEqual(await reconcile(context("demo")), {}, "any other change is written at once");
+    assert.equal((await clusters.get("default", "demo")).status?.phase, "Running");
+  });
+
   it("drops its own write once the cache holds something later", async () => {
     const { clusters, informer, context, cached } = await setup();
     await clusters.create(cluster("demo"));

@@ -54,6 +54,15 @@ export interface ObjectReconcilerOptions<T extends KubeObject, S extends Scope<T
    * recorded even if the shard is lost meanwhile: the replica taking over sees no change to report.
    */
   afterStatusWrite?: (ctx: ReconcileContext, scope: S, previous: T, written: T) => Promise<void> | void;
+  /**
+   * Whether a change of the status, from the one last written to the one about to be, only reports
+   * progress (a step's start, a count, a message). Such a change is written at most once per
+   * `progressIntervalMs` per object: until then the reconcile is queued again for when the interval
+   * ends, and that reconcile writes the newest status. Any other change is written at once.
+   */
+  progressOnly?: (written: T["status"], next: T["status"]) => boolean;
+  /** Default 1 s. */
+  progressIntervalMs?: number;
 }
 
 /** Merges phase results: the earliest requeue wins (and says whether it is an idle check). */
@@ -140,6 +149,23 @@ class OwnWrites<T extends KubeObject> {
   }
 }
 
+/** When each object's status was last written by this reconciler (a bounded map, oldest dropped first). */
+class LastWrites {
+  private readonly at = new Map<string, number>();
+
+  constructor(private readonly limit = 65_536) {}
+
+  get(key: string): number | undefined {
+    return this.at.get(key);
+  }
+
+  record(key: string, now: number): void {
+    this.at.delete(key);
+    this.at.set(key, now);
+    if (this.at.size > this.limit) this.at.delete(this.at.keys().next().value!);
+  }
+}
+
 /** The object was deleted while it was being reconciled: there is nothing left to write. */
 class ObjectGone extends Error {
   override readonly name = "ObjectGone";
@@ -158,6 +184,8 @@ async function ownWrite<R>(write: () => Promise<R>): Promise<R> {
 /** A Reconcile following the reconciler shape for objects of one kind. */
 export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scope<T>>(options: ObjectReconcilerOptions<T, S>): Reconcile {
   const own = new OwnWrites<T>();
+  const statusWrites = new LastWrites();
+  const progressIntervalMs = options.progressIntervalMs ?? 1000;
   const reconcile = async (ctx: ReconcileContext): Promise<Result> => {
     const cached = own.newest(ctx.key, options.cache.get(ctx.key));
     if (!cached) return {};
@@ -192,7 +220,10 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
     let removed = false;
     const at: { step?: string } = {};
 
-    const writeStatus = async (): Promise<void> => {
+    /** Until a progress-only status change may be written (ms), when it was held back. */
+    let heldBackMs: number | undefined;
+    /** `last`: the write before the finalizer goes, which nothing follows. */
+    const writeStatus = async (last = false): Promise<void> => {
       statusWritten = true;
       options.summarize?.(ctx, scope, failure);
       if (options.observedGeneration && (failure === undefined || failure instanceof InternalReconcileError)) {
@@ -200,8 +231,15 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
         working.status = { ...(statusOf(working) as object | undefined), observedGeneration: working.metadata.generation };
       }
       if (JSON.stringify(statusOf(scope.object)) === persistedJson(persisted).status) return;
+      const lastWrite = statusWrites.get(ctx.key);
+      const waitMs = lastWrite === undefined ? 0 : lastWrite + progressIntervalMs - ctx.clock.now();
+      if (!last && waitMs > 0 && options.progressOnly?.(persisted.status as T["status"], scope.object.status as T["status"])) {
+        heldBackMs = waitMs;
+        return;
+      }
       const previous = persisted;
       const written = await write(() => objects.updateStatus(scope.object));
+      statusWrites.record(ctx.key, ctx.clock.now());
       persisted = written;
       scope.object = copyOf(written);
       // The events of a status change that was written are due even if the shard is lost meanwhile.
@@ -215,7 +253,7 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
         const done = !run.halted && !result.requeue && result.requeueAfterMs === undefined;
         if (finalizer && done) {
           // The status goes first: removing the last finalizer removes the object.
-          await writeStatus();
+          await writeStatus(true);
           const next = JSON.parse(JSON.stringify(scope.object)) as T;
           next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f) => f !== finalizer);
           await ownWrite(() => objects.update(next));
@@ -236,7 +274,7 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
       }
     }
     if (failure !== undefined) throw failure;
-    return result;
+    return heldBackMs === undefined ? result : mergeResults(result, { requeueAfterMs: heldBackMs });
   };
   return async (ctx) => {
     try {

@@ -84,7 +84,7 @@ export const ensureInfrastructures: Phase<ClusterScope> = async (ctx, scope) => 
     const nodeCIDR = nodeCidrFor(cluster, taken);
     taken.push(nodeCIDR);
     // Children carry their controller's finalizer from the start: the controller need not write them to add it.
-    await createIfAbsent(() =>
+    const created = await createIfAbsent(() =>
       infras.create({
         apiVersion: SLIPWAY_API_VERSION,
         kind: "Infrastructure",
@@ -101,7 +101,8 @@ export const ensureInfrastructures: Phase<ClusterScope> = async (ctx, scope) => 
         },
       } as InfrastructureObject),
     );
-    await ctx.event(cluster, "Normal", "CreatingInfrastructure", `building network, security group, key pair${name === cluster.spec.controlPlane.connection ? " and API load balancer" : ""} in connection ${name} (${nodeCIDR})`);
+    // Said once, by the reconcile that made it (a later one may not see it in the cache yet).
+    if (created) await ctx.event(cluster, "Normal", "CreatingInfrastructure", `building network, security group, key pair${name === cluster.spec.controlPlane.connection ? " and API load balancer" : ""} in connection ${name} (${nodeCIDR})`);
   }
   // A connection no longer used keeps its infrastructure until its machines are gone.
   for (const infra of scope.infrastructures) {
@@ -219,8 +220,8 @@ export const ensureControlPlane: Phase<ClusterScope> = async (ctx, scope) => {
   while (taken.has(next)) next++;
   let name = names.controlPlaneMachine(cluster.metadata.name!, next);
   const create = async (init: boolean, reason: string, message: string) => {
-    await createIfAbsent(() => machines.create(controlPlaneMachine(cluster, next, init, target)));
-    await ctx.event(cluster, "Normal", reason, message);
+    const created = await createIfAbsent(() => machines.create(controlPlaneMachine(cluster, next, init, target)));
+    if (created) await ctx.event(cluster, "Normal", reason, message);
     taken.add(next);
     while (taken.has(next)) next++;
     name = names.controlPlaneMachine(cluster.metadata.name!, next);
@@ -419,7 +420,7 @@ export const ensureWorkerPools: Phase<ClusterScope> = async (ctx, scope) => {
       const metadata = { ...childMeta(cluster, name, { [LABEL_POOL]: worker.name, [LABEL_ROLE]: ROLE_WORKER }), annotations: { [ANNOTATION_DECLARED_REPLICAS]: String(spec.replicas) }, finalizers: [FINALIZER_MACHINE_POOL] };
       const created = await createIfAbsent(() => pools.create({ apiVersion: SLIPWAY_API_VERSION, kind: "MachinePool", metadata, spec } as MachinePoolObject));
       if (worker.scaleSet) await ensureScaleSetObjects(ctx.client, cluster, created ?? (await pools.get(cluster.metadata.namespace, name)), worker.scaleSet);
-      await ctx.event(cluster, "Normal", "CreatingWorkerPool", `pool ${worker.name}: ${spec.replicas} × ${spec.machineType} in connection ${spec.connection}`);
+      if (created) await ctx.event(cluster, "Normal", "CreatingWorkerPool", `pool ${worker.name}: ${spec.replicas} × ${spec.machineType} in connection ${spec.connection}`);
       continue;
     }
     if (worker.scaleSet && existing.spec.template && missesTemplateObject(existing)) await ensureScaleSetObjects(ctx.client, cluster, existing, worker.scaleSet);

@@ -21,7 +21,7 @@ import { clusterDeletePhases, clusterPhases } from "./phases.ts";
 import { RecentChecks } from "./recent-checks.ts";
 import type { ClusterDeps, ClusterMemory, ClusterScope, ClusterTiming } from "./scope.ts";
 import { clusterConnections } from "./preflight.ts";
-import { stepEvents, summarizeCluster } from "./status.ts";
+import { clusterProgressOnly, stepEvents, summarizeCluster } from "./status.ts";
 
 export const CLUSTER_COMPONENT = "slipway.dev/cluster-controller";
 
@@ -88,6 +88,8 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
     phases: clusterPhases,
     deletePhases: clusterDeletePhases,
     summarize: summarizeCluster,
+    // A step's start or end, a machine counted: at most one write a second while steps follow each other.
+    progressOnly: clusterProgressOnly,
     afterStatusWrite: async (ctx, _scope, previous, written) => {
       for (const e of stepEvents(previous.status?.steps, written.status?.steps)) await ctx.event(written, e.type, e.reason, e.message);
       const [was, is] = [previous.status?.version, written.status?.version];

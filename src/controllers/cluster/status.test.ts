@@ -10,7 +10,7 @@ import { poolMachine } from "../machinepool/phases.ts";
 import { KubeconfigTargets } from "./kubeconfig.ts";
 import { RecentChecks } from "./recent-checks.ts";
 import type { ClusterScope } from "./scope.ts";
-import { desiredWorkerMachines, journal, summarizeCluster, nodesOf } from "./status.ts";
+import { clusterProgressOnly, desiredWorkerMachines, journal, summarizeCluster, nodesOf } from "./status.ts";
 
 const ctx = reconcileContext();
 const T = "2025-01-01T00:00:00Z";
@@ -197,6 +197,39 @@ describe("cluster status", () => {
     assert.deepEqual([step()?.startedAt, step()?.finishedAt, step()?.outcome], [initialized, undefined, "Running"]);
     c.status!.conditions[1] = { type: "NetworkPluginInstalled", status: "True", reason: "PodsReady", lastTransitionTime: installed };
     assert.deepEqual([step()?.startedAt, step()?.finishedAt, step()?.outcome], [initialized, installed, "Succeeded"]);
+  });
+});
+
+describe("progress-only changes of a cluster's status", () => {
+  const at = "2025-01-01T00:00:00Z";
+  const status = (): NonNullable<ClusterObject["status"]> => ({
+    phase: "Provisioning",
+    conditions: [{ type: "Ready", status: "False", reason: "NotReady", message: "waiting for the control plane", lastTransitionTime: at }],
+    controlPlane: { desired: 1, ready: 0, updated: 0, replicas: 1 },
+    workers: { desired: 3, ready: 0, updated: 0, replicas: 0 },
+    steps: [{ name: "ControlPlane demo-cp-0", startedAt: at, outcome: "Running" }],
+  });
+  it("are a step started or ended, a machine counted, a message", () => {
+    const next = status();
+    next.workers = { desired: 3, ready: 1, updated: 1, replicas: 3 };
+    next.steps = [{ name: "ControlPlane demo-cp-0", startedAt: at, finishedAt: at, outcome: "Succeeded" }, { name: "Worker demo-w-0", startedAt: at, outcome: "Running" }];
+    next.conditions![0]!.message = "waiting for worker machines";
+    assert.equal(clusterProgressOnly(status(), next), true);
+  });
+  it("are not a phase, a condition's status or reason, a failed step, a remediation record", () => {
+    const changes: ((s: NonNullable<ClusterObject["status"]>) => void)[] = [
+      (s) => void (s.phase = "Running"),
+      (s) => void (s.conditions![0]!.reason = "Retrying"),
+      (s) => void s.conditions!.push({ type: "ControlPlaneInitialized", status: "True", reason: "Initialized", lastTransitionTime: at }),
+      (s) => void (s.steps = [{ name: "ControlPlane demo-cp-0", startedAt: at, finishedAt: at, outcome: "Failed", message: "boot failed" }]),
+      (s) => void (s.controlPlane = { ...s.controlPlane!, remediation: { replacedAt: [at] } as never }),
+      (s) => void (s.observedGeneration = 2),
+    ];
+    for (const change of changes) {
+      const next = status();
+      change(next);
+      assert.equal(clusterProgressOnly(status(), next), false, JSON.stringify(next));
+    }
   });
 });
 

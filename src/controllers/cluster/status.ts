@@ -276,6 +276,26 @@ export function journal(cluster: ClusterObject, scope: ClusterScope, now: string
 }
 
 /**
+ * What a cluster's status says beyond progress: all of it but the steps' starts and ends (a failed step
+ * counts), the machine counts, the nodes, the message, and the conditions' messages. The controllers
+ * act on all of that (conditions, phase, reason, the remediation record), never on progress.
+ */
+function beyondProgress(st: Status | undefined): string {
+  const { steps, controlPlane, workers: _workers, nodes: _nodes, message: _message, conditions, ...rest } = st ?? {};
+  return JSON.stringify({
+    ...rest,
+    remediation: controlPlane?.remediation,
+    failed: (steps ?? []).filter((s) => s.outcome === "Failed").map((s) => [s.name, s.message]),
+    conditions: (conditions ?? []).map((c) => [c.type, c.status, c.reason]),
+  });
+}
+
+/** Whether a cluster's status changed in its progress only (written at most once a second: runtime/reconciler.ts). */
+export function clusterProgressOnly(written: Status | undefined, next: Status | undefined): boolean {
+  return beyondProgress(written) === beyondProgress(next);
+}
+
+/**
  * Events for steps that failed between two journals. Steps that start or succeed are not events: the
  * journal (status.steps, `slipway timeline`) and the cluster's own events (CreatingInfrastructure,
  * InitializingControlPlane, NetworkPluginInstalled, ClusterRunning …) already say so, and an event is a

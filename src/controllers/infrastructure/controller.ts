@@ -17,7 +17,7 @@ import { unlessPaused } from "../contract.ts";
 import type { ProviderResolver } from "../providers.ts";
 import { crossCloudView, machineAddressesChanged } from "./crosscloud.ts";
 import { infrastructureDeletePhases, infrastructurePhases, type InfrastructureScope, type InfrastructureSettings } from "./phases.ts";
-import { statusEvents, summarizeInfrastructure } from "./status.ts";
+import { collapseRepeats, statusEvents, summarizeInfrastructure } from "./status.ts";
 
 export const INFRASTRUCTURE_CONTROLLER = "infrastructure";
 export const INFRASTRUCTURE_COMPONENT = "slipway.dev/infrastructure-controller";
@@ -93,7 +93,7 @@ export function registerInfrastructureController(
     deletePhases: infrastructureDeletePhases,
     summarize: summarizeInfrastructure,
     afterStatusWrite: async (ctx, scope, previous, written) => {
-      const events = [...scope.notices.splice(0), ...statusEvents(previous.status, written.status)];
+      const events = collapseRepeats([...scope.notices.splice(0), ...statusEvents(previous.status, written.status)]);
       for (const event of events) await ctx.event(written, event.type, event.reason, event.message);
     },
   });

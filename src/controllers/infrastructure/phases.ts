@@ -264,9 +264,13 @@ async function runStep<K extends InfrastructureResourceKind>(ctx: ReconcileConte
       purpose: step.purpose,
       spec: step.spec,
       creating: () => {
+        // A first create is no Event of its own: the cluster's CreatingInfrastructure names what is being
+        // built, and <Resource>Ready says when it is. A create after one that an earlier reconcile began
+        // (it failed, or left no resource) is; one of a resource lost once ready is <Resource>Lost.
+        const before = getCondition(scope.original.status?.conditions, RESOURCE_CONDITIONS[step.kind].condition);
+        if (before && before.status !== "True" && before.reason !== "Pending") notify(scope, "Normal", `Creating${title}`, `creating the ${noun} again (${before.reason ?? "not ready"})`);
         // From here on the resource is not ready, whatever the condition said before (it may have been lost).
         stepInProgress(status, step.kind, "Creating", `creating the ${noun}`, nowOf(ctx), deadlineMs);
-        notify(scope, "Normal", `Creating${title}`, `creating the ${noun}`);
       },
     });
     const { info } = found;
@@ -287,13 +291,17 @@ async function runStep<K extends InfrastructureResourceKind>(ctx: ReconcileConte
         return failed(`${noun} ${info.id} failed (${info.cloudState})`);
       case "deleting":
         return inProgress("Replacing", `${noun} ${info.id} is being deleted; a new one is made once it is gone`) ?? { state: "waiting", afterMs: settings.pollMs };
-      default:
+      default: {
+        // One this infrastructure made is Creating until ready, whichever reconcile looks (a change of the
+        // word alone would be one more status write, and say nothing new).
+        const creating = found.origin === "created" || getCondition(status.conditions, RESOURCE_CONDITIONS[step.kind].condition)?.reason === "Creating";
         return (
-          inProgress(found.origin === "created" ? "Creating" : "Provisioning", `waiting for ${noun} ${info.id} to be ready (${info.cloudState})`) ?? {
+          inProgress(creating ? "Creating" : "Provisioning", `waiting for ${noun} ${info.id} to be ready (${info.cloudState})`) ?? {
             state: "waiting",
             afterMs: settings.pollMs,
           }
         );
+      }
     }
   } catch (error) {
     if (permanent(error)) return failed(error.message);

@@ -7,6 +7,7 @@ import { InternalReconcileError } from "../../runtime/failures.ts";
 import {
   mayHaveCloudResources,
   readyForMachines,
+  collapseRepeats,
   statusEvents,
   stepFailed,
   stepInProgress,
@@ -151,6 +152,15 @@ describe("statusEvents", () => {
   it("announces the infrastructure Ready when its phase becomes Ready", () => {
     const events = statusEvents({ phase: "Provisioning" }, { phase: "Ready" });
     assert.deepEqual(events.map((e) => e.reason), ["InfrastructureReady"]);
+  });
+});
+
+describe("collapseRepeats", () => {
+  it("records an event said several times in one reconcile once, saying how many times", () => {
+    const creating = { type: "Normal" as const, reason: "CreatingSubnet", message: "creating the subnet" };
+    const network = { type: "Normal" as const, reason: "NetworkReady", message: "network net-1 is ready" };
+    assert.deepEqual(collapseRepeats([network, creating, creating, creating]), [network, { ...creating, message: "creating the subnet (×3)" }]);
+    assert.deepEqual(collapseRepeats([creating, { ...creating, type: "Warning" }]), [creating, { ...creating, type: "Warning" }]);
   });
 });
 

@@ -162,6 +162,21 @@ function conditionChanged(before: ConditionT | undefined, after: ConditionT): bo
   return !before || before.status !== after.status || before.reason !== after.reason;
 }
 
+/**
+ * The same event said several times in one reconcile (e.g. "creating the subnet", once per zone) is
+ * recorded once, with how many times: one Event instead of a new one and a rising count.
+ */
+export function collapseRepeats(events: readonly InfrastructureEvent[]): InfrastructureEvent[] {
+  const counted = new Map<string, { event: InfrastructureEvent; times: number }>();
+  for (const event of events) {
+    const key = [event.type, event.reason, event.message].join("\u0000");
+    const seen = counted.get(key);
+    if (seen) seen.times++;
+    else counted.set(key, { event, times: 1 });
+  }
+  return [...counted.values()].map(({ event, times }) => (times === 1 ? event : { ...event, message: `${event.message} (×${times})` }));
+}
+
 /** Events for what changed between two statuses: resources that became ready or failed, the phase. */
 export function statusEvents(previous: Status | undefined, written: Status | undefined): InfrastructureEvent[] {
   const events: InfrastructureEvent[] = [];

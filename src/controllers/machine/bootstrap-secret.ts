@@ -54,31 +54,66 @@ export async function storeBootstrapSecret(ctx: ReconcileContext, scope: Machine
   return secret.reference;
 }
 
-/** Deletes the machine's bootstrap secrets (found by its owner-uid tag); answers how many there were. */
-export async function deleteBootstrapSecrets(ctx: ReconcileContext, scope: MachineScope, why: string): Promise<number> {
+/** Deletes the machine's bootstrap secrets (found by its owner-uid tag); answers what went, one phrase each, or undefined without a secret store. */
+async function deleteSecrets(ctx: ReconcileContext, scope: MachineScope): Promise<string[] | undefined> {
   const store = await storeOf(scope);
-  if (!store) return 0;
-  const found = await store.findTagged({ [TAG_OWNER_UID]: scope.object.metadata.uid! });
-  for (const secret of found) {
+  if (!store) return undefined;
+  const deleted: string[] = [];
+  for (const secret of await store.findTagged({ [TAG_OWNER_UID]: scope.object.metadata.uid! })) {
     await store.delete(secret.id);
     ctx.log.info({ step: "deleteBootstrapSecret", secret: secret.id, reads: secret.reads }, "bootstrap secret deleted");
-    await ctx.event(scope.object, "Normal", REASONS.bootstrapSecretDeleted, `deleted bootstrap secret ${secret.name} (${secret.id}, read ${secret.reads} time(s)): ${why}`);
+    deleted.push(`bootstrap secret ${secret.name} (${secret.id}, read ${secret.reads} time(s))`);
   }
-  return found.length;
+  return deleted;
+}
+
+/** Deletes the machine's bootstrap secrets, with an Event for each; answers how many there were. */
+export async function deleteBootstrapSecrets(ctx: ReconcileContext, scope: MachineScope, why: string): Promise<number> {
+  const deleted = (await deleteSecrets(ctx, scope)) ?? [];
+  for (const secret of deleted) await ctx.event(scope.object, "Normal", REASONS.bootstrapSecretDeleted, `deleted ${secret}: ${why}`);
+  return deleted.length;
+}
+
+function secretGone(machine: MachineObject): boolean {
+  return getCondition(machine.status?.conditions, BOOTSTRAP_READY)?.reason === REASONS.bootstrapSecretDeleted;
+}
+
+function markSecretGone(ctx: ReconcileContext, machine: MachineObject, deleted: number): void {
+  const node = machine.status!.nodeName ?? machine.metadata.name;
+  const message = deleted > 0 ? `the bootstrap secret was deleted after node ${node} joined` : `node ${node} joined; no bootstrap secret is left in the cloud`;
+  setCondition(machine.status!, { type: BOOTSTRAP_READY, status: "True", reason: REASONS.bootstrapSecretDeleted, message }, nowTimestamp(new Date(ctx.clock.now())));
+}
+
+/**
+ * As the node turns Ready: deletes its bootstrap secret and answers what the node's NodeReady Event adds
+ * ("deleted its bootstrap secret …"), so one Event says both. Undefined when there was nothing to delete
+ * or it failed (removeJoinedBootstrapSecret then tries again, with an Event of its own).
+ */
+export async function deleteSecretOfReadyNode(ctx: ReconcileContext, scope: MachineScope): Promise<string | undefined> {
+  const machine = scope.object;
+  if (!machine.status?.bootstrapped || secretGone(machine)) return undefined;
+  try {
+    const deleted = await deleteSecrets(ctx, scope);
+    if (deleted === undefined) return undefined;
+    markSecretGone(ctx, machine, deleted.length);
+    return deleted.length > 0 ? `deleted its ${deleted.join(", ")}` : undefined;
+  } catch (error) {
+    ctx.log.info({ step: "deleteBootstrapSecret", err: (error as Error).message }, "bootstrap secret not deleted yet");
+    return undefined;
+  }
 }
 
 /**
  * Once the node joined and is Ready (the phase runs after observeNode, which halts until then), its
- * bootstrap secret goes, once: the BootstrapReady condition says it went.
+ * bootstrap secret goes, once: the BootstrapReady condition says it went. observeNode does it as the
+ * node turns Ready; this phase catches a deletion that failed then.
  */
 export const removeJoinedBootstrapSecret: Phase<MachineScope> = async (ctx, scope) => {
   const machine = scope.object;
-  if (!machine.status?.bootstrapped || getCondition(machine.status.conditions, BOOTSTRAP_READY)?.reason === REASONS.bootstrapSecretDeleted) return;
+  if (!machine.status?.bootstrapped || secretGone(machine)) return;
   if (!(await storeOf(scope))) return;
   const node = machine.status.nodeName ?? machine.metadata.name;
-  const deleted = await deleteBootstrapSecrets(ctx, scope, `node ${node} joined`);
-  const message = deleted > 0 ? `the bootstrap secret was deleted after node ${node} joined` : `node ${node} joined; no bootstrap secret is left in the cloud`;
-  setCondition(machine.status, { type: BOOTSTRAP_READY, status: "True", reason: REASONS.bootstrapSecretDeleted, message }, nowTimestamp(new Date(ctx.clock.now())));
+  markSecretGone(ctx, machine, await deleteBootstrapSecrets(ctx, scope, `node ${node} joined`));
 };
 
 /** Delete path: whatever bootstrap secret is left goes with the machine. */

@@ -109,8 +109,10 @@ describe("machine controller", () => {
       assert.deepEqual(await env.cloud.listSecrets(REGION, { tags: { [TAG_OWNER_UID]: m.metadata.uid! } }), [], `${m.metadata.name}'s bootstrap secret is deleted`);
       const bootstrap = m.status?.conditions?.find((c) => c.type === "BootstrapReady");
       assert.equal(bootstrap?.reason, "BootstrapSecretDeleted");
-      const deleted = (await eventsOf(env, m.metadata.name!)).find((e) => e.reason === "BootstrapSecretDeleted");
-      assert.match(deleted?.message ?? "", new RegExp(`^deleted bootstrap secret slipway/default/${m.metadata.name}-\\S+ \\(secret-[0-9a-f]{17}, read 1 time\\(s\\)\\): node ${m.metadata.name} joined$`));
+      // One Event says the node is Ready and its secret went.
+      const ready = (await eventsOf(env, m.metadata.name!)).filter((e) => e.reason === "NodeReady" || e.reason === "BootstrapSecretDeleted");
+      assert.deepEqual(ready.map((e) => e.reason), ["NodeReady"]);
+      assert.match(ready[0]?.message ?? "", new RegExp(`^node ${m.metadata.name} is Ready; deleted its bootstrap secret slipway/default/${m.metadata.name}-\\S+ \\(secret-[0-9a-f]{17}, read 1 time\\(s\\)\\)$`));
     }
 
     const reasons = (await eventsOf(env, "demo-w-0")).map((e) => e.reason);

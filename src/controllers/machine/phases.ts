@@ -26,7 +26,7 @@ import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts"
 import type { WorkloadClients } from "../workload.ts";
 import { renderUserData, type BootstrapSecretRef } from "../../bootstrap/cloudinit.ts";
 import { machineBootstrap } from "./bootstrap.ts";
-import { deleteBootstrapSecret, removeJoinedBootstrapSecret, storeBootstrapSecret } from "./bootstrap-secret.ts";
+import { deleteBootstrapSecret, deleteSecretOfReadyNode, removeJoinedBootstrapSecret, storeBootstrapSecret } from "./bootstrap-secret.ts";
 import { clusterIssuer } from "../realm/issuer.ts";
 import { hostEndpointsOf, leaveHostEndpoint, serveHostEndpoint } from "./endpoint.ts";
 import { ETCD_MEMBER_REMOVED, isEtcdRetryable, removeMember } from "./etcd.ts";
@@ -560,7 +560,11 @@ export const observeNode: Phase<MachineScope> = async (ctx, scope) => {
       if (nodeWatched(scope)) return waitWatched(ctx, scope, notReady);
       return wait(ctx, scope, notReady, networkAt);
     }
-    if (!status.nodeReady) await ctx.event(machine, "Normal", "NodeReady", `node ${node.metadata.name} is Ready`);
+    if (!status.nodeReady) {
+      // The bootstrap secret goes as the node turns Ready: one Event says both.
+      const secret = await deleteSecretOfReadyNode(ctx, scope);
+      await ctx.event(machine, "Normal", "NodeReady", `node ${node.metadata.name} is Ready${secret ? `; ${secret}` : ""}`);
+    }
     status.nodeReady = true;
     condition(ctx, scope, { type: NODE_READY, status: "True", reason: REASONS.nodeReady, message: `node ${node.metadata.name} is Ready` });
     // A healthy machine is looked at again now and then, behind the machines still on their way.
