@@ -373,6 +373,10 @@ async function main(): Promise<void> {
     },
   });
   onTeardown(() => stopGracefully(slipway.process, plan.cpuProfDir ? 120_000 : 10_000));
+  // slipway up ending with a failure, not by the teardown's SIGTERM, is said at once with its last output.
+  slipway.process.once("exit", (code) => {
+    if (code !== 0 && code !== null) progress(`slipway up exited with ${code}; its last output:\n${slipway.output().slice(-4000)}`);
+  });
 
   const kubeconfig = parseKubeconfig(readFileSync(slipway.kubeconfig, "utf8"));
   const endpoint: Endpoint = { server: kubeconfig.server, caCertPem: kubeconfig.caCertPem, token: kubeconfig.token };

@@ -131,6 +131,16 @@ export async function runUp(flags: UpFlags): Promise<void> {
   // its user's alone.
   process.umask(0o077);
   const logger = createLogger({ file: flags.logFile ?? join(dataDir, "slipway.log"), level: flags.logLevel });
+  // A fault nothing caught ends the process as before, but is written to the log first (and to stderr),
+  // so that what stopped it is on record.
+  const fatal = (what: string) => (error: unknown) => {
+    process.stderr.write(`slipway: ${what}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    logger.fatal({ err: error }, what);
+    logger.flush(() => process.exit(1));
+    setTimeout(() => process.exit(1), 2_000);
+  };
+  process.on("uncaughtException", fatal("uncaught exception"));
+  process.on("unhandledRejection", fatal("unhandled promise rejection"));
   const plane = await startControlPlane({
     dataDir,
     port: parsePort(flags.port, "--port"),
