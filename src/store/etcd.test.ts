@@ -42,6 +42,29 @@ describe("EtcdStore", () => {
     }
   });
 
+  it("lists a range larger than one gRPC message and than one page, whole and at one revision", async () => {
+    const store = await EtcdStore.connect(etcd.endpoints, { prefix: "/big-list" });
+    try {
+      // 2,500 keys of 2 kB: 5 MB, more than gRPC's default 4 MiB a message and than 1,000 keys a page.
+      const value = "x".repeat(2_000);
+      for (let start = 0; start < 2_500; start += 250) {
+        await Promise.all(Array.from({ length: 250 }, (_, i) => store.create(`/events/e-${String(start + i).padStart(5, "0")}`, value)));
+      }
+      const before = await store.revision();
+      const listed = await store.list("/events/");
+      assert.equal(listed.items.length, 2_500);
+      assert.equal(listed.more, false);
+      assert.equal(listed.revision, before);
+      assert.deepEqual(listed.items.slice(998, 1_002).map((kv) => kv.key), ["/events/e-00998", "/events/e-00999", "/events/e-01000", "/events/e-01001"]);
+      // A list at a revision is that revision's keys, also across its pages.
+      await store.create("/events/e-99999", value);
+      assert.equal((await store.list("/events/", { revision: before })).items.length, 2_500);
+      assert.equal((await store.list("/events/")).items.length, 2_501);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("learns of a compaction made by another client", async () => {
     const one = await EtcdStore.connect(etcd.endpoints);
     const other = await EtcdStore.connect(etcd.endpoints);

@@ -106,6 +106,8 @@ function sizeOf(kv: KeyValue): number {
 
 /** How long close() waits for etcd to acknowledge the cancellation of open watches. */
 const WATCH_CANCEL_WAIT_MS = 1_000;
+/** Keys per range request when a whole range is read. */
+const LIST_PAGE = 1_000;
 
 /** etcd refuses an empty key; the smallest key, "\0", starts the same range. */
 function rangeStart(prefix: Buffer): Buffer {
@@ -175,6 +177,9 @@ export class EtcdStore implements Store {
     const timeoutMs = options.requestTimeoutMs ?? 10_000;
     const client = new Etcd3({
       hosts: endpoints,
+      // A range's response may be larger than gRPC's default 4 MiB (lists are read in pages, but a page
+      // of large objects can still be); as Kubernetes' API server does, no limit on what is received.
+      grpcOptions: { "grpc.max_receive_message_length": 2 ** 31 - 1 },
       // Watches are long-lived streams; every other call gets a deadline.
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + timeoutMs }),
     });
@@ -225,6 +230,7 @@ export class EtcdStore implements Store {
     }
     const limit = options.limit && options.limit > 0 ? Math.trunc(options.limit) : 0;
     const revision = options.revision && options.revision > 0 ? options.revision : 0;
+    if (limit === 0) return this.listAll(start, rangeEnd(from), revision);
     const response = await this.range({ key: start, range_end: rangeEnd(from), limit, revision });
     return {
       items: response.kvs.map((kv) => this.toKeyValue(kv)),
@@ -233,6 +239,25 @@ export class EtcdStore implements Store {
       // etcd counts the whole range asked for, the page included.
       ...(response.more ? { remaining: Number(response.count) - response.kvs.length } : {}),
     };
+  }
+
+  /**
+   * A whole range, read in pages of LIST_PAGE keys at one revision (the first page's), so that no one
+   * response grows with the range (thousands of Events are megabytes) and the result is one snapshot.
+   */
+  private async listAll(start: Buffer, end: Buffer, revision: number): Promise<ListResult> {
+    const items: KeyValue[] = [];
+    let at = revision;
+    let key = start;
+    for (;;) {
+      const response = await this.range({ key, range_end: end, limit: LIST_PAGE, revision: at });
+      at ||= Number(response.header.revision);
+      for (const kv of response.kvs) items.push(this.toKeyValue(kv));
+      const last = response.kvs[response.kvs.length - 1];
+      if (!response.more || !last) break;
+      key = Buffer.concat([last.key, Buffer.from([0])]);
+    }
+    return { items, revision: at, more: false };
   }
 
   async count(prefix: string): Promise<number> {
