@@ -11,7 +11,7 @@
 //                          [--cpu-prof DIR [--cpu-prof-sim]] [--keep-store FILE] [--idle 60] [--chart FILE]
 //                          [--workers 3] [--scale-sets] [--controllers-in-worker]
 import { randomBytes } from "node:crypto";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -480,6 +480,11 @@ async function main(): Promise<void> {
   const writesBy = plan.store === "sqlite" ? writesByResource(dataDir, revisionBefore) : undefined;
   if (plan.keepStore && plan.store === "sqlite") {
     for (const file of readdirSync(dataDir).filter((f) => f.startsWith("state.db"))) copyFileSync(join(dataDir, file), plan.keepStore + file.slice("state.db".length));
+  }
+  // Beside the store, the logs of both processes until all were Running: what each saw, and when.
+  if (plan.keepStore) {
+    copyFileSync(join(dataDir, "slipway.log"), `${plan.keepStore}.slipway.log`);
+    writeFileSync(`${plan.keepStore}.sim.log`, sim.output());
   }
 
   // What provisioning showed, already now: the deletion of a large fleet takes a while.
