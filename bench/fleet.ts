@@ -28,6 +28,7 @@ import { PhaseWatch } from "./support/phase-watch.ts";
 import { onTeardown, removeOnTeardown, runBenchmark } from "./support/processes.ts";
 import { bucketDelta, histogramBuckets, histogramQuantile, parseMetrics, sumBy, sumOf, type Sample } from "./support/prometheus.ts";
 import { idleRows, measureIdleFleet, RunningTimeline, writeRunningChart, type IdleFigures } from "./support/fleet-idle.ts";
+import { fleetStages, stageRows } from "./support/fleet-stages.ts";
 import { writesByResource, writesRows } from "./support/store-writes.ts";
 import { describeMachine, fixed, formatMachine, formatTable } from "./support/report.ts";
 
@@ -478,6 +479,7 @@ async function main(): Promise<void> {
   const logBytes = sizeOf(join(dataDir, "slipway.log"));
   const writes = (await storeRevision()) - revisionBefore;
   const writesBy = plan.store === "sqlite" ? writesByResource(dataDir, revisionBefore) : undefined;
+  const stages = plan.store === "sqlite" ? fleetStages(dataDir) : undefined;
   if (plan.keepStore && plan.store === "sqlite") {
     for (const file of readdirSync(dataDir).filter((f) => f.startsWith("state.db"))) copyFileSync(join(dataDir, file), plan.keepStore + file.slice("state.db".length));
   }
@@ -609,6 +611,7 @@ async function main(): Promise<void> {
     formatTable(rows),
     "",
     ...(writesBy ? [formatTable(writesRows(writesBy, writes, n)), ""] : []),
+    ...(stages ? [formatTable(stageRows(stages)), ""] : []),
     formatTable([["reconciles until all Running", "outcome", "count", "per cluster", "seconds", "ms each"], ...reconcileRows]),
     "",
     ...(listRows ? [formatTable(listRows), `lists once all were Running, one at a time, ${LIST_ROUNDS} of each, client side (whole response read)`, ""] : []),
