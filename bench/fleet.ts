@@ -341,7 +341,8 @@ async function main(): Promise<void> {
   const savedNodeOptions = process.env.NODE_OPTIONS;
   const savedTarget = process.env.BENCH_CPU_PROFILE;
   if (plan.cpuProfDir && plan.cpuProfSim) Object.assign(process.env, profiled(join(plan.cpuProfDir, "sim-cloud.cpuprofile")));
-  const sim = await startSimCloud({ profile: "instant", seed: 1, state: join(root, "sim.db") });
+  // Its log is kept with the store (--keep-store): then at info, which says when each workload cluster was initialised.
+  const sim = await startSimCloud({ profile: "instant", seed: 1, state: join(root, "sim.db"), ...(plan.keepStore ? { args: ["--log-level", "info"] } : {}) });
   restoreEnv("NODE_OPTIONS", savedNodeOptions);
   restoreEnv("BENCH_CPU_PROFILE", savedTarget);
   onTeardown(() => stopGracefully(sim.process, 30_000));
