@@ -11,7 +11,7 @@
 //                          [--cpu-prof DIR [--cpu-prof-sim]] [--keep-store FILE] [--idle 60] [--chart FILE]
 //                          [--workers 3] [--scale-sets] [--controllers-in-worker]
 import { randomBytes } from "node:crypto";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -28,6 +28,7 @@ import { PhaseWatch } from "./support/phase-watch.ts";
 import { onTeardown, removeOnTeardown, runBenchmark } from "./support/processes.ts";
 import { bucketDelta, histogramBuckets, histogramQuantile, parseMetrics, sumBy, sumOf, type Sample } from "./support/prometheus.ts";
 import { idleRows, measureIdleFleet, RunningTimeline, writeRunningChart, type IdleFigures } from "./support/fleet-idle.ts";
+import { fleetStages, stageRows } from "./support/fleet-stages.ts";
 import { writesByResource, writesRows } from "./support/store-writes.ts";
 import { describeMachine, fixed, formatMachine, formatTable } from "./support/report.ts";
 
@@ -340,7 +341,8 @@ async function main(): Promise<void> {
   const savedNodeOptions = process.env.NODE_OPTIONS;
   const savedTarget = process.env.BENCH_CPU_PROFILE;
   if (plan.cpuProfDir && plan.cpuProfSim) Object.assign(process.env, profiled(join(plan.cpuProfDir, "sim-cloud.cpuprofile")));
-  const sim = await startSimCloud({ profile: "instant", seed: 1, state: join(root, "sim.db") });
+  // Its log is kept with the store (--keep-store): then at info, which says when each workload cluster was initialised.
+  const sim = await startSimCloud({ profile: "instant", seed: 1, state: join(root, "sim.db"), ...(plan.keepStore ? { args: ["--log-level", "info"] } : {}) });
   restoreEnv("NODE_OPTIONS", savedNodeOptions);
   restoreEnv("BENCH_CPU_PROFILE", savedTarget);
   onTeardown(() => stopGracefully(sim.process, 30_000));
@@ -478,8 +480,14 @@ async function main(): Promise<void> {
   const logBytes = sizeOf(join(dataDir, "slipway.log"));
   const writes = (await storeRevision()) - revisionBefore;
   const writesBy = plan.store === "sqlite" ? writesByResource(dataDir, revisionBefore) : undefined;
+  const stages = plan.store === "sqlite" ? fleetStages(dataDir) : undefined;
   if (plan.keepStore && plan.store === "sqlite") {
     for (const file of readdirSync(dataDir).filter((f) => f.startsWith("state.db"))) copyFileSync(join(dataDir, file), plan.keepStore + file.slice("state.db".length));
+  }
+  // Beside the store, the logs of both processes until all were Running: what each saw, and when.
+  if (plan.keepStore) {
+    copyFileSync(join(dataDir, "slipway.log"), `${plan.keepStore}.slipway.log`);
+    writeFileSync(`${plan.keepStore}.sim.log`, sim.output());
   }
 
   // What provisioning showed, already now: the deletion of a large fleet takes a while.
@@ -604,6 +612,7 @@ async function main(): Promise<void> {
     formatTable(rows),
     "",
     ...(writesBy ? [formatTable(writesRows(writesBy, writes, n)), ""] : []),
+    ...(stages ? [formatTable(stageRows(stages)), ""] : []),
     formatTable([["reconciles until all Running", "outcome", "count", "per cluster", "seconds", "ms each"], ...reconcileRows]),
     "",
     ...(listRows ? [formatTable(listRows), `lists once all were Running, one at a time, ${LIST_ROUNDS} of each, client side (whole response read)`, ""] : []),

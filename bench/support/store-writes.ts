@@ -13,25 +13,32 @@ export function resourceOfKey(key: string): string {
   return parts.length >= 4 ? parts.slice(0, parts.length - 2).join("/") : parts.slice(0, -1).join("/");
 }
 
-/** Writes after `afterRevision` by resource, most first, from the SQLite store in `dataDir`. */
-export function writesByResource(dataDir: string, afterRevision: number): Map<string, number> {
+/** Runs `read` on a read-only copy of the SQLite store in `dataDir` (the running server is not disturbed). */
+export function readStoreCopy<T>(dataDir: string, read: (db: Database.Database) => T): T {
   const copy = mkdtempSync(join(tmpdir(), "bench-store-"));
   try {
     for (const file of readdirSync(dataDir).filter((f) => f.startsWith("state.db"))) copyFileSync(join(dataDir, file), join(copy, file));
     const db = new Database(join(copy, "state.db"), { readonly: true });
     try {
-      const counts = new Map<string, number>();
-      for (const row of db.prepare("SELECT key FROM log WHERE rev > ?").iterate(afterRevision) as Iterable<{ key: string }>) {
-        const resource = resourceOfKey(row.key);
-        counts.set(resource, (counts.get(resource) ?? 0) + 1);
-      }
-      return new Map([...counts].sort((a, b) => b[1] - a[1]));
+      return read(db);
     } finally {
       db.close();
     }
   } finally {
     rmSync(copy, { recursive: true, force: true });
   }
+}
+
+/** Writes after `afterRevision` by resource, most first, from the SQLite store in `dataDir`. */
+export function writesByResource(dataDir: string, afterRevision: number): Map<string, number> {
+  return readStoreCopy(dataDir, (db) => {
+    const counts = new Map<string, number>();
+    for (const row of db.prepare("SELECT key FROM log WHERE rev > ?").iterate(afterRevision) as Iterable<{ key: string }>) {
+      const resource = resourceOfKey(row.key);
+      counts.set(resource, (counts.get(resource) ?? 0) + 1);
+    }
+    return new Map([...counts].sort((a, b) => b[1] - a[1]));
+  });
 }
 
 /** Rows of the report's table: writes by resource, per cluster, and those compacted away. */

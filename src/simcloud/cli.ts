@@ -41,6 +41,13 @@ function profileOption(value: string): ProfileName {
   return value;
 }
 
+const LOG_LEVELS = ["debug", "info", "warn", "error"];
+
+function logLevelOption(value: string): string {
+  if (!LOG_LEVELS.includes(value)) throw new InvalidArgumentError(`unknown log level "${value}" (${LOG_LEVELS.join(", ")})`);
+  return value;
+}
+
 /** Renders resources as an aligned table (KIND ID REGION STATE TAGS) or as JSON; kinds in their registration order. */
 export function renderResources(resources: ResourceView[], format: "table" | "json"): string {
   if (format === "json") {
@@ -88,6 +95,7 @@ interface ServeOptions {
   peer: string[];
   outsideNetwork: string[];
   publicRange?: string;
+  logLevel: string;
 }
 
 async function serve(options: ServeOptions, io: CliOutput): Promise<void> {
@@ -104,7 +112,7 @@ async function serve(options: ServeOptions, io: CliOutput): Promise<void> {
     ...(options.peer.length > 0 ? { peers: options.peer } : {}),
     ...(options.outsideNetwork.length > 0 ? { outside: options.outsideNetwork } : {}),
     ...(options.publicRange ? { publicRange: options.publicRange } : {}),
-    logger: pino({ level: "warn" }, pino.destination(2)),
+    logger: pino({ level: options.logLevel }, pino.destination(2)),
   });
   const workloads = server.workloadUrl ? `; workload clusters at ${server.workloadUrl}/clusters/<id>` : "";
   io.out(`sim-cloud ready at ${server.url} (profile ${options.profile}, seed ${options.seed}, time scale ${options.timeScale}, state ${options.state}${workloads})\n`);
@@ -155,6 +163,7 @@ export function registerSimCloudCommands(program: Command, io: CliOutput = proce
       [] as string[],
     )
     .option("--public-range <cidr>", "the range this cloud's public addresses come from (clouds on one public network need ranges of their own)")
+    .option("--log-level <level>", "what is logged on stderr: debug, info, warn or error", logLevelOption, "warn")
     .action(async (options: ServeOptions) => {
       try {
         await serve(options, io);

@@ -19,6 +19,8 @@ export interface RunningSimCloud {
   admin: SimCloudAdminClient;
   /** Every resource tagged with the cluster (namespace/name), terminated instances included. */
   resourcesOf(cluster: string): Promise<CloudResource[]>;
+  /** What the process printed so far (its log). */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -70,6 +72,7 @@ export async function startSimCloud(options: { profile?: string; seed?: number; 
     api,
     admin: new SimCloudAdminClient({ endpoint: url, token: SIM_ADMIN_TOKEN }),
     resourcesOf: async (cluster) => (await api.listResources()).filter((r) => r.tags["slipway.dev/cluster"] === cluster),
+    output: () => out,
     stop: async () => {
       if (child.exitCode !== null) return;
       child.kill("SIGTERM");

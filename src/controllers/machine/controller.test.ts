@@ -448,8 +448,9 @@ describe("machine controller, following the cloud's instance changes", () => {
   let controller: Controller<MachineObject>;
 
   before(async () => {
-    // Health checks an hour apart: only the cloud's feed of instance changes can bring a dead instance to light.
-    ({ env, fixture, controller } = await startMachineController({ pollMs: 20, healthCheckMs: 3_600_000, followedHealthCheckMs: 3_600_000 }));
+    // Health checks an hour apart where the instance and the node are both followed (a minute where only
+    // the instance is): only the cloud's feed of instance changes can bring a dead instance to light.
+    ({ env, fixture, controller } = await startMachineController({ pollMs: 20, healthCheckMs: 3_600_000, followedHealthCheckMs: 60_000, watchedHealthCheckMs: 3_600_000 }));
   });
 
   after(async () => {
@@ -463,7 +464,8 @@ describe("machine controller, following the cloud's instance changes", () => {
     await env.waitFor(machineKind, NAMESPACE, "demo-cp-0", (m) => m?.status?.bootstrapped === true, 20_000);
     await applyNetworkPlugin(env, fixture);
     const running = (await env.waitFor(machineKind, NAMESPACE, "demo-w-0", (m) => m?.status?.phase === "Running", 20_000))!;
-    // The controller is done with the machine: nothing is due for it within the next ten minutes.
+    // The controller is done with the machine: nothing is due for it within the next ten minutes (its
+    // node watched, the slowest safety net applies).
     await waitFor(() => controller.queue.quietFor(`${NAMESPACE}/demo-w-0`, 600_000), "the machine to be left alone", 10_000);
     const killedAt = Date.now();
     env.cloud.killInstance(running.status!.instanceId!, "the instance's host failed");

@@ -71,6 +71,12 @@ export interface MachineTimings {
    * (instance-watch.ts): only a safety net, for a node that goes away while its instance runs.
    */
   followedHealthCheckMs: number;
+  /**
+   * The same where, besides, the node's changes requeue the machine (one watch of its cluster's nodes,
+   * node-watch.ts, current): both ways a Running machine can break are followed, so the check only
+   * guards against a change that was never told.
+   */
+  watchedHealthCheckMs: number;
   /** The instance must run within this long of its creation. */
   bootDeadlineMs: number;
   /** The node must join within this long of the instance running. */
@@ -476,9 +482,10 @@ export const registerLoadBalancerTarget: Phase<MachineScope> = async (ctx, scope
   return paced(ctx, scope, LOAD_BALANCER_TARGET);
 };
 
-/** When a Running machine is checked again: rarely where its instance's changes requeue it. */
+/** When a Running machine is checked again: rarely where its instance's changes requeue it, more rarely where its node's do too. */
 function healthCheckDelay(scope: MachineScope): number {
-  return scope.instancesFollowed ? scope.timings.followedHealthCheckMs : scope.timings.healthCheckMs;
+  if (!scope.instancesFollowed) return scope.timings.healthCheckMs;
+  return nodeWatched(scope) ? scope.timings.watchedHealthCheckMs : scope.timings.followedHealthCheckMs;
 }
 
 /** What the workload API says of the machine's node: there, absent, or nothing (with why). */

@@ -20,6 +20,11 @@ import { hostOf, type ClusterRecord, type MachineRecord } from "./records.ts";
 export const DISCOVERY_TIMEOUT_MS = 5 * 60_000;
 /** How long kubeadm init retries API calls through the control-plane endpoint by default (timeouts.kubernetesAPICall). */
 export const API_CALL_TIMEOUT_MS = 60_000;
+/**
+ * How often kubeadm init tries an API call through the endpoint again (kubeadm's APICallRetryInterval,
+ * simulated ms): a change of what the endpoint leads to wakes it sooner, this catches any it missed.
+ */
+export const API_CALL_RETRY_MS = 500;
 /** How long `slipway-join-turn` holds the control plane's join Lease at most (simulated ms): a holder that hangs frees it then. */
 export const JOIN_LEASE_MS = 10 * 60_000;
 /** How often `slipway-join-turn` looks again while the turn is taken (simulated ms); the holder's join ending wakes it sooner. */
@@ -217,7 +222,8 @@ export class KubeadmSteps {
         return;
       }
       machine.lastError = error;
-      await this.emulator.schedule(machine, "upload", Math.min(retryAt ?? deadline, deadline) - this.emulator.now());
+      const again = retryAt ?? this.emulator.now() + this.emulator.scaled(API_CALL_RETRY_MS);
+      await this.emulator.schedule(machine, "upload", Math.min(again, deadline) - this.emulator.now());
       return;
     }
     await this.createCluster(machine, plan);
