@@ -123,6 +123,30 @@ describe("EtcdStore reads that may lag", () => {
     }
   });
 
+  it("answers an update with the key's create revision, whether or not it held the value written over", async () => {
+    const holding = await EtcdStore.connect(etcd.endpoints);
+    const holdingNone = await EtcdStore.connect(etcd.endpoints, { recentValueBytes: 0 });
+    try {
+      const created = await holding.create("/lag-create/a", "1");
+      const again = await holding.update("/lag-create/a", "2", created.modRevision);
+      assert.equal(again.createRevision, created.createRevision);
+      const other = await holdingNone.update("/lag-create/a", "3", again.modRevision);
+      assert.equal(other.createRevision, created.createRevision);
+      // Gone and made again by another client: the copy held is of the old key, and is refused.
+      await holdingNone.delete("/lag-create/a");
+      const remade = await holdingNone.create("/lag-create/a", "4");
+      const refused = await holding.update("/lag-create/a", "5", again.modRevision).catch((e: unknown) => e);
+      assert.ok(refused instanceof RevisionMismatchError);
+      assert.deepEqual(refused.current, remade);
+      const last = await holding.update("/lag-create/a", "6", remade.modRevision);
+      assert.equal(last.createRevision, remade.createRevision);
+      assert.deepEqual(await holdingNone.get("/lag-create/a"), last);
+    } finally {
+      await holding.close();
+      await holdingNone.close();
+    }
+  });
+
   it("keeps the values it watches current", async () => {
     const one = await EtcdStore.connect(etcd.endpoints);
     const other = await EtcdStore.connect(etcd.endpoints);
@@ -157,6 +181,35 @@ describe("EtcdStore reads that may lag", () => {
     assert.equal(recent.get("/k/aa")?.value, "1111", "a deletion before the value held leaves it");
     recent.deleted("/k/aa", 6);
     assert.equal(recent.get("/k/aa"), undefined);
+  });
+
+  it("keeps the values used again through any number of values written once", () => {
+    const size = 2 * (9 + 4) + 64; // keys of 9 characters, values of 4
+    const recent = new RecentValues(10 * size);
+    const kv = (key: string, modRevision: number): KeyValue => ({ key, value: "1111", createRevision: 1, modRevision });
+    let revision = 1;
+    // Objects written and then read and written again (a controller's status writes), among a stream of
+    // Events written once: with a plain least-recently-used order the Events would push them all out.
+    const hot = ["/k/o-0001", "/k/o-0002", "/k/o-0003", "/k/o-0004"];
+    for (const key of hot) recent.put(kv(key, revision++));
+    for (const key of hot) recent.put(kv(key, revision++));
+    for (let i = 0; i < 1_000; i++) recent.put(kv(`/k/e-${String(i).padStart(4, "0")}`, revision++));
+    for (const key of hot) assert.equal(recent.get(key)?.key, key, `${key} kept`);
+    assert.equal(recent.size, 10);
+    assert.equal(recent.get("/k/e-0000"), undefined, "an Event written once long ago is gone");
+    assert.ok(recent.get("/k/e-0999"), "the latest Event is held");
+    // A watched change of a key on probation leaves it there; a new key never enters through a watch.
+    recent.changed(kv("/k/e-0998", revision++));
+    recent.changed(kv("/k/n-0001", revision++));
+    assert.equal(recent.peek("/k/n-0001"), undefined);
+    // The protected keys are at most 80 % of the budget: eight of ten.
+    for (let i = 0; i < 20; i++) {
+      recent.put(kv(`/k/p-${String(i).padStart(4, "0")}`, revision++));
+      recent.get(`/k/p-${String(i).padStart(4, "0")}`);
+    }
+    assert.equal(recent.size, 10);
+    assert.equal(recent.get("/k/p-0019")?.key, "/k/p-0019");
+    assert.equal(recent.get("/k/o-0001"), undefined, "the least recently used of the kept went back on probation, and out");
   });
 });
 

@@ -45,59 +45,102 @@ export interface EtcdStoreOptions {
 
 /**
  * The newest value this client knows of each recently used key (from its writes, its reads and its
- * watches), least recently used first out, bounded by the bytes of keys and values. A value here may
- * be older than the key's latest write; it only answers reads that accept that.
+ * watches), bounded by the bytes of keys and values. A value here may be older than the key's latest
+ * write; it only answers reads that accept that.
+ *
+ * Two segments, least recently used first out of each: a key enters on probation and is kept (moves to
+ * the protected segment, at most PROTECTED_SHARE of the bytes) once it is used again — read, or written
+ * again. So keys written once and never read (Events) pass through probation and go first, and do not
+ * push out the objects that are read and written over and over, whatever the number of the first.
  */
 export class RecentValues {
-  private readonly values = new Map<string, KeyValue>();
+  private readonly probation = new Map<string, KeyValue>();
+  private readonly kept = new Map<string, KeyValue>();
   private bytes = 0;
+  private keptBytes = 0;
 
   constructor(private readonly limit: number) {}
 
   get(key: string): KeyValue | undefined {
-    const kv = this.values.get(key);
-    if (kv) {
-      this.values.delete(key);
-      this.values.set(key, kv);
-    }
+    const kv = this.peek(key);
+    if (kv) this.keep(kv);
     return kv;
   }
 
-  /** Keeps `kv` unless a later value of the key is held. */
-  put(kv: KeyValue): void {
-    const held = this.values.get(kv.key);
-    if (held && held.modRevision > kv.modRevision) return;
-    if (held) this.drop(held);
-    const size = sizeOf(kv);
-    if (size > this.limit) return;
-    this.values.set(kv.key, Object.freeze({ ...kv }));
-    this.bytes += size;
-    for (const oldest of this.values.values()) {
-      if (this.bytes <= this.limit) break;
-      this.drop(oldest);
-    }
+  /** The value held, without counting as a use. */
+  peek(key: string): KeyValue | undefined {
+    return this.kept.get(key) ?? this.probation.get(key);
   }
 
-  /** A watched change: updates a key already held, never adds one. */
+  /** Keeps `kv` unless a later value of the key is held; a key held already counts as used again. */
+  put(kv: KeyValue): void {
+    const held = this.peek(kv.key);
+    if (held && held.modRevision > kv.modRevision) return;
+    if (held) this.drop(held);
+    if (sizeOf(kv) > this.limit) return;
+    const copy = Object.freeze({ ...kv });
+    if (held) this.keep(copy);
+    else this.add(this.probation, copy);
+    this.evict();
+  }
+
+  /** A watched change: updates a key already held (in the segment it is in), never adds one. */
   changed(kv: KeyValue): void {
-    if (this.values.has(kv.key)) this.put(kv);
+    const held = this.peek(kv.key);
+    if (!held || held.modRevision > kv.modRevision) return;
+    const segment = this.kept.has(kv.key) ? this.kept : this.probation;
+    this.drop(held);
+    if (sizeOf(kv) > this.limit) return;
+    this.add(segment, Object.freeze({ ...kv }));
+    this.evict();
   }
 
   /** The key was deleted at `revision` (forgotten whatever it held when the revision is unknown). */
   deleted(key: string, revision = Number.POSITIVE_INFINITY): void {
-    const held = this.values.get(key);
+    const held = this.peek(key);
     if (held && held.modRevision < revision) this.drop(held);
   }
 
   get size(): number {
-    return this.values.size;
+    return this.probation.size + this.kept.size;
+  }
+
+  /** Moves `kv` (held or just dropped) to the most recently used end of the protected segment. */
+  private keep(kv: KeyValue): void {
+    if (this.peek(kv.key)) this.drop(kv);
+    this.add(this.kept, kv);
+    // The protected segment's least recently used go back on probation, as the most recent there.
+    for (const oldest of this.kept.values()) {
+      if (this.keptBytes <= this.limit * PROTECTED_SHARE) break;
+      this.drop(oldest);
+      this.add(this.probation, oldest);
+    }
+  }
+
+  private add(segment: Map<string, KeyValue>, kv: KeyValue): void {
+    segment.set(kv.key, kv);
+    this.bytes += sizeOf(kv);
+    if (segment === this.kept) this.keptBytes += sizeOf(kv);
   }
 
   private drop(kv: KeyValue): void {
-    this.values.delete(kv.key);
+    if (this.kept.delete(kv.key)) this.keptBytes -= sizeOf(kv);
+    else if (!this.probation.delete(kv.key)) return;
     this.bytes -= sizeOf(kv);
   }
+
+  private evict(): void {
+    for (const segment of [this.probation, this.kept]) {
+      for (const oldest of segment.values()) {
+        if (this.bytes <= this.limit) return;
+        this.drop(oldest);
+      }
+    }
+  }
 }
+
+/** The share of RecentValues' bytes that keys used more than once may take. */
+const PROTECTED_SHARE = 0.8;
 
 /** About what a value held in RecentValues costs. */
 function sizeOf(kv: KeyValue): number {
@@ -284,24 +327,26 @@ export class EtcdStore implements Store {
 
   async update(key: string, value: string, expectedModRevision: number): Promise<KeyValue> {
     const full = this.fullKey(key);
+    // A write that succeeds replaces exactly the value at `expectedModRevision`, so a copy of that value
+    // gives the create revision; without one, the transaction reads the key back (without its value).
+    const held = this.recent.peek(key);
+    const knownCreateRevision = held?.modRevision === expectedModRevision ? held.createRevision : undefined;
+    const put = { request_put: { key: full, value: Buffer.from(value, "utf8") } };
     const response = await this.call(() =>
       this.client.kv.txn({
         compare: [
           { key: full, target: "Create", result: "Greater", create_revision: 0 },
           { key: full, target: "Mod", result: "Equal", mod_revision: expectedModRevision },
         ],
-        // Reading the key back (without its value) inside the transaction gives its create revision.
-        success: [
-          { request_put: { key: full, value: Buffer.from(value, "utf8") } },
-          { request_range: { key: full, keys_only: true } },
-        ],
+        success: knownCreateRevision === undefined ? [put, { request_range: { key: full, keys_only: true } }] : [put],
         failure: [{ request_range: { key: full } }],
       }),
     );
     if (!response.succeeded) this.refused(key, response.responses[0]?.response_range?.kvs[0]);
     const written = response.responses[1]?.response_range?.kvs[0];
     const revision = Number(response.header.revision);
-    const updated = { key, value, createRevision: written ? Number(written.create_revision) : revision, modRevision: revision };
+    const createRevision = knownCreateRevision ?? (written ? Number(written.create_revision) : revision);
+    const updated = { key, value, createRevision, modRevision: revision };
     this.recent.put(updated);
     return updated;
   }
