@@ -39,7 +39,11 @@ export interface EtcdStoreOptions {
   prefix?: string;
   /** Deadline of one request (default 10 s). */
   requestTimeoutMs?: number;
-  /** Bytes of recent values kept to answer reads that may lag (default 32 MiB; 0 keeps none). */
+  /**
+   * Bytes of recent values kept to answer reads that may lag, counted as two a character (default
+   * 96 MiB, about half that in memory for ASCII values; 0 keeps none). The objects a controller writes
+   * again and again take about 55 kB a cluster being made, so the default holds those of ~1,400 at once.
+   */
   recentValueBytes?: number;
 }
 
@@ -226,7 +230,7 @@ export class EtcdStore implements Store {
       // Watches are long-lived streams; every other call gets a deadline.
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + timeoutMs }),
     });
-    const store = new EtcdStore(client, options.prefix ?? "", options.recentValueBytes ?? 32 * 2 ** 20);
+    const store = new EtcdStore(client, options.prefix ?? "", options.recentValueBytes ?? 96 * 2 ** 20);
     try {
       await store.revision();
     } catch (error) {
