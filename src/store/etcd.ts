@@ -5,6 +5,8 @@
 // Every write is one round trip (one transaction). Reads that may lag (`mayLag`, the read before a
 // conditional write) are answered from the values this client last wrote, read or watched, else by a
 // serializable read of one member, instead of a linearizable read, which costs the leader a quorum round.
+// Reads of the latest value asked for in one turn of the event loop share one request (a read-only
+// transaction).
 import {
   Etcd3,
   GRPCOutOfRangeError,
@@ -153,6 +155,8 @@ function sizeOf(kv: KeyValue): number {
 
 /** How long close() waits for etcd to acknowledge the cancellation of open watches. */
 const WATCH_CANCEL_WAIT_MS = 1_000;
+/** Reads in one transaction; etcd takes at most 128 operations a transaction by default (--max-txn-ops). */
+const MAX_TXN_READS = 128;
 /** Keys per range request when a whole range is read. */
 const LIST_PAGE = 1_000;
 
@@ -194,6 +198,12 @@ function watchStart(afterRevision: number): number {
   return Math.max(1, afterRevision);
 }
 
+interface PendingRead {
+  key: Buffer;
+  resolve: (kv: IKeyValue | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
 interface EtcdWatch {
   channel: WatchChannel;
   watcher: Watcher;
@@ -210,6 +220,8 @@ export class EtcdStore implements Store {
   private readonly cancellations = new Set<Promise<void>>();
   private readonly keyPrefix: Buffer;
   private readonly recent: RecentValues;
+  /** Reads of the latest value asked for in this turn of the event loop, sent together after it. */
+  private pendingReads: PendingRead[] | undefined;
 
   private constructor(
     private readonly client: Etcd3,
@@ -257,8 +269,7 @@ export class EtcdStore implements Store {
       const recent = this.recent.get(key);
       if (recent) return recent;
     }
-    const response = await this.range({ key: this.fullKey(key), ...(options.mayLag ? { serializable: true } : {}) });
-    const kv = response.kvs[0];
+    const kv = options.mayLag ? (await this.range({ key: this.fullKey(key), serializable: true })).kvs[0] : await this.readLatest(this.fullKey(key));
     if (!kv) {
       if (!options.mayLag) this.recent.deleted(key);
       return undefined;
@@ -266,6 +277,41 @@ export class EtcdStore implements Store {
     const read = this.toKeyValue(kv);
     this.recent.put(read);
     return read;
+  }
+
+  /**
+   * The latest value of a key. The reads asked for in one turn of the event loop go to etcd together, as
+   * one read-only transaction (linearizable as a range is, one revision for all): each was asked for
+   * before the request left and is answered after it came back, so it sees every write that ended first.
+   */
+  private readLatest(key: Buffer): Promise<IKeyValue | undefined> {
+    this.assertOpen();
+    return new Promise((resolve, reject) => {
+      if (!this.pendingReads) {
+        this.pendingReads = [];
+        setImmediate(() => this.sendReads());
+      }
+      this.pendingReads.push({ key, resolve, reject });
+    });
+  }
+
+  private sendReads(): void {
+    const reads = this.pendingReads ?? [];
+    this.pendingReads = undefined;
+    for (let start = 0; start < reads.length; start += MAX_TXN_READS) void this.sendReadBatch(reads.slice(start, start + MAX_TXN_READS));
+  }
+
+  private async sendReadBatch(batch: PendingRead[]): Promise<void> {
+    try {
+      if (batch.length === 1) {
+        batch[0]!.resolve((await this.range({ key: batch[0]!.key })).kvs[0]);
+        return;
+      }
+      const response = await this.call(() => this.client.kv.txn({ compare: [], success: batch.map((read) => ({ request_range: { key: read.key } })), failure: [] }));
+      batch.forEach((read, i) => read.resolve(response.responses[i]?.response_range?.kvs[0]));
+    } catch (error) {
+      for (const read of batch) read.reject(error);
+    }
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
