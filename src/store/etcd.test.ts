@@ -1,6 +1,6 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { startEtcd } from "../../test/support/etcd.ts";
+import { etcdRequests, startEtcd } from "../../test/support/etcd.ts";
 import { recordWatch, runStoreConformance } from "./conformance.ts";
 import { EtcdStore, RecentValues } from "./etcd.ts";
 import { CompactedError, KeyExistsError, KeyNotFoundError, RevisionMismatchError, StoreClosedError, type KeyValue } from "./store.ts";
@@ -213,14 +213,6 @@ describe("EtcdStore reads that may lag", () => {
   });
 });
 
-/** Requests the etcd member answered, by gRPC method (from its /metrics). */
-async function requests(cluster: typeof etcd): Promise<Record<string, number>> {
-  const text = await (await fetch(`${cluster.endpoints[0]}/metrics`)).text();
-  const counts: Record<string, number> = {};
-  for (const match of text.matchAll(/^grpc_server_handled_total\{[^}]*grpc_method="(\w+)"[^}]*\} (\d+)/gm)) counts[match[1]!] = (counts[match[1]!] ?? 0) + Number(match[2]);
-  return counts;
-}
-
 describe("EtcdStore reads of the latest write", () => {
   it("sends the reads asked for together as one request, each answered with its own key's latest write", async () => {
     const one = await EtcdStore.connect(etcd.endpoints, { prefix: "/together" });
@@ -229,9 +221,9 @@ describe("EtcdStore reads of the latest write", () => {
       const written = await Promise.all(Array.from({ length: 300 }, (_, i) => one.create(`/k/${String(i).padStart(3, "0")}`, `v${i}`)));
       // Changed by another client since: each read must see that write, not what `one` holds.
       const changed = await other.update("/k/007", "changed", written[7]!.modRevision);
-      const start = await requests(etcd);
+      const start = await etcdRequests(etcd);
       const read = await Promise.all([...written.map((kv) => one.get(kv.key)), one.get("/k/missing")]);
-      const end = await requests(etcd);
+      const end = await etcdRequests(etcd);
       assert.deepEqual(read.slice(0, 300), written.map((kv, i) => (i === 7 ? changed : kv)));
       assert.equal(read[300], undefined);
       // 301 reads: three transactions of at most 128 reads (etcd's limit a transaction), no range.
