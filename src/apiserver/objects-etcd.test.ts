@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { defaultRegistry } from "../api/kinds.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { EtcdStore } from "../store/etcd.ts";
-import { startEtcd, type EtcdCluster } from "../../test/support/etcd.ts";
+import { etcdRequests, startEtcd, type EtcdCluster } from "../../test/support/etcd.ts";
 import { ConflictError } from "./errors.ts";
 import { ObjectService } from "./objects.ts";
 
@@ -17,14 +17,6 @@ const namespaces = registry.byKind("v1", "Namespace")!;
 
 function connection(name: string): Record<string, unknown> {
   return { apiVersion: "slipway.dev/v1alpha1", kind: "Connection", metadata: { name, labels: { tier: "one" } }, spec: { provider: "sim", region: "sim-east-1" } };
-}
-
-/** Requests the etcd member answered, by gRPC method (from its /metrics). */
-async function requests(etcd: EtcdCluster): Promise<Record<string, number>> {
-  const text = await (await fetch(`${etcd.endpoints[0]}/metrics`)).text();
-  const counts: Record<string, number> = {};
-  for (const match of text.matchAll(/^grpc_server_handled_total\{[^}]*grpc_method="(\w+)"[^}]*\} (\d+)/gm)) counts[match[1]!] = (counts[match[1]!] ?? 0) + Number(match[2]);
-  return counts;
 }
 
 const labelsOf = (object: KubeObject) => object.metadata.labels;
@@ -104,9 +96,9 @@ describe("ObjectService on etcd, with reads before writes that may lag", () => {
 
   it("writes the status of an object it wrote last with one request to etcd", async () => {
     await a.create(connections, "default", connection("one-trip"));
-    const start = await requests(etcd);
+    const start = await etcdRequests(etcd);
     for (let i = 0; i < 5; i++) await a.patch(connections, "default", "one-trip", "merge", { metadata: { labels: { round: String(i) } } });
-    const end = await requests(etcd);
+    const end = await etcdRequests(etcd);
     assert.deepEqual({ Range: end.Range! - start.Range!, Txn: end.Txn! - start.Txn! }, { Range: 0, Txn: 5 });
   });
 });

@@ -1,9 +1,9 @@
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { startEtcd } from "../../test/support/etcd.ts";
+import { etcdRequests, startEtcd } from "../../test/support/etcd.ts";
 import { recordWatch, runStoreConformance } from "./conformance.ts";
 import { EtcdStore, RecentValues } from "./etcd.ts";
-import { CompactedError, KeyExistsError, KeyNotFoundError, RevisionMismatchError, type KeyValue } from "./store.ts";
+import { CompactedError, KeyExistsError, KeyNotFoundError, RevisionMismatchError, StoreClosedError, type KeyValue } from "./store.ts";
 
 const etcd = await startEtcd();
 after(() => etcd.stop());
@@ -123,6 +123,30 @@ describe("EtcdStore reads that may lag", () => {
     }
   });
 
+  it("answers an update with the key's create revision, whether or not it held the value written over", async () => {
+    const holding = await EtcdStore.connect(etcd.endpoints);
+    const holdingNone = await EtcdStore.connect(etcd.endpoints, { recentValueBytes: 0 });
+    try {
+      const created = await holding.create("/lag-create/a", "1");
+      const again = await holding.update("/lag-create/a", "2", created.modRevision);
+      assert.equal(again.createRevision, created.createRevision);
+      const other = await holdingNone.update("/lag-create/a", "3", again.modRevision);
+      assert.equal(other.createRevision, created.createRevision);
+      // Gone and made again by another client: the copy held is of the old key, and is refused.
+      await holdingNone.delete("/lag-create/a");
+      const remade = await holdingNone.create("/lag-create/a", "4");
+      const refused = await holding.update("/lag-create/a", "5", again.modRevision).catch((e: unknown) => e);
+      assert.ok(refused instanceof RevisionMismatchError);
+      assert.deepEqual(refused.current, remade);
+      const last = await holding.update("/lag-create/a", "6", remade.modRevision);
+      assert.equal(last.createRevision, remade.createRevision);
+      assert.deepEqual(await holdingNone.get("/lag-create/a"), last);
+    } finally {
+      await holding.close();
+      await holdingNone.close();
+    }
+  });
+
   it("keeps the values it watches current", async () => {
     const one = await EtcdStore.connect(etcd.endpoints);
     const other = await EtcdStore.connect(etcd.endpoints);
@@ -157,6 +181,63 @@ describe("EtcdStore reads that may lag", () => {
     assert.equal(recent.get("/k/aa")?.value, "1111", "a deletion before the value held leaves it");
     recent.deleted("/k/aa", 6);
     assert.equal(recent.get("/k/aa"), undefined);
+  });
+
+  it("keeps the values used again through any number of values written once", () => {
+    const size = 2 * (9 + 4) + 64; // keys of 9 characters, values of 4
+    const recent = new RecentValues(10 * size);
+    const kv = (key: string, modRevision: number): KeyValue => ({ key, value: "1111", createRevision: 1, modRevision });
+    let revision = 1;
+    // Objects written and then read and written again (a controller's status writes), among a stream of
+    // Events written once: with a plain least-recently-used order the Events would push them all out.
+    const hot = ["/k/o-0001", "/k/o-0002", "/k/o-0003", "/k/o-0004"];
+    for (const key of hot) recent.put(kv(key, revision++));
+    for (const key of hot) recent.put(kv(key, revision++));
+    for (let i = 0; i < 1_000; i++) recent.put(kv(`/k/e-${String(i).padStart(4, "0")}`, revision++));
+    for (const key of hot) assert.equal(recent.get(key)?.key, key, `${key} kept`);
+    assert.equal(recent.size, 10);
+    assert.equal(recent.get("/k/e-0000"), undefined, "an Event written once long ago is gone");
+    assert.ok(recent.get("/k/e-0999"), "the latest Event is held");
+    // A watched change of a key on probation leaves it there; a new key never enters through a watch.
+    recent.changed(kv("/k/e-0998", revision++));
+    recent.changed(kv("/k/n-0001", revision++));
+    assert.equal(recent.peek("/k/n-0001"), undefined);
+    // The protected keys are at most 80 % of the budget: eight of ten.
+    for (let i = 0; i < 20; i++) {
+      recent.put(kv(`/k/p-${String(i).padStart(4, "0")}`, revision++));
+      recent.get(`/k/p-${String(i).padStart(4, "0")}`);
+    }
+    assert.equal(recent.size, 10);
+    assert.equal(recent.get("/k/p-0019")?.key, "/k/p-0019");
+    assert.equal(recent.get("/k/o-0001"), undefined, "the least recently used of the kept went back on probation, and out");
+  });
+});
+
+describe("EtcdStore reads of the latest write", () => {
+  it("sends the reads asked for together as one request, each answered with its own key's latest write", async () => {
+    const one = await EtcdStore.connect(etcd.endpoints, { prefix: "/together" });
+    const other = await EtcdStore.connect(etcd.endpoints, { prefix: "/together" });
+    try {
+      const written = await Promise.all(Array.from({ length: 300 }, (_, i) => one.create(`/k/${String(i).padStart(3, "0")}`, `v${i}`)));
+      // Changed by another client since: each read must see that write, not what `one` holds.
+      const changed = await other.update("/k/007", "changed", written[7]!.modRevision);
+      const start = await etcdRequests(etcd);
+      const read = await Promise.all([...written.map((kv) => one.get(kv.key)), one.get("/k/missing")]);
+      const end = await etcdRequests(etcd);
+      assert.deepEqual(read.slice(0, 300), written.map((kv, i) => (i === 7 ? changed : kv)));
+      assert.equal(read[300], undefined);
+      // 301 reads: three transactions of at most 128 reads (etcd's limit a transaction), no range.
+      assert.deepEqual({ Range: (end.Range ?? 0) - (start.Range ?? 0), Txn: (end.Txn ?? 0) - (start.Txn ?? 0) }, { Range: 0, Txn: 3 });
+      // A read after a write sees the write.
+      const again = await other.update("/k/008", "again", written[8]!.modRevision);
+      assert.deepEqual(await one.get("/k/008"), again);
+    } finally {
+      await one.close();
+      await other.close();
+    }
+    const closed = await EtcdStore.connect(etcd.endpoints);
+    await closed.close();
+    await assert.rejects(closed.get("/k/000"), StoreClosedError);
   });
 });
 

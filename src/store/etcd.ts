@@ -5,6 +5,8 @@
 // Every write is one round trip (one transaction). Reads that may lag (`mayLag`, the read before a
 // conditional write) are answered from the values this client last wrote, read or watched, else by a
 // serializable read of one member, instead of a linearizable read, which costs the leader a quorum round.
+// Reads of the latest value asked for in one turn of the event loop share one request (a read-only
+// transaction).
 import {
   Etcd3,
   GRPCOutOfRangeError,
@@ -39,65 +41,112 @@ export interface EtcdStoreOptions {
   prefix?: string;
   /** Deadline of one request (default 10 s). */
   requestTimeoutMs?: number;
-  /** Bytes of recent values kept to answer reads that may lag (default 32 MiB; 0 keeps none). */
+  /**
+   * Bytes of recent values kept to answer reads that may lag, counted as two a character (default
+   * 96 MiB, about half that in memory for ASCII values; 0 keeps none). The objects a controller writes
+   * again and again take about 55 kB a cluster being made, so the default holds those of ~1,400 at once.
+   */
   recentValueBytes?: number;
 }
 
 /**
  * The newest value this client knows of each recently used key (from its writes, its reads and its
- * watches), least recently used first out, bounded by the bytes of keys and values. A value here may
- * be older than the key's latest write; it only answers reads that accept that.
+ * watches), bounded by the bytes of keys and values. A value here may be older than the key's latest
+ * write; it only answers reads that accept that.
+ *
+ * Two segments, least recently used first out of each: a key enters on probation and is kept (moves to
+ * the protected segment, at most PROTECTED_SHARE of the bytes) once it is used again — read, or written
+ * again. So keys written once and never read (Events) pass through probation and go first, and do not
+ * push out the objects that are read and written over and over, whatever the number of the first.
  */
 export class RecentValues {
-  private readonly values = new Map<string, KeyValue>();
+  private readonly probation = new Map<string, KeyValue>();
+  private readonly kept = new Map<string, KeyValue>();
   private bytes = 0;
+  private keptBytes = 0;
 
   constructor(private readonly limit: number) {}
 
   get(key: string): KeyValue | undefined {
-    const kv = this.values.get(key);
-    if (kv) {
-      this.values.delete(key);
-      this.values.set(key, kv);
-    }
+    const kv = this.peek(key);
+    if (kv) this.keep(kv);
     return kv;
   }
 
-  /** Keeps `kv` unless a later value of the key is held. */
-  put(kv: KeyValue): void {
-    const held = this.values.get(kv.key);
-    if (held && held.modRevision > kv.modRevision) return;
-    if (held) this.drop(held);
-    const size = sizeOf(kv);
-    if (size > this.limit) return;
-    this.values.set(kv.key, Object.freeze({ ...kv }));
-    this.bytes += size;
-    for (const oldest of this.values.values()) {
-      if (this.bytes <= this.limit) break;
-      this.drop(oldest);
-    }
+  /** The value held, without counting as a use. */
+  peek(key: string): KeyValue | undefined {
+    return this.kept.get(key) ?? this.probation.get(key);
   }
 
-  /** A watched change: updates a key already held, never adds one. */
+  /** Keeps `kv` unless a later value of the key is held; a key held already counts as used again. */
+  put(kv: KeyValue): void {
+    const held = this.peek(kv.key);
+    if (held && held.modRevision > kv.modRevision) return;
+    if (held) this.drop(held);
+    if (sizeOf(kv) > this.limit) return;
+    const copy = Object.freeze({ ...kv });
+    if (held) this.keep(copy);
+    else this.add(this.probation, copy);
+    this.evict();
+  }
+
+  /** A watched change: updates a key already held (in the segment it is in), never adds one. */
   changed(kv: KeyValue): void {
-    if (this.values.has(kv.key)) this.put(kv);
+    const held = this.peek(kv.key);
+    if (!held || held.modRevision > kv.modRevision) return;
+    const segment = this.kept.has(kv.key) ? this.kept : this.probation;
+    this.drop(held);
+    if (sizeOf(kv) > this.limit) return;
+    this.add(segment, Object.freeze({ ...kv }));
+    this.evict();
   }
 
   /** The key was deleted at `revision` (forgotten whatever it held when the revision is unknown). */
   deleted(key: string, revision = Number.POSITIVE_INFINITY): void {
-    const held = this.values.get(key);
+    const held = this.peek(key);
     if (held && held.modRevision < revision) this.drop(held);
   }
 
   get size(): number {
-    return this.values.size;
+    return this.probation.size + this.kept.size;
+  }
+
+  /** Moves `kv` (held or just dropped) to the most recently used end of the protected segment. */
+  private keep(kv: KeyValue): void {
+    if (this.peek(kv.key)) this.drop(kv);
+    this.add(this.kept, kv);
+    // The protected segment's least recently used go back on probation, as the most recent there.
+    for (const oldest of this.kept.values()) {
+      if (this.keptBytes <= this.limit * PROTECTED_SHARE) break;
+      this.drop(oldest);
+      this.add(this.probation, oldest);
+    }
+  }
+
+  private add(segment: Map<string, KeyValue>, kv: KeyValue): void {
+    segment.set(kv.key, kv);
+    this.bytes += sizeOf(kv);
+    if (segment === this.kept) this.keptBytes += sizeOf(kv);
   }
 
   private drop(kv: KeyValue): void {
-    this.values.delete(kv.key);
+    if (this.kept.delete(kv.key)) this.keptBytes -= sizeOf(kv);
+    else if (!this.probation.delete(kv.key)) return;
     this.bytes -= sizeOf(kv);
   }
+
+  private evict(): void {
+    for (const segment of [this.probation, this.kept]) {
+      for (const oldest of segment.values()) {
+        if (this.bytes <= this.limit) return;
+        this.drop(oldest);
+      }
+    }
+  }
 }
+
+/** The share of RecentValues' bytes that keys used more than once may take. */
+const PROTECTED_SHARE = 0.8;
 
 /** About what a value held in RecentValues costs. */
 function sizeOf(kv: KeyValue): number {
@@ -106,6 +155,8 @@ function sizeOf(kv: KeyValue): number {
 
 /** How long close() waits for etcd to acknowledge the cancellation of open watches. */
 const WATCH_CANCEL_WAIT_MS = 1_000;
+/** Reads in one transaction; etcd takes at most 128 operations a transaction by default (--max-txn-ops). */
+const MAX_TXN_READS = 128;
 /** Keys per range request when a whole range is read. */
 const LIST_PAGE = 1_000;
 
@@ -147,6 +198,12 @@ function watchStart(afterRevision: number): number {
   return Math.max(1, afterRevision);
 }
 
+interface PendingRead {
+  key: Buffer;
+  resolve: (kv: IKeyValue | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
 interface EtcdWatch {
   channel: WatchChannel;
   watcher: Watcher;
@@ -163,6 +220,8 @@ export class EtcdStore implements Store {
   private readonly cancellations = new Set<Promise<void>>();
   private readonly keyPrefix: Buffer;
   private readonly recent: RecentValues;
+  /** Reads of the latest value asked for in this turn of the event loop, sent together after it. */
+  private pendingReads: PendingRead[] | undefined;
 
   private constructor(
     private readonly client: Etcd3,
@@ -183,7 +242,7 @@ export class EtcdStore implements Store {
       // Watches are long-lived streams; every other call gets a deadline.
       defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + timeoutMs }),
     });
-    const store = new EtcdStore(client, options.prefix ?? "", options.recentValueBytes ?? 32 * 2 ** 20);
+    const store = new EtcdStore(client, options.prefix ?? "", options.recentValueBytes ?? 96 * 2 ** 20);
     try {
       await store.revision();
     } catch (error) {
@@ -210,8 +269,7 @@ export class EtcdStore implements Store {
       const recent = this.recent.get(key);
       if (recent) return recent;
     }
-    const response = await this.range({ key: this.fullKey(key), ...(options.mayLag ? { serializable: true } : {}) });
-    const kv = response.kvs[0];
+    const kv = options.mayLag ? (await this.range({ key: this.fullKey(key), serializable: true })).kvs[0] : await this.readLatest(this.fullKey(key));
     if (!kv) {
       if (!options.mayLag) this.recent.deleted(key);
       return undefined;
@@ -219,6 +277,41 @@ export class EtcdStore implements Store {
     const read = this.toKeyValue(kv);
     this.recent.put(read);
     return read;
+  }
+
+  /**
+   * The latest value of a key. The reads asked for in one turn of the event loop go to etcd together, as
+   * one read-only transaction (linearizable as a range is, one revision for all): each was asked for
+   * before the request left and is answered after it came back, so it sees every write that ended first.
+   */
+  private readLatest(key: Buffer): Promise<IKeyValue | undefined> {
+    this.assertOpen();
+    return new Promise((resolve, reject) => {
+      if (!this.pendingReads) {
+        this.pendingReads = [];
+        setImmediate(() => this.sendReads());
+      }
+      this.pendingReads.push({ key, resolve, reject });
+    });
+  }
+
+  private sendReads(): void {
+    const reads = this.pendingReads ?? [];
+    this.pendingReads = undefined;
+    for (let start = 0; start < reads.length; start += MAX_TXN_READS) void this.sendReadBatch(reads.slice(start, start + MAX_TXN_READS));
+  }
+
+  private async sendReadBatch(batch: PendingRead[]): Promise<void> {
+    try {
+      if (batch.length === 1) {
+        batch[0]!.resolve((await this.range({ key: batch[0]!.key })).kvs[0]);
+        return;
+      }
+      const response = await this.call(() => this.client.kv.txn({ compare: [], success: batch.map((read) => ({ request_range: { key: read.key } })), failure: [] }));
+      batch.forEach((read, i) => read.resolve(response.responses[i]?.response_range?.kvs[0]));
+    } catch (error) {
+      for (const read of batch) read.reject(error);
+    }
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
@@ -284,24 +377,26 @@ export class EtcdStore implements Store {
 
   async update(key: string, value: string, expectedModRevision: number): Promise<KeyValue> {
     const full = this.fullKey(key);
+    // A write that succeeds replaces exactly the value at `expectedModRevision`, so a copy of that value
+    // gives the create revision; without one, the transaction reads the key back (without its value).
+    const held = this.recent.peek(key);
+    const knownCreateRevision = held?.modRevision === expectedModRevision ? held.createRevision : undefined;
+    const put = { request_put: { key: full, value: Buffer.from(value, "utf8") } };
     const response = await this.call(() =>
       this.client.kv.txn({
         compare: [
           { key: full, target: "Create", result: "Greater", create_revision: 0 },
           { key: full, target: "Mod", result: "Equal", mod_revision: expectedModRevision },
         ],
-        // Reading the key back (without its value) inside the transaction gives its create revision.
-        success: [
-          { request_put: { key: full, value: Buffer.from(value, "utf8") } },
-          { request_range: { key: full, keys_only: true } },
-        ],
+        success: knownCreateRevision === undefined ? [put, { request_range: { key: full, keys_only: true } }] : [put],
         failure: [{ request_range: { key: full } }],
       }),
     );
     if (!response.succeeded) this.refused(key, response.responses[0]?.response_range?.kvs[0]);
     const written = response.responses[1]?.response_range?.kvs[0];
     const revision = Number(response.header.revision);
-    const updated = { key, value, createRevision: written ? Number(written.create_revision) : revision, modRevision: revision };
+    const createRevision = knownCreateRevision ?? (written ? Number(written.create_revision) : revision);
+    const updated = { key, value, createRevision, modRevision: revision };
     this.recent.put(updated);
     return updated;
   }

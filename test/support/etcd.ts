@@ -280,3 +280,11 @@ async function startOnce(count: number): Promise<EtcdCluster> {
   }
   return cluster;
 }
+
+/** Requests the cluster's first member answered, by gRPC method (from its /metrics). */
+export async function etcdRequests(etcd: EtcdCluster): Promise<Record<string, number>> {
+  const text = await (await fetch(`${etcd.endpoints[0]}/metrics`)).text();
+  const counts: Record<string, number> = {};
+  for (const match of text.matchAll(/^grpc_server_handled_total\{[^}]*grpc_method="(\w+)"[^}]*\} (\d+)/gm)) counts[match[1]!] = (counts[match[1]!] ?? 0) + Number(match[2]);
+  return counts;
+}
