@@ -64,6 +64,12 @@ export interface WorkloadServerOptions {
   port: number;
 }
 
+/**
+ * Connections the workload clusters' port accepts at once: a real API server's 1,024 for each of up to
+ * 1,024 clusters, bounded in practice by the descriptors the process may open.
+ */
+export const WORKLOAD_MAX_CONNECTIONS = 1_048_576;
+
 export class WorkloadApiServer {
   private readonly apis = new Map<string, ClusterApi>();
   private readonly tlsContexts = new BoundedCache<SecureContext>(CACHE_LIMIT);
@@ -87,6 +93,10 @@ export class WorkloadApiServer {
     const ca = await createCertificateAuthority({ commonName: "sim-cloud-workload-default" });
     const fallback = await issueCertificate(ca, { commonName: "sim-cloud-workload", dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"], usages: ["server"] });
     this.app = createApiServer({
+      // One port serves the API of every emulated cluster, where each real one has a server of its own: a
+      // fleet holds a watch or more open to each, so one API server's limit here would refuse the
+      // connections of the last clusters made (1,024 is reached near 1,000 clusters).
+      maxConnections: WORKLOAD_MAX_CONNECTIONS,
       tls: {
         key: fallback.keyPem,
         cert: fallback.certPem,
