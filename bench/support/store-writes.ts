@@ -13,8 +13,23 @@ export function resourceOfKey(key: string): string {
   return parts.length >= 4 ? parts.slice(0, parts.length - 2).join("/") : parts.slice(0, -1).join("/");
 }
 
-/** Runs `read` on a read-only copy of the SQLite store in `dataDir` (the running server is not disturbed). */
+/**
+ * Runs `read` on a read-only copy of the SQLite store in `dataDir` (the running server is not disturbed).
+ * The server holds the file exclusively and keeps writing, so the files are copied one after the other: a
+ * copy taken while a checkpoint moved pages between them reads as malformed, and is taken again.
+ */
 export function readStoreCopy<T>(dataDir: string, read: (db: Database.Database) => T): T {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return readOneCopy(dataDir, read);
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (attempt >= 5 || (code !== "SQLITE_CORRUPT" && code !== "SQLITE_NOTADB")) throw error;
+    }
+  }
+}
+
+function readOneCopy<T>(dataDir: string, read: (db: Database.Database) => T): T {
   const copy = mkdtempSync(join(tmpdir(), "bench-store-"));
   try {
     for (const file of readdirSync(dataDir).filter((f) => f.startsWith("state.db"))) copyFileSync(join(dataDir, file), join(copy, file));
