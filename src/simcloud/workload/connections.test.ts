@@ -16,10 +16,12 @@ describe("the workload clusters' port", () => {
     const workloads = await startWorkloadEmulation(cloud, { store: ":memory:" });
     const open: Socket[] = [];
     try {
-      // As many idle connections as a fleet of a little over 1,000 clusters keeps (one watch each).
+      // As many idle connections as a fleet of a little over 1,000 clusters keeps (one watch each). They
+      // come from 127.0.0.2: their 1,100 local ports are then not ports of 127.0.0.1, which the servers of
+      // the tests running beside this one are about to listen on.
       for (let i = 0; i < ONE_SERVER + 76; i++) {
         open.push(await new Promise<Socket>((resolve, reject) => {
-          const socket = connectTcp(workloads.port, "127.0.0.1", () => resolve(socket));
+          const socket = connectTcp({ port: workloads.port, host: "127.0.0.1", localAddress: "127.0.0.2" }, () => resolve(socket));
           socket.once("error", reject);
         }));
       }
