@@ -364,6 +364,7 @@ async function main(): Promise<void> {
   }
 
   progress("starting slipway up");
+  const slipwayStartedAt = performance.now();
   const dataDir = join(root, "slipway");
   const slipway = await startSlipway({
     dataDir,
@@ -507,6 +508,8 @@ async function main(): Promise<void> {
   if (runningAt !== undefined && plan.idleSeconds > 0) {
     progress(`measuring the idle fleet for ${plan.idleSeconds} s`);
     idle = await measureIdleFleet({ groups: groups.map((g) => ({ name: g.name, cpuMs: () => cpuMsOf(g) })), scrape, storeRevision }, 10_000, plan.idleSeconds * 1000);
+    const since = (at: number) => ((at - slipwayStartedAt) / 1000).toFixed(0);
+    if (plan.cpuProfDir) progress(`the idle window in slipway up's profile: cpu-summary.ts --from ${since(idle.window.start)} --to ${since(idle.window.end)}`);
   }
   const listRows = runningAt !== undefined ? await measureLists(probeClient, n, plan.workers) : undefined;
 

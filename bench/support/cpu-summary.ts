@@ -1,9 +1,10 @@
 // Summarises a .cpuprofile: the functions with the most self time, and the source files with the most
 // self time, each as a share of all samples. With `--long MS`, also the stretches in which the thread
 // ran MS or longer without going idle (what holds an event loop, and so a request, that long), each with
-// the functions on the stack for most of it.
+// the functions on the stack for most of it. With `--from S --to S`, only the samples of that stretch of
+// the profile (seconds from its start; the fleet benchmark prints its idle window so).
 //
-//   node --import tsx bench/support/cpu-summary.ts FILE.cpuprofile [--top 30] [--long 100]
+//   node --import tsx bench/support/cpu-summary.ts FILE.cpuprofile [--top 30] [--long 100] [--from S --to S]
 import { readFileSync } from "node:fs";
 import { relative } from "node:path";
 import { formatTable } from "./report.ts";
@@ -49,6 +50,22 @@ export function summarizeProfile(profile: Profile): { total: number; functions: 
   const ranked = (map: Map<string, number>) =>
     [...map].map(([name, us]) => ({ name, ms: us / 1000, share: us / total })).sort((a, b) => b.ms - a.ms);
   return { total: total / 1000, functions: ranked(functions), files: ranked(files) };
+}
+
+/** The profile's samples taken from `fromMs` to `toMs` after its start, as a profile of their own. */
+export function sampledBetween(profile: Profile, fromMs: number, toMs: number): Profile {
+  const samples: number[] = [];
+  const timeDeltas: number[] = [];
+  let at = 0;
+  profile.samples.forEach((id, i) => {
+    const delta = profile.timeDeltas[i] ?? 0;
+    at += delta;
+    if (at <= fromMs * 1000 || at > toMs * 1000) return;
+    samples.push(id);
+    // The first one counts only what fell inside the stretch.
+    timeDeltas.push(samples.length === 1 ? Math.min(delta, at - fromMs * 1000) : delta);
+  });
+  return { nodes: profile.nodes, samples, timeDeltas };
 }
 
 export interface LongStretch {
@@ -98,19 +115,25 @@ export function longStretches(profile: Profile, minMs: number): LongStretch[] {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const file = process.argv[2];
-  if (!file) throw new Error("usage: cpu-summary.ts FILE.cpuprofile [--top N]");
-  const topIndex = process.argv.indexOf("--top");
-  const top = topIndex > 0 ? Number(process.argv[topIndex + 1]) : 30;
-  const summary = summarizeProfile(JSON.parse(readFileSync(file, "utf8")) as Profile);
+  if (!file) throw new Error("usage: cpu-summary.ts FILE.cpuprofile [--top N] [--long MS] [--from S --to S]");
+  const option = (name: string) => {
+    const index = process.argv.indexOf(name);
+    return index > 0 ? Number(process.argv[index + 1]) : undefined;
+  };
+  const whole = JSON.parse(readFileSync(file, "utf8")) as Profile;
+  const from = option("--from");
+  const to = option("--to");
+  const profile = from === undefined && to === undefined ? whole : sampledBetween(whole, (from ?? 0) * 1000, (to ?? Infinity) * 1000);
+  const summary = summarizeProfile(profile);
+  const top = option("--top") ?? 30;
   const rows = (items: SelfTime[]) => items.slice(0, top).map((t) => [t.name, `${t.ms.toFixed(0)} ms`, `${(t.share * 100).toFixed(1)}%`]);
   console.log(`${file}: ${(summary.total / 1000).toFixed(1)} s sampled\n`);
   console.log(formatTable([["function (self time)", "ms", "share"], ...rows(summary.functions)]));
   console.log("");
   console.log(formatTable([["file (self time)", "ms", "share"], ...rows(summary.files)]));
-  const longIndex = process.argv.indexOf("--long");
-  if (longIndex > 0) {
-    const minMs = Number(process.argv[longIndex + 1]);
-    const stretches = longStretches(JSON.parse(readFileSync(file, "utf8")) as Profile, minMs);
+  const minMs = option("--long");
+  if (minMs !== undefined) {
+    const stretches = longStretches(profile, minMs);
     console.log(`\n${stretches.length} stretches of ${minMs} ms or more without going idle (${stretches.reduce((s, l) => s + l.ms, 0).toFixed(0)} ms in all); the ${Math.min(10, stretches.length)} longest:`);
     for (const stretch of stretches.slice(0, 10)) {
       console.log(`\nat ${(stretch.startMs / 1000).toFixed(1)} s, ${stretch.ms.toFixed(0)} ms:`);

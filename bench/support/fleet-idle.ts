@@ -18,6 +18,8 @@ export interface IdleFigures {
   reconcilesPerSecond: Map<string, number>;
   /** Store writes over the window. */
   writes: number;
+  /** When the window began and ended (`performance.now()`). */
+  window: { start: number; end: number };
 }
 
 export interface IdleProbe {
@@ -40,7 +42,8 @@ export async function measureIdleFleet(probe: IdleProbe, settleMs: number, windo
   const start = performance.now();
   await sleep(windowMs);
   const cpuAfter = probe.groups.map((g) => g.cpuMs());
-  const elapsedMs = performance.now() - start;
+  const end = performance.now();
+  const elapsedMs = end - start;
   const metricsAfter = await probe.scrape();
   // The two reads of the revision and the scrapes are the benchmark's own requests, not writes.
   const writes = (await probe.storeRevision()) - revisionBefore;
@@ -56,6 +59,7 @@ export async function measureIdleFleet(probe: IdleProbe, settleMs: number, windo
     cores: probe.groups.map((g, i) => ({ name: g.name, share: (cpuAfter[i]! - cpuBefore[i]!) / elapsedMs })),
     reconcilesPerSecond,
     writes,
+    window: { start, end },
   };
 }
 

@@ -129,6 +129,38 @@ describe("collections, paging and the OpenAPI v2 document", () => {
     assert.match(bad.json<{ message: string }>().message, /watch must be a boolean/);
   });
 
+  it("sends a watch its last bookmark just before the timeout ends it, and none before on a quiet collection", async () => {
+    const listed = await list("");
+    const started = Date.now();
+    const reply = await call("GET", `${CONFIGMAPS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=3&resourceVersion=${listed.metadata.resourceVersion}`);
+    const elapsed = Date.now() - started;
+    assert.equal(reply.statusCode, 200, reply.body);
+    const events = reply.body
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { type: string; object: { metadata: { resourceVersion: string } } });
+    // Bookmarks come about once a minute, as kube-apiserver sends them: within 3 s only the one before the end.
+    assert.deepEqual(
+      events.map((e) => [e.type, e.object.metadata.resourceVersion]),
+      [["BOOKMARK", listed.metadata.resourceVersion]],
+    );
+    assert.ok(elapsed >= 2900, `the watch lasted its timeout (${elapsed} ms)`);
+  });
+
+  it("sends bookmarks at the interval it is given", async () => {
+    const frequent = await testApiServer(objects, [["admin-token", { user: "admin", groups: [] }]], { bookmarkIntervalMs: 200 });
+    try {
+      const reply = await frequent.inject({ method: "GET", url: `${CONFIGMAPS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=1&resourceVersion=0`, headers: { authorization: "Bearer admin-token" } });
+      const types = reply.body.split("\n").filter(Boolean).map((line) => (JSON.parse(line) as { type: string }).type);
+      const bookmarks = types.filter((t) => t === "BOOKMARK").length;
+      assert.ok(bookmarks >= 3 && bookmarks <= 5, `bookmarks every 200 ms of a 1 s watch: ${bookmarks}`);
+      const plain = await frequent.inject({ method: "GET", url: `${CONFIGMAPS}?watch=true&timeoutSeconds=1&resourceVersion=0`, headers: { authorization: "Bearer admin-token" } });
+      assert.ok(!plain.body.includes('"BOOKMARK"'), "no bookmarks unless asked for");
+    } finally {
+      await frequent.close();
+    }
+  });
+
   it("deletes a collection by selector, authorized once as deletecollection, honouring finalizers", async () => {
     await objects.create(configMaps, "default", { metadata: { name: "held", labels: { tier: "gold" }, finalizers: ["example.com/hold"] } });
     const refused = await call("DELETE", `${CONFIGMAPS}?labelSelector=tier%3Dgold`, { token: "reader-token" });

@@ -77,7 +77,7 @@ export function createApiContext(options: {
     ...options,
     actions: new Map((options.actions ?? []).map((a) => [a.path, a])),
     openapi: renderOpenApi(options.registry),
-    bookmarkIntervalMs: options.bookmarkIntervalMs ?? 10_000,
+    bookmarkIntervalMs: options.bookmarkIntervalMs ?? BOOKMARK_INTERVAL_MS,
   };
 }
 
@@ -102,6 +102,10 @@ export interface RequestInfo {
 }
 
 const MAX_WATCH_SECONDS = 1800;
+/** How often a watch that asked for bookmarks gets one: kube-apiserver's frequency. */
+export const BOOKMARK_INTERVAL_MS = 60_000;
+/** How long before its timeout a watch gets its last bookmark. */
+const BOOKMARK_BEFORE_TIMEOUT_MS = 2_000;
 /** The largest page a list answers; a larger limit (up to int64) asks for no more. */
 const MAX_PAGE = 2 ** 31 - 1;
 
@@ -533,16 +537,18 @@ async function serveWatch(
   for (const event of pending.splice(0)) send(event);
   const timeoutSeconds = Math.min(Number(query.timeoutSeconds) || MAX_WATCH_SECONDS, MAX_WATCH_SECONDS);
   const timeout = setTimeout(() => finish(), timeoutSeconds * 1000);
-  const bookmarks = queryBool("allowWatchBookmarks", query.allowWatchBookmarks)
-    ? setInterval(() => {
-        send({ type: "BOOKMARK", object: { kind: def.kind, apiVersion: def.group ? `${def.group}/${def.version}` : def.version, metadata: { resourceVersion: String(watch.progress()) } } });
-      }, ctx.bookmarkIntervalMs)
-    : undefined;
+  // Bookmarks about once a minute, as kube-apiserver sends them, and one just before the timeout ends the
+  // watch, so that the client's next watch starts from a current version.
+  const bookmark = () =>
+    send({ type: "BOOKMARK", object: { kind: def.kind, apiVersion: def.group ? `${def.group}/${def.version}` : def.version, metadata: { resourceVersion: String(watch.progress()) } } });
+  const bookmarks = queryBool("allowWatchBookmarks", query.allowWatchBookmarks) ? setInterval(bookmark, ctx.bookmarkIntervalMs) : undefined;
+  const lastBookmark = bookmarks && timeoutSeconds * 1000 > BOOKMARK_BEFORE_TIMEOUT_MS ? setTimeout(bookmark, timeoutSeconds * 1000 - BOOKMARK_BEFORE_TIMEOUT_MS) : undefined;
   finish = () => {
     if (closed) return;
     closed = true;
     watch.close();
     clearTimeout(timeout);
+    clearTimeout(lastBookmark);
     if (bookmarks) clearInterval(bookmarks);
     ctx.metrics.watches.dec({ resource: def.plural });
     res.end();

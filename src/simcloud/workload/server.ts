@@ -15,7 +15,7 @@ import type { KindDefinition, Registry } from "../../api/registry.ts";
 import { Collectors } from "../../apiserver/collectors.ts";
 import { ApiMetrics } from "../../apiserver/metrics.ts";
 import { renderOpenApi } from "../../apiserver/openapi.ts";
-import type { ApiContext, VersionInfo } from "../../apiserver/routes.ts";
+import { BOOKMARK_INTERVAL_MS, type ApiContext, type VersionInfo } from "../../apiserver/routes.ts";
 import { SERVER_VERSION } from "../../apiserver/discovery.ts";
 import { createApiServer, type Mounted } from "../../apiserver/server.ts";
 import { AuthenticatorChain, ClientCertificates, credentialsOf, type Authenticator } from "../../apiserver/authentication.ts";
@@ -179,7 +179,7 @@ export class WorkloadApiServer {
       registry: this.options.registry,
       objects,
       metrics: this.metrics,
-      bookmarkIntervalMs: 10_000,
+      bookmarkIntervalMs: BOOKMARK_INTERVAL_MS,
       // Clients that resolve these URLs against the server's root keep the cluster's path.
       openapi: { index: this.openapi.index.replaceAll('"serverRelativeURL":"/openapi/', `"serverRelativeURL":"${prefix}/openapi/`), documents: this.openapi.documents },
       actions: new Map([

@@ -17,7 +17,7 @@ import { AuthenticatorChain, ClientCertificates, bearerToken, type Authenticator
 import { Collectors } from "../../apiserver/collectors.ts";
 import { ApiMetrics } from "../../apiserver/metrics.ts";
 import { renderOpenApi } from "../../apiserver/openapi.ts";
-import type { ApiContext } from "../../apiserver/routes.ts";
+import { BOOKMARK_INTERVAL_MS, type ApiContext } from "../../apiserver/routes.ts";
 import { createApiServer } from "../../apiserver/server.ts";
 import { issueCertificate, type KeyPairPem } from "../../bootstrap/pki.ts";
 import { SqliteStore } from "../../store/sqlite.ts";
@@ -192,7 +192,7 @@ export async function serveStandaloneCluster(options: StandaloneClusterOptions):
 
   const serving = await issueCertificate(ca, { commonName: "kube-apiserver", dnsNames: servingNames.dnsNames, ipAddresses: servingNames.ipAddresses, usages: ["server"] });
   const metrics = new ApiMetrics();
-  const ctx: ApiContext = { registry, objects: cluster.objects, metrics, bookmarkIntervalMs: 10_000, openapi: renderOpenApi(registry), version: versionOf(kubernetesVersion) };
+  const ctx: ApiContext = { registry, objects: cluster.objects, metrics, bookmarkIntervalMs: BOOKMARK_INTERVAL_MS, openapi: renderOpenApi(registry), version: versionOf(kubernetesVersion) };
   const authenticator = new AuthenticatorChain([new ClientCertificates().issuedBy(cluster.id, ca.certPem), bootstrapTokens(cluster)]);
   const collectors = new Collectors(cluster.objects, logger.child({ component: "collectors" }));
   await collectors.start();
