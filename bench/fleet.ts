@@ -29,7 +29,7 @@ import { onTeardown, removeOnTeardown, runBenchmark } from "./support/processes.
 import { bucketDelta, histogramBuckets, histogramQuantile, parseMetrics, sumBy, sumOf, type Sample } from "./support/prometheus.ts";
 import { idleRows, measureIdleFleet, RunningTimeline, writeRunningChart, type IdleFigures } from "./support/fleet-idle.ts";
 import { fleetStages, stageRows } from "./support/fleet-stages.ts";
-import { writesByResource, writesRows } from "./support/store-writes.ts";
+import { readStoreCopy, writesByResource, writesRows } from "./support/store-writes.ts";
 import { describeMachine, fixed, formatMachine, formatTable } from "./support/report.ts";
 
 const GROUP = "/apis/slipway.dev/v1alpha1/namespaces/default";
@@ -480,11 +480,9 @@ async function main(): Promise<void> {
   const storeBytes = plan.store === "sqlite" ? readdirSync(dataDir).filter((f) => f.startsWith("state.db")).reduce((sum, f) => sum + sizeOf(join(dataDir, f)), 0) : etcd!.members.reduce((sum, m) => sum + sizeOf(m.dataDir), 0);
   const logBytes = sizeOf(join(dataDir, "slipway.log"));
   const writes = (await storeRevision()) - revisionBefore;
-  const writesBy = plan.store === "sqlite" ? writesByResource(dataDir, revisionBefore) : undefined;
-  const stages = plan.store === "sqlite" ? fleetStages(dataDir) : undefined;
-  if (plan.keepStore && plan.store === "sqlite") {
-    for (const file of readdirSync(dataDir).filter((f) => f.startsWith("state.db"))) copyFileSync(join(dataDir, file), plan.keepStore + file.slice("state.db".length));
-  }
+  // One copy of the store, read for both tables (and kept with --keep-store).
+  const fromStore = plan.store === "sqlite" ? readStoreCopy(dataDir, (db) => ({ writesBy: writesByResource(db, revisionBefore), stages: fleetStages(db) }), plan.keepStore) : undefined;
+  const { writesBy, stages } = fromStore ?? {};
   // Beside the store, the logs of both processes until all were Running: what each saw, and when.
   if (plan.keepStore) {
     copyFileSync(join(dataDir, "slipway.log"), `${plan.keepStore}.slipway.log`);

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteStore } from "../../src/store/sqlite.ts";
 import { fleetStages, stageRows } from "./fleet-stages.ts";
+import { readStoreCopy } from "./store-writes.ts";
 
 const condition = (type: string, at: string) => ({ type, status: "True", lastTransitionTime: at });
 
@@ -32,7 +33,7 @@ describe("fleet stages", () => {
         });
       }
       await store.close();
-      const stages = fleetStages(dir);
+      const stages = readStoreCopy(dir, fleetStages);
       assert.deepEqual(Object.fromEntries(stages), {
         "cluster InfrastructureReady": [20],
         "control-plane machines created": [20],

@@ -5,7 +5,6 @@
 // API's timestamps have a resolution of one second.
 import type Database from "better-sqlite3";
 import { fixed } from "./report.ts";
-import { readStoreCopy } from "./store-writes.ts";
 
 interface Conditioned {
   metadata: { name: string; creationTimestamp: string };
@@ -29,32 +28,30 @@ function objectsOf(db: Database.Database, resource: string): Conditioned[] {
   return rows.map((row) => JSON.parse(row.value) as Conditioned);
 }
 
-/** The stages of every cluster in a fleet's SQLite store (in `dataDir`). */
-export function fleetStages(dataDir: string): Stages {
-  return readStoreCopy(dataDir, (db) => {
-    const clusters = objectsOf(db, "clusters");
-    const machinesOf = new Map<string, Conditioned[]>();
-    for (const machine of objectsOf(db, "machines")) machinesOf.set(machine.spec.clusterName ?? "", [...(machinesOf.get(machine.spec.clusterName ?? "") ?? []), machine]);
-    const stages: Stages = new Map();
-    const add = (stage: string, seconds: number) => stages.set(stage, [...(stages.get(stage) ?? []), seconds]);
-    for (const cluster of clusters) {
-      const created = Date.parse(cluster.metadata.creationTimestamp);
-      for (const [type, at] of trueSince(cluster)) add(`cluster ${type}`, (at - created) / 1000);
-      const machines = machinesOf.get(cluster.metadata.name) ?? [];
-      for (const role of ["control-plane", "worker"]) {
-        const ofRole = machines.filter((m) => m.spec.role === role);
-        if (ofRole.length === 0) continue;
-        // The last machine of the role to get there: the one the cluster waits for.
-        add(`${role} machines created`, (Math.max(...ofRole.map((m) => Date.parse(m.metadata.creationTimestamp))) - created) / 1000);
-        const types = new Set(ofRole.flatMap((m) => [...trueSince(m).keys()]));
-        for (const type of types) {
-          const times = ofRole.map((m) => trueSince(m).get(type));
-          if (times.every((t) => t !== undefined)) add(`${role} machines ${type}`, (Math.max(...(times as number[])) - created) / 1000);
-        }
+/** The stages of every cluster in (a copy of) a fleet's SQLite store. */
+export function fleetStages(db: Database.Database): Stages {
+  const clusters = objectsOf(db, "clusters");
+  const machinesOf = new Map<string, Conditioned[]>();
+  for (const machine of objectsOf(db, "machines")) machinesOf.set(machine.spec.clusterName ?? "", [...(machinesOf.get(machine.spec.clusterName ?? "") ?? []), machine]);
+  const stages: Stages = new Map();
+  const add = (stage: string, seconds: number) => stages.set(stage, [...(stages.get(stage) ?? []), seconds]);
+  for (const cluster of clusters) {
+    const created = Date.parse(cluster.metadata.creationTimestamp);
+    for (const [type, at] of trueSince(cluster)) add(`cluster ${type}`, (at - created) / 1000);
+    const machines = machinesOf.get(cluster.metadata.name) ?? [];
+    for (const role of ["control-plane", "worker"]) {
+      const ofRole = machines.filter((m) => m.spec.role === role);
+      if (ofRole.length === 0) continue;
+      // The last machine of the role to get there: the one the cluster waits for.
+      add(`${role} machines created`, (Math.max(...ofRole.map((m) => Date.parse(m.metadata.creationTimestamp))) - created) / 1000);
+      const types = new Set(ofRole.flatMap((m) => [...trueSince(m).keys()]));
+      for (const type of types) {
+        const times = ofRole.map((m) => trueSince(m).get(type));
+        if (times.every((t) => t !== undefined)) add(`${role} machines ${type}`, (Math.max(...(times as number[])) - created) / 1000);
       }
     }
-    return stages;
-  });
+  }
+  return stages;
 }
 
 const at = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!;

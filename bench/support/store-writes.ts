@@ -14,14 +14,15 @@ export function resourceOfKey(key: string): string {
 }
 
 /**
- * Runs `read` on a read-only copy of the SQLite store in `dataDir` (the running server is not disturbed).
- * The server holds the file exclusively and keeps writing, so the files are copied one after the other: a
- * copy taken while a checkpoint moved pages between them reads as malformed, and is taken again.
+ * Runs `read` on a read-only copy of the SQLite store in `dataDir` (the running server is not disturbed),
+ * made in a temporary directory, or as `keepAs` (+ "-wal", "-shm") when the copy is to be kept. The server
+ * holds the file exclusively and keeps writing, so the files are copied one after the other: a copy taken
+ * while a checkpoint moved pages between them reads as malformed, and is taken again.
  */
-export function readStoreCopy<T>(dataDir: string, read: (db: Database.Database) => T): T {
+export function readStoreCopy<T>(dataDir: string, read: (db: Database.Database) => T, keepAs?: string): T {
   for (let attempt = 1; ; attempt++) {
     try {
-      return readOneCopy(dataDir, read);
+      return readOneCopy(dataDir, read, keepAs);
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (attempt >= 5 || (code !== "SQLITE_CORRUPT" && code !== "SQLITE_NOTADB")) throw error;
@@ -29,31 +30,30 @@ export function readStoreCopy<T>(dataDir: string, read: (db: Database.Database) 
   }
 }
 
-function readOneCopy<T>(dataDir: string, read: (db: Database.Database) => T): T {
-  const copy = mkdtempSync(join(tmpdir(), "bench-store-"));
+function readOneCopy<T>(dataDir: string, read: (db: Database.Database) => T, keepAs: string | undefined): T {
+  const copy = keepAs ? undefined : mkdtempSync(join(tmpdir(), "bench-store-"));
+  const target = keepAs ?? join(copy!, "state.db");
   try {
-    for (const file of readdirSync(dataDir).filter((f) => f.startsWith("state.db"))) copyFileSync(join(dataDir, file), join(copy, file));
-    const db = new Database(join(copy, "state.db"), { readonly: true });
+    for (const file of readdirSync(dataDir).filter((f) => f.startsWith("state.db"))) copyFileSync(join(dataDir, file), target + file.slice("state.db".length));
+    const db = new Database(target, { readonly: true });
     try {
       return read(db);
     } finally {
       db.close();
     }
   } finally {
-    rmSync(copy, { recursive: true, force: true });
+    if (copy) rmSync(copy, { recursive: true, force: true });
   }
 }
 
-/** Writes after `afterRevision` by resource, most first, from the SQLite store in `dataDir`. */
-export function writesByResource(dataDir: string, afterRevision: number): Map<string, number> {
-  return readStoreCopy(dataDir, (db) => {
-    const counts = new Map<string, number>();
-    for (const row of db.prepare("SELECT key FROM log WHERE rev > ?").iterate(afterRevision) as Iterable<{ key: string }>) {
-      const resource = resourceOfKey(row.key);
-      counts.set(resource, (counts.get(resource) ?? 0) + 1);
-    }
-    return new Map([...counts].sort((a, b) => b[1] - a[1]));
-  });
+/** Writes after `afterRevision` by resource, most first, from a copy of a SQLite store (see readStoreCopy). */
+export function writesByResource(db: Database.Database, afterRevision: number): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const row of db.prepare("SELECT key FROM log WHERE rev > ?").iterate(afterRevision) as Iterable<{ key: string }>) {
+    const resource = resourceOfKey(row.key);
+    counts.set(resource, (counts.get(resource) ?? 0) + 1);
+  }
+  return new Map([...counts].sort((a, b) => b[1] - a[1]));
 }
 
 /** Rows of the report's table: writes by resource, per cluster, and those compacted away. */
