@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import { startControlPlane } from "../controlplane/controlplane.ts";
 import type { StoreKind } from "../controlplane/stores.ts";
 import { createLogger } from "../controlplane/logger.ts";
-import { parseCount, parseDuration, parsePort, UsageError } from "./usage.ts";
+import { parseCount, parseDuration, parseLogLevel, parsePort, UsageError } from "./usage.ts";
 import { isProfileName } from "../simcloud/profiles.ts";
 import { defaultKubeconfigPath } from "./connect.ts";
 
@@ -130,7 +130,7 @@ export async function runUp(flags: UpFlags): Promise<void> {
   // Everything this process writes — the store, logs, the embedded sim cloud's state, kubeconfigs — is
   // its user's alone.
   process.umask(0o077);
-  const logger = createLogger({ file: flags.logFile ?? join(dataDir, "slipway.log"), level: flags.logLevel });
+  const logger = createLogger({ file: flags.logFile ?? join(dataDir, "slipway.log"), level: parseLogLevel(flags.logLevel, "--log-level") });
   // A fault nothing caught ends the process as before, but is written to the log first (and to stderr),
   // so that what stopped it is on record.
   const fatal = (what: string) => (error: unknown) => {

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { parseCount, parseDuration, UsageError } from "./usage.ts";
+import { parseCount, parseDuration, parseLogLevel, UsageError } from "./usage.ts";
 
 describe("flag values", () => {
   it("takes a count of at least 1 and refuses anything else, naming the flag", () => {
@@ -13,5 +13,12 @@ describe("flag values", () => {
   it("reads durations with their unit", () => {
     assert.equal(parseDuration("10s", "--request-header-timeout"), 10_000);
     assert.throws(() => parseDuration("10", "--request-header-timeout"), /--request-header-timeout must be a duration/);
+  });
+
+  it("takes the log levels pino writes and names the flag for any other", () => {
+    assert.equal(parseLogLevel("warn", "--log-level"), "warn");
+    for (const text of ["verbose", "INFO", ""]) {
+      assert.throws(() => parseLogLevel(text, "--log-level"), (e: Error) => e instanceof UsageError && /--log-level must be one of trace, debug, info, warn, error, fatal, silent \(got/.test(e.message), text);
+    }
   });
 });

@@ -1,4 +1,6 @@
 // Usage errors end the command with exit code 2, as with unknown commands and flags.
+import pino from "pino";
+
 export class UsageError extends Error {
   override readonly name = "UsageError";
 }
@@ -23,4 +25,10 @@ export function parseCount(text: string, flag: string): number {
   const n = Number(text);
   if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag} must be a whole number of at least 1 (got "${text}")`);
   return n;
+}
+
+/** A level of the process logger (pino's own: trace, debug, info, warn, error, fatal; or silent). */
+export function parseLogLevel(text: string, flag: string): string {
+  if (text !== "silent" && !(text in pino.levels.values)) throw new UsageError(`${flag} must be one of ${[...Object.keys(pino.levels.values), "silent"].join(", ")} (got "${text}")`);
+  return text;
 }

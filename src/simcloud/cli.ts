@@ -41,10 +41,9 @@ function profileOption(value: string): ProfileName {
   return value;
 }
 
-const LOG_LEVELS = ["debug", "info", "warn", "error"];
-
+/** pino's levels, as the logger takes them. */
 function logLevelOption(value: string): string {
-  if (!LOG_LEVELS.includes(value)) throw new InvalidArgumentError(`unknown log level "${value}" (${LOG_LEVELS.join(", ")})`);
+  if (value !== "silent" && !(value in pino.levels.values)) throw new InvalidArgumentError(`unknown log level "${value}" (${[...Object.keys(pino.levels.values), "silent"].join(", ")})`);
   return value;
 }
 
