@@ -106,4 +106,24 @@ describe("LiveCollection", () => {
     assert.ok(Date.now() - stoppedAt < 200, "stop ends the pause between watches");
     assert.ok(retries.length >= 2 && retries.every((m) => m.includes("watch refused")));
   });
+
+  it("keeps of each object, listed or watched, what it is told to keep", async () => {
+    const transport = new Script([[object("a", "1")]], [[line("ADDED", object("b", "2", "Running"))]]);
+    let collection: LiveCollection<KubeObject>;
+    const both = new Promise<void>((resolve) => {
+      collection = new LiveCollection<KubeObject>(
+        new KubeClient({ transport }),
+        "/api/v1/namespaces/default/configmaps",
+        {},
+        () => collection.items.size === 2 && resolve(),
+        () => {},
+        (o) => ({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name } }),
+      );
+    });
+    const { watching } = await collection!.start();
+    await both;
+    collection!.stop();
+    await watching;
+    assert.deepEqual([...collection!.items.values()].map((o) => JSON.stringify(o)), ['{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}', '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}']);
+  });
 });

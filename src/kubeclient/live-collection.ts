@@ -32,6 +32,8 @@ export class LiveCollection<T extends KubeObject> {
     private readonly onChange: () => void,
     /** Told when the server cannot be reached and the watch is retried. */
     private readonly onRetry: (error: KubeUnreachableError) => void,
+    /** What is kept of each object (by default all of it): a large collection held long keeps only what its reader reads. */
+    private readonly keep: (object: T) => T = (object) => object,
   ) {}
 
   /** Lists the objects; then keeps them current until `stop`. The promise it answers ends when watching ends. */
@@ -49,7 +51,7 @@ export class LiveCollection<T extends KubeObject> {
   private async relist(): Promise<void> {
     const list = await this.client.list<T>(this.path, this.selector);
     this.items.clear();
-    for (const item of list.items) this.items.set(item.metadata.name ?? "", item);
+    for (const item of list.items) this.items.set(item.metadata.name ?? "", this.keep(item));
     this.resourceVersion = list.metadata.resourceVersion;
   }
 
@@ -59,7 +61,7 @@ export class LiveCollection<T extends KubeObject> {
     if (event.type === "BOOKMARK") return;
     const name = event.object.metadata.name ?? "";
     if (event.type === "DELETED") this.items.delete(name);
-    else this.items.set(name, event.object);
+    else this.items.set(name, this.keep(event.object));
     this.onChange();
   }
 

@@ -32,6 +32,23 @@ interface ClusterNodes {
   seen: Map<string, string>;
 }
 
+/**
+ * What a machine reads of its node (findNode, observeNode): its name, uid, provider ID, Ready condition
+ * and kubelet version. A watch keeps only that of each node — the rest (images, capacity, addresses, the
+ * other conditions) is most of a node's size, held for every node of every cluster.
+ */
+export function nodeAsRead(node: WorkloadNode): WorkloadNode {
+  const ready = node.status?.conditions?.find((c) => c.type === "Ready");
+  const kubeletVersion = node.status?.nodeInfo?.kubeletVersion;
+  return {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: { name: node.metadata.name, uid: node.metadata.uid, resourceVersion: node.metadata.resourceVersion },
+    ...(node.spec?.providerID ? { spec: { providerID: node.spec.providerID } } : {}),
+    status: { ...(ready ? { conditions: [ready] } : {}), ...(kubeletVersion ? { nodeInfo: { kubeletVersion } } : {}) },
+  };
+}
+
 /** What a machine reads of its node; anything else (labels, addresses, heartbeats) requeues nothing. */
 function fingerprint(node: WorkloadNode): string {
   return JSON.stringify([node.metadata.uid, node.spec?.providerID, nodeIsReady(node), node.status?.nodeInfo?.kubeletVersion]);
@@ -106,6 +123,7 @@ export class NodeWatch implements EventSource {
           entry.current = false;
           this.options.onRetry?.(clusterKey, error);
         },
+        nodeAsRead,
       ),
     };
     this.clusters.set(clusterKey, entry);
