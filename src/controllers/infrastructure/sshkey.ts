@@ -75,13 +75,26 @@ function openSshPrivateKey(seed: Buffer, publicKey: Buffer, comment: string): st
   return `-----BEGIN OPENSSH PRIVATE KEY-----\n${lines.join("\n")}\n-----END OPENSSH PRIVATE KEY-----\n`;
 }
 
-/** A new ed25519 key pair in the formats ssh and cloud-init read. */
+/** What precedes an ed25519 key's 32 bytes in its PKCS #8 and SPKI DER forms (RFC 8410): fixed for this curve. */
+const PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
+const SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
+
+/** The 32 key bytes of an ed25519 key's DER form. */
+function keyBytes(der: Buffer, prefix: Buffer, what: string): Buffer {
+  if (der.length !== prefix.length + 32 || !der.subarray(0, prefix.length).equals(prefix)) throw new SshKeySecretError(`node:crypto exported an ed25519 ${what} key in an unexpected form`);
+  return der.subarray(prefix.length);
+}
+
+/**
+ * A new ed25519 key pair in the formats ssh and cloud-init read. The key bytes are read from the DER
+ * forms, not from a JWK: Node 20 exports an ed25519 JWK holding the key's lock while it makes strings,
+ * and a garbage collection then that finalises the key's generation job takes the same lock — the
+ * process hangs (seen once in a 10,000-cluster run).
+ */
 export function generateSshKeyPair(comment: string): SshKeyPair {
-  const { privateKey } = generateKeyPairSync("ed25519");
-  const jwk = privateKey.export({ format: "jwk" });
-  if (!jwk.d || !jwk.x) throw new SshKeySecretError("node:crypto exported an ed25519 key without its key material");
-  const seed = Buffer.from(jwk.d, "base64url");
-  const publicKey = Buffer.from(jwk.x, "base64url");
+  const pair = generateKeyPairSync("ed25519");
+  const seed = keyBytes(pair.privateKey.export({ format: "der", type: "pkcs8" }), PKCS8_PREFIX, "private");
+  const publicKey = keyBytes(pair.publicKey.export({ format: "der", type: "spki" }), SPKI_PREFIX, "public");
   return {
     privateKey: openSshPrivateKey(seed, publicKey, comment),
     publicKey: `${KEY_TYPE} ${publicBlob(publicKey).toString("base64")} ${comment}`,
