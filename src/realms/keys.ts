@@ -1,8 +1,9 @@
 // The signing key and cookie keys of a realm, in a Secret of kube-system (encrypted at rest like every
 // Secret): made once by whichever replica gets there first, then read by all, so ID tokens verify the
 // same on every replica and after a restart. The Secret is owned by the Realm and goes with it.
-import { randomBytes } from "node:crypto";
-import { exportJWK, generateKeyPair, type JWK } from "jose";
+import { createPrivateKey, generateKeyPair, randomBytes } from "node:crypto";
+import { promisify } from "node:util";
+import type { JWK } from "jose";
 import { secretKind, type SecretObject } from "../api/core.ts";
 import { createIfAbsent, deleteIfPresent } from "../api/presence.ts";
 import type { RealmObject } from "../api/slipway/realm.ts";
@@ -26,9 +27,15 @@ function decode(secret: SecretObject | undefined): RealmKeys | undefined {
   return value === undefined ? undefined : (JSON.parse(Buffer.from(value, "base64").toString("utf8")) as RealmKeys);
 }
 
+const generateRsaKey = promisify(generateKeyPair);
+
 async function makeKeys(): Promise<RealmKeys> {
-  const { privateKey } = await generateKeyPair("RS256", { modulusLength: 2048, extractable: true });
-  const signing = { ...(await exportJWK(privateKey)), kid: randomBytes(12).toString("base64url"), alg: "RS256", use: "sig" };
+  // The key comes out of its generation as DER and is read back before its JWK is taken: Node 20 exports
+  // an RSA JWK holding the key's lock, which the generation job also takes when it is collected — a key
+  // exported while its own job is collected hangs the process (see controllers/infrastructure/sshkey.ts).
+  const { privateKey } = await generateRsaKey("rsa", { modulusLength: 2048, publicKeyEncoding: { type: "spki", format: "der" }, privateKeyEncoding: { type: "pkcs8", format: "der" } });
+  const jwk = createPrivateKey({ key: privateKey, format: "der", type: "pkcs8" }).export({ format: "jwk" }) as JWK;
+  const signing = { ...jwk, kid: randomBytes(12).toString("base64url"), alg: "RS256", use: "sig" };
   return { signing, cookies: [randomBytes(32).toString("base64url")] };
 }
 
