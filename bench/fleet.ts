@@ -8,7 +8,7 @@
 //
 //   npm run bench:fleet -- --clusters 1000 [--store sqlite|etcd] [--rate 50] [--poll-interval 1s]
 //                          [--connections 8] [--timeout 30] [--delete-timeout 20]
-//                          [--cpu-prof DIR [--cpu-prof-sim]] [--keep-store FILE] [--idle 60] [--chart FILE]
+//                          [--cpu-prof DIR [--cpu-prof-sim]] [--keep-store FILE] [--idle 60] [--idle-settle 10] [--chart FILE]
 //                          [--workers 3] [--scale-sets] [--controllers-in-worker]
 import { randomBytes } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -66,6 +66,8 @@ interface Plan {
   keepStore?: string;
   /** Seconds of the idle fleet (all Running, nothing changing) to measure; 0 skips it. */
   idleSeconds: number;
+  /** How long after the last cluster turned Running the idle window starts (what was queued finishes). */
+  idleSettleSeconds: number;
   /** Where the SVG chart of clusters Running over time goes. */
   chart: string;
   /** The worker pools are backed by the cloud's scale sets (spec.workers[].scaleSet). */
@@ -102,6 +104,7 @@ function readPlan(argv: string[]): Plan {
     cpuProfSim: argv.includes("--cpu-prof-sim"),
     keepStore: value("keep-store"),
     idleSeconds: value("idle") === "0" ? 0 : number("idle", 60),
+    idleSettleSeconds: number("idle-settle", 10),
     chart: value("chart") ?? `fleet-${Math.trunc(number("clusters", 100))}-running.svg`,
     scaleSets: argv.includes("--scale-sets"),
     workers: Math.trunc(number("workers", 3)),
@@ -504,8 +507,8 @@ async function main(): Promise<void> {
 
   let idle: IdleFigures | undefined;
   if (runningAt !== undefined && plan.idleSeconds > 0) {
-    progress(`measuring the idle fleet for ${plan.idleSeconds} s`);
-    idle = await measureIdleFleet({ groups: groups.map((g) => ({ name: g.name, cpuMs: () => cpuMsOf(g) })), scrape, storeRevision }, 10_000, plan.idleSeconds * 1000);
+    progress(`measuring the idle fleet for ${plan.idleSeconds} s, ${plan.idleSettleSeconds} s after the last cluster turned Running`);
+    idle = await measureIdleFleet({ groups: groups.map((g) => ({ name: g.name, cpuMs: () => cpuMsOf(g) })), scrape, storeRevision }, plan.idleSettleSeconds * 1000, plan.idleSeconds * 1000);
     const since = (at: number) => ((at - slipwayStartedAt) / 1000).toFixed(0);
     if (plan.cpuProfDir) progress(`the idle window in slipway up's profile: cpu-summary.ts --from ${since(idle.window.start)} --to ${since(idle.window.end)}`);
   }
@@ -624,4 +627,4 @@ async function main(): Promise<void> {
 }
 
 const plan = readPlan(process.argv.slice(2));
-runBenchmark(main, plan.runningTimeoutMs + plan.deleteTimeoutMs + plan.idleSeconds * 1000 + 10 * 60_000);
+runBenchmark(main, plan.runningTimeoutMs + plan.deleteTimeoutMs + (plan.idleSettleSeconds + plan.idleSeconds) * 1000 + 10 * 60_000);
