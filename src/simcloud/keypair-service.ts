@@ -2,7 +2,8 @@
 import { createHash } from "node:crypto";
 import type { CloudCore } from "./core.ts";
 import { InvalidParameterError } from "./errors.ts";
-import { findOwned, listOwned } from "./lookup.ts";
+import { findOwned } from "./lookup.ts";
+import { RecordIndex } from "./record-index.ts";
 import type { KeyPairRecord } from "./records.ts";
 import { defineResource } from "./resource-kinds.ts";
 import { CreateKeyPairInputSchema, type CreateKeyPairInput } from "./schemas.ts";
@@ -27,11 +28,15 @@ export function sshFingerprint(publicKey: string): string {
 }
 
 export class KeyPairService {
-  constructor(private readonly core: CloudCore) {}
+  private readonly byName: RecordIndex<"keyPair">;
+
+  constructor(private readonly core: CloudCore) {
+    this.byName = new RecordIndex(core.state, "keyPair", (k) => [`${k.account}/${k.region}/${k.name}`]);
+  }
 
   /** Imports a key under a name unique in the region; runs once per idempotency token. */
   createKeyPair(account: string, region: string, input: CreateKeyPairInput): KeyPairRecord {
-    const sameName = listOwned(this.core, account, region, "keyPair").find((k) => k.name === input.name);
+    const sameName = this.byName.get(`${account}/${region}/${input.name}`)[0];
     if (sameName) {
       throw new InvalidParameterError(`keyPair.name: "${input.name}" already exists in ${region} (${sameName.id})`, {
         details: { field: "keyPair.name" },

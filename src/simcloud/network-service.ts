@@ -4,7 +4,8 @@ import { checkZone } from "./catalog.ts";
 import type { CloudCore } from "./core.ts";
 import { InvalidParameterError } from "./errors.ts";
 import { contains, overlaps, parseCidr } from "./ipam.ts";
-import { findOwned, listOwned, requireReady, requireUnused } from "./lookup.ts";
+import { findOwned, requireReady, requireUnused } from "./lookup.ts";
+import { RecordIndex } from "./record-index.ts";
 import type { NetworkRecord, SecurityGroupRecord, SubnetRecord } from "./records.ts";
 import { action, defineResource } from "./resource-kinds.ts";
 import {
@@ -29,7 +30,22 @@ function checkPrefix(cidr: string, field: string): void {
 }
 
 export class NetworkService {
+  // What is built in a network or uses a subnet or group, kept current: a create or delete that walked
+  // every resource of a kind instead made a cloud of ten thousand networks quadratic.
+  private readonly subnetsIn: RecordIndex<"subnet">;
+  private readonly groupsIn: RecordIndex<"securityGroup">;
+  private readonly loadBalancersIn: RecordIndex<"loadBalancer">;
+  private readonly loadBalancersOn: RecordIndex<"loadBalancer">;
+  private readonly instancesIn: RecordIndex<"instance">;
+  private readonly instancesWithGroup: RecordIndex<"instance">;
+
   constructor(private readonly core: CloudCore) {
+    this.subnetsIn = new RecordIndex(core.state, "subnet", (s) => [s.networkId]);
+    this.groupsIn = new RecordIndex(core.state, "securityGroup", (g) => [g.networkId]);
+    this.loadBalancersIn = new RecordIndex(core.state, "loadBalancer", (lb) => [lb.networkId]);
+    this.loadBalancersOn = new RecordIndex(core.state, "loadBalancer", (lb) => lb.subnetIds);
+    this.instancesIn = new RecordIndex(core.state, "instance", (i) => (i.state === "terminated" ? [] : [i.networkId]));
+    this.instancesWithGroup = new RecordIndex(core.state, "instance", (i) => (i.state === "terminated" ? [] : i.securityGroupIds));
     const becomeAvailable = (record: NetworkRecord | SubnetRecord | SecurityGroupRecord) => {
       core.cancelTransition(record);
       record.state = "available";
@@ -62,13 +78,7 @@ export class NetworkService {
 
   deleteNetwork(account: string, region: string, id: string): void {
     const network = findOwned(this.core, account, region, "network", id);
-    const inNetwork = (r: { networkId: string }) => r.networkId === id;
-    requireUnused(this.core, network, [
-      ...this.core.state.all("subnet").filter(inNetwork),
-      ...this.core.state.all("securityGroup").filter(inNetwork),
-      ...this.core.state.all("loadBalancer").filter(inNetwork),
-      ...this.core.state.all("instance").filter((i) => inNetwork(i) && i.state !== "terminated"),
-    ]);
+    requireUnused(this.core, network, [...this.subnetsIn.get(id), ...this.groupsIn.get(id), ...this.loadBalancersIn.get(id), ...this.instancesIn.get(id)]);
     this.remove(network);
   }
 
@@ -84,9 +94,7 @@ export class NetworkService {
         details: { field: "subnet.cidr" },
       });
     }
-    const clash = this.core.state
-      .all("subnet")
-      .find((s) => s.networkId === network.id && overlaps(parseCidr(s.cidr), cidr));
+    const clash = this.subnetsIn.get(network.id).find((s) => overlaps(parseCidr(s.cidr), cidr));
     if (clash) {
       throw new InvalidParameterError(`subnet.cidr: ${input.cidr} overlaps subnet ${clash.id} (${clash.cidr})`, {
         details: { field: "subnet.cidr" },
@@ -105,10 +113,7 @@ export class NetworkService {
 
   deleteSubnet(account: string, region: string, id: string): void {
     const subnet = findOwned(this.core, account, region, "subnet", id);
-    requireUnused(this.core, subnet, [
-      ...this.core.state.all("instance").filter((i) => i.subnetId === id && i.state !== "terminated"),
-      ...this.core.state.all("loadBalancer").filter((lb) => lb.subnetIds.includes(id)),
-    ]);
+    requireUnused(this.core, subnet, [...this.core.instancesBySubnet.get(id), ...this.loadBalancersOn.get(id)]);
     this.remove(subnet);
   }
 
@@ -116,9 +121,7 @@ export class NetworkService {
   createSecurityGroup(account: string, region: string, input: CreateSecurityGroupInput): SecurityGroupRecord {
     const network = findOwned(this.core, account, region, "network", input.networkId);
     requireReady(this.core, network);
-    const sameName = listOwned(this.core, account, region, "securityGroup").find(
-      (sg) => sg.networkId === network.id && sg.name === input.name,
-    );
+    const sameName = this.groupsIn.get(network.id).find((sg) => sg.name === input.name);
     if (sameName) {
       throw new InvalidParameterError(`securityGroup.name: "${input.name}" already exists in ${network.id} (${sameName.id})`, {
         details: { field: "securityGroup.name" },
@@ -146,11 +149,7 @@ export class NetworkService {
 
   deleteSecurityGroup(account: string, region: string, id: string): void {
     const group = findOwned(this.core, account, region, "securityGroup", id);
-    requireUnused(
-      this.core,
-      group,
-      this.core.state.all("instance").filter((i) => i.securityGroupIds.includes(id) && i.state !== "terminated"),
-    );
+    requireUnused(this.core, group, this.instancesWithGroup.get(id));
     this.remove(group);
   }
 }

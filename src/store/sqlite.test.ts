@@ -159,7 +159,8 @@ describe("SqliteStore", () => {
     const store = SqliteStore.open(":memory:");
     try {
       const start = await store.revision();
-      for (let i = 0; i < 4_500; i++) await store.create(i % 3 === 0 ? `/h/${i}` : `/other/${i}`, String(i));
+      // More history under the prefix than one window holds: read window by window.
+      for (let i = 0; i < 7_500; i++) await store.create(i % 3 === 0 ? `/h/${i}` : `/other/${i}`, String(i));
       const w = recordWatch(store, "/h/", start);
       // Live writes land while the history is still being replayed, window by window.
       for (let i = 0; i < 30; i++) {
@@ -169,9 +170,37 @@ describe("SqliteStore", () => {
       const last = await store.revision();
       await w.until(() => w.events.some((e) => revisionOf(e) === last), "the last live event");
       const expected = [];
-      for (let i = 0; i < 4_500; i += 3) expected.push(start + 1 + i);
-      for (let rev = start + 4_501; rev <= last; rev++) expected.push(rev);
+      for (let i = 0; i < 7_500; i += 3) expected.push(start + 1 + i);
+      for (let rev = start + 7_501; rev <= last; rev++) expected.push(rev);
       assert.deepEqual(w.events.map(revisionOf), expected);
+      w.close();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("replays a watch of a few keys among many others' writes: every change of its own, in order, with what it replaced", async () => {
+    const store = SqliteStore.open(":memory:");
+    try {
+      const start = await store.revision();
+      const made = await store.create("/c1/nodes/a", "a0");
+      for (let i = 0; i < 6_000; i++) {
+        await store.create(`/c${2 + (i % 50)}/nodes/n${i}`, String(i));
+        if (i === 1_000) await store.update("/c1/nodes/a", "a1", made.modRevision);
+        if (i === 3_000) await store.create("/c1/nodes/b", "b0");
+        if (i === 5_000) await store.delete("/c1/nodes/b");
+      }
+      await store.create("/c10/other", "not under /c1/");
+      const w = recordWatch(store, "/c1/", start);
+      await w.until(() => w.events.length === 4, "the four changes under /c1/");
+      await store.create("/c1/nodes/c", "live");
+      await w.until(() => w.events.length === 5, "the live one after them");
+      assert.deepEqual(w.events.map(describeEvent).map((e) => e.replace(/@\d+$/, "")), ["put /c1/nodes/a", "put /c1/nodes/a", "put /c1/nodes/b", "delete /c1/nodes/b", "put /c1/nodes/c"]);
+      const revisions = w.events.map(revisionOf);
+      assert.deepEqual([...revisions].sort((x, y) => x - y), revisions, "in revision order");
+      const [, updated, , deleted] = w.events;
+      assert.equal(updated!.type === "put" && updated!.prev?.value, "a0", "an update carries the value it replaced");
+      assert.equal(deleted!.type === "delete" && deleted!.prev.value, "b0", "a deletion carries the value deleted");
       w.close();
     } finally {
       await store.close();

@@ -140,6 +140,8 @@ export class SqliteStore implements Store {
   private readonly listStatements = new Map<string, Statement<Record<string, unknown>, ValueRow>>();
   private readonly countStatements = new Map<string, Statement<Record<string, unknown>, number>>();
   private readonly replayRows: Statement<{ start: string; end: Buffer; from: number; to: number }, HistoryRow>;
+  private readonly replayRowsByKey: Statement<{ start: string; end: Buffer; from: number; to: number }, HistoryRow>;
+  private readonly historyUnder: Statement<{ start: string; end: Buffer; limit: number }, number>;
   private readonly compactionCandidates: Statement<{ after: number; upTo: number; limit: number }, CompactionCandidate>;
   private readonly deleteLogRow: Statement<[number]>;
   private readonly setMeta: Statement<[string, number]>;
@@ -175,6 +177,20 @@ export class SqliteStore implements Store {
        WHERE l.rev > @from AND l.rev <= @to AND ${inRange("l.key")}
        ORDER BY l.rev`,
     );
+    // The same rows found through the keys: for a watch of a few keys (one workload cluster's nodes among
+    // ten thousand clusters' writes), reading the span of revisions would read everyone's history.
+    this.replayRowsByKey = db.prepare(
+      `SELECT l.rev, l.key, l.deleted, l.value, l.create_rev AS createRevision,
+              p.value AS prevValue, p.create_rev AS prevCreateRevision, p.rev AS prevRevision
+       FROM log l INDEXED BY log_by_key LEFT JOIN log p ON p.rev = l.prev_rev
+       WHERE l.rev > @from AND l.rev <= @to AND ${inRange("l.key")}
+       ORDER BY l.rev`,
+    );
+    this.historyUnder = db
+      .prepare<{ start: string; end: Buffer; limit: number }, number>(
+        `SELECT count(*) FROM (SELECT 1 FROM log INDEXED BY log_by_key WHERE ${inRange("key")} LIMIT @limit)`,
+      )
+      .pluck();
     this.compactionCandidates = db.prepare(
       `SELECT rev, deleted,
               EXISTS (SELECT 1 FROM log later WHERE later.key = log.key AND later.rev > log.rev AND later.rev <= @upTo)
@@ -405,13 +421,17 @@ export class SqliteStore implements Store {
       watcher.live = true;
       return;
     }
+    const range = { start: watcher.prefix, end: rangeEnd(watcher.prefix) };
+    // Fewer history rows under the prefix than one window holds, in a span longer than one: they are read
+    // by key, all at once (the count stops at a window's worth).
+    if (this.head - watcher.cursor > REPLAY_WINDOW && this.historyUnder.get({ ...range, limit: REPLAY_WINDOW })! < REPLAY_WINDOW) {
+      for (const row of this.replayRowsByKey.all({ ...range, from: watcher.cursor, to: this.head })) watcher.channel.push(historyEvent(row));
+      watcher.cursor = this.head;
+      watcher.live = true;
+      return;
+    }
     const to = Math.min(this.head, watcher.cursor + REPLAY_WINDOW);
-    const rows = this.replayRows.all({
-      start: watcher.prefix,
-      end: rangeEnd(watcher.prefix),
-      from: watcher.cursor,
-      to,
-    });
+    const rows = this.replayRows.all({ ...range, from: watcher.cursor, to });
     for (const row of rows) watcher.channel.push(historyEvent(row));
     watcher.cursor = to;
     if (to >= this.head) {
