@@ -21,7 +21,9 @@ describe("ObjectCache", () => {
     assert.deepEqual(cache.byIndex("pool", "gpu").map((o) => o.metadata.name), ["m2"]);
     cache.delete("default/m1");
     assert.deepEqual(cache.indexKeys("pool", "general"), []);
-    assert.throws(() => cache.addIndex("pool", byPool), DuplicateIndexError);
+    cache.addIndex("pool", byPool);
+    assert.deepEqual(cache.indexKeys("pool", "gpu"), ["default/m2"], "the same index added again is the one there");
+    assert.throws(() => cache.addIndex("pool", (o) => [o.metadata.name!]), DuplicateIndexError);
   });
 
   it("hands out the stored object itself, frozen, without copying", () => {

@@ -47,9 +47,14 @@ export class ObjectCache<T extends KubeObject> {
     this.addIndex(LABEL_INDEX, (o) => Object.entries(o.metadata.labels ?? {}).map(([k, v]) => `${k}=${v}`));
   }
 
-  /** Adds an index; objects already cached are indexed at once. */
+  /**
+   * Adds an index; objects already cached are indexed at once. Adding the same function under the same
+   * name again does nothing (controllers sharing an informer share its indexes); another one is refused.
+   */
   addIndex(name: string, fn: IndexFunction<T>): void {
-    if (this.indexes.has(name)) throw new DuplicateIndexError(name);
+    const existing = this.indexes.get(name);
+    if (existing?.fn === fn) return;
+    if (existing) throw new DuplicateIndexError(name);
     const index: Index<T> = { fn, keys: new Map() };
     this.indexes.set(name, index);
     for (const [key, object] of this.objects) this.indexInto(index, key, object);

@@ -29,7 +29,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler, type Phase } from "../../runtime/reconciler.ts";
 import { controllerRef } from "../contract.ts";
-import { awaitPoolOwner, namedByPool, owningPool, poolPartRootKey, waitFor, type PoolPartScope } from "../pool-parts.ts";
+import { awaitPoolOwner, namedByPool, owningPool, poolPartRootKey, poolsOfCluster, waitFor, type PoolPartScope } from "../pool-parts.ts";
 import { readBootstrapToken, readClusterPki } from "../pki.ts";
 import type { WorkloadClients } from "../workload.ts";
 import { ensureJoinToken, JOIN_TOKEN_TTL_MS } from "../machine/jointoken.ts";
@@ -227,14 +227,15 @@ export function registerBootstrapConfigController(manager: ControllerManager, de
   // A pool adopting the configuration, and its cluster's control plane coming up, requeue it.
   const configOf = namedByPool(bootstrapConfigKind.kind, (template) => template.bootstrap.configRef);
   controller.watch<MachinePoolObject>(pools, configOf);
+  const poolsOf = poolsOfCluster(pools);
   controller.watch<ClusterObject>(
     clusters,
-    (cluster) => pools.cache.list().filter((p) => p.metadata.namespace === cluster.metadata.namespace && p.spec.clusterName === cluster.metadata.name).flatMap(configOf),
+    (cluster) => poolsOf(cluster.metadata.namespace, cluster.metadata.name!).flatMap(configOf),
     (previous, cluster) => isTrue(previous.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED) !== isTrue(cluster.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED),
   );
   controller.watch<InfrastructureObject>(
     infrastructures,
-    (infra) => pools.cache.list().filter((p) => p.metadata.namespace === infra.metadata.namespace && p.spec.clusterName === infra.spec.clusterName).flatMap(configOf),
+    (infra) => poolsOf(infra.metadata.namespace, infra.spec.clusterName).flatMap(configOf),
     (previous, infra) => Boolean(previous.status?.loadBalancer) !== Boolean(infra.status?.loadBalancer),
   );
   return controller;

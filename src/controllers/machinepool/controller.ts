@@ -16,10 +16,11 @@ import { machineKind } from "../../api/slipway/machine.ts";
 import { machinePoolKind, FINALIZER_MACHINE_POOL } from "../../api/slipway/machinepool.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import type { Controller } from "../../runtime/controller.ts";
-import { keyFor } from "../../runtime/keys.ts";
+import { keyFor, objectKey } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
 import { controllerOf, unlessPaused } from "../contract.ts";
+import { poolsOfCluster } from "../pool-parts.ts";
 import type { ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
 import { adoptByCluster, awaitAvailability, machinePoolDeletePhases, ownedBy, recordProviderIDs, refreshMachines, rollOut, type MachinePoolScope, type MachinePoolTimings } from "./phases.ts";
@@ -30,7 +31,6 @@ import { summarizePool } from "./status.ts";
 export const MACHINE_POOL_CONTROLLER = "machinepool";
 export const MACHINE_POOL_COMPONENT = "slipway.dev/machinepool-controller";
 /** Pools by cluster ("<namespace>/<cluster>"), named after this controller so others' indexes cannot clash. */
-export const POOL_CLUSTER_INDEX = "machinepool-controller.cluster";
 
 /**
  * The pool controller itself talks to neither clouds nor workload clusters (its machines do); it takes
@@ -66,7 +66,7 @@ export function registerMachinePoolController(
   // The pool infrastructure a template names, by its kind (each provider's).
   const poolInfrastructures = { [simMachinePoolKind.kind]: simPools, [hostMachinePoolKind.kind]: hostPools };
   const connections = manager.informer(connectionKind);
-  pools.cache.addIndex(POOL_CLUSTER_INDEX, (p) => [keyFor(p.metadata.namespace, p.spec.clusterName)]);
+  const poolsOf = poolsOfCluster(pools);
 
   const reconcile = objectReconciler<MachinePoolObject, MachinePoolScope>({
     kind: machinePoolKind,
@@ -132,6 +132,9 @@ export function registerMachinePoolController(
     informer: pools,
     reconcile: unlessPaused(reconcile, pools.cache, clusters.cache),
     concurrency: options.concurrency,
+    // A pool of Slipway's machines reads only watched objects (its machines, cluster, infrastructure); one on
+    // a scale set also reads the scale set from the cloud, which the safety net looks at again.
+    resyncs: (pool) => pool.spec.template !== undefined,
     rootKey: (key) => {
       const pool = pools.cache.get(key);
       return pool ? keyFor(pool.metadata.namespace, pool.spec.clusterName) : key;
@@ -146,7 +149,7 @@ export function registerMachinePoolController(
   const awaitedOfCluster = (cluster: ClusterObject) => `${cluster.metadata.deletionTimestamp === undefined}/${cluster.spec.paused === true}`;
   controller.watch<ClusterObject>(
     clusters,
-    (cluster) => pools.cache.indexKeys(POOL_CLUSTER_INDEX, keyFor(cluster.metadata.namespace, cluster.metadata.name!)),
+    (cluster) => poolsOf(cluster.metadata.namespace, cluster.metadata.name!).map(objectKey),
     (previous, cluster) => awaitedOfCluster(previous) !== awaitedOfCluster(cluster),
   );
   // Of the cluster's infrastructure in a pool's connection, only whether it is Ready (status.infrastructureReady).
@@ -154,9 +157,9 @@ export function registerMachinePoolController(
   controller.watch<InfrastructureObject>(
     infrastructures,
     (infra) =>
-      pools.cache
-        .indexKeys(POOL_CLUSTER_INDEX, keyFor(infra.metadata.namespace, infra.spec.clusterName))
-        .filter((key) => pools.cache.get(key)?.spec.connection === infra.spec.connection),
+      poolsOf(infra.metadata.namespace, infra.spec.clusterName)
+        .filter((p) => p.spec.connection === infra.spec.connection)
+        .map(objectKey),
     (previous, infra) => readyOf(previous) !== readyOf(infra),
   );
   // A pool on a scale set follows its template's objects (Cluster API adds these watches on first sight).

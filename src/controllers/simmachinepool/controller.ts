@@ -19,7 +19,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import type { Phase } from "../../runtime/reconciler.ts";
 import { TAG_OWNER_UID } from "../contract.ts";
-import { awaitPoolOwner, connectionPools, poolBootstrapData, poolCreateOptions, registerPoolInfrastructureController, summarizePoolInfrastructure, userDataHash, waitFor, type PoolInfrastructureScope } from "../pool-parts.ts";
+import { awaitPoolOwner, connectionPools, poolBootstrapData, poolCreateOptions, poolsOfCluster, registerPoolInfrastructureController, summarizePoolInfrastructure, userDataHash, waitFor, type PoolInfrastructureScope } from "../pool-parts.ts";
 import { readyForMachines } from "../infrastructure/status.ts";
 import { launchTemplateKey } from "../machinepool/template.ts";
 import type { ProviderResolver } from "../providers.ts";
@@ -179,9 +179,13 @@ export function registerSimMachinePoolController(manager: ControllerManager, dep
     }),
     summarize,
   });
+  const poolsOf = poolsOfCluster(pools);
   controller.watch<InfrastructureObject>(
     infrastructures,
-    (infra) => pools.cache.list().filter((p) => p.metadata.namespace === infra.metadata.namespace && p.spec.clusterName === infra.spec.clusterName && p.spec.connection === infra.spec.connection).flatMap(infraOf),
+    (infra) =>
+      poolsOf(infra.metadata.namespace, infra.spec.clusterName)
+        .filter((p) => p.spec.connection === infra.spec.connection)
+        .flatMap(infraOf),
     (previous, infra) => readyForMachines(previous) !== readyForMachines(infra),
   );
   return controller;
