@@ -9,7 +9,7 @@
 //   npm run bench:fleet -- --clusters 1000 [--store sqlite|etcd] [--rate 50] [--poll-interval 1s]
 //                          [--connections 8] [--timeout 30] [--delete-timeout 20]
 //                          [--cpu-prof DIR [--cpu-prof-sim]] [--keep-store FILE] [--idle 60] [--idle-settle 10] [--chart FILE]
-//                          [--workers 3] [--scale-sets] [--controllers-in-worker]
+//                          [--workers 3] [--scale-sets] [--controllers-in-worker] [--sync-period 10m]
 import { randomBytes } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -76,6 +76,8 @@ interface Plan {
   workers: number;
   /** `slipway up --controllers-in-worker`: the controllers on a worker thread. */
   controllersInWorker: boolean;
+  /** `slipway up --sync-period` (its default when not given). */
+  syncPeriod?: string;
 }
 
 function readPlan(argv: string[]): Plan {
@@ -109,6 +111,7 @@ function readPlan(argv: string[]): Plan {
     scaleSets: argv.includes("--scale-sets"),
     workers: Math.trunc(number("workers", 3)),
     controllersInWorker: argv.includes("--controllers-in-worker"),
+    syncPeriod: value("sync-period"),
   };
 }
 
@@ -372,7 +375,7 @@ async function main(): Promise<void> {
   const slipway = await startSlipway({
     dataDir,
     timeoutMs: 60_000,
-    args: ["--sim-endpoint", sim.url, "--sim-token", SIM_TOKEN, "--poll-interval", plan.pollInterval, ...storeArgs, ...(plan.cpuProfDir ? ["--shutdown-grace", "1s"] : []), ...(plan.controllersInWorker ? ["--controllers-in-worker"] : [])],
+    args: ["--sim-endpoint", sim.url, "--sim-token", SIM_TOKEN, "--poll-interval", plan.pollInterval, ...storeArgs, ...(plan.cpuProfDir ? ["--shutdown-grace", "1s"] : []), ...(plan.controllersInWorker ? ["--controllers-in-worker"] : []), ...(plan.syncPeriod ? ["--sync-period", plan.syncPeriod] : [])],
     env: {
       SLIPWAY_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
       ...(plan.cpuProfDir ? profiled(join(plan.cpuProfDir, "slipway-up.cpuprofile")) : {}),
@@ -610,7 +613,7 @@ async function main(): Promise<void> {
   });
   const output = [
     "",
-    `slipway fleet benchmark: ${n} clusters of 1 control-plane machine + ${plan.workers} workers${plan.scaleSets ? " (a pool on a scale set)" : ""}, sim cloud 'instant', ${plan.store === "etcd" ? "3-member etcd" : "SQLite"}, poll interval ${plan.pollInterval}${plan.controllersInWorker ? ", controllers on a worker thread" : ""}`,
+    `slipway fleet benchmark: ${n} clusters of 1 control-plane machine + ${plan.workers} workers${plan.scaleSets ? " (a pool on a scale set)" : ""}, sim cloud 'instant', ${plan.store === "etcd" ? "3-member etcd" : "SQLite"}, poll interval ${plan.pollInterval}${plan.controllersInWorker ? ", controllers on a worker thread" : ""}${plan.syncPeriod ? `, sync period ${plan.syncPeriod}` : ""}`,
     formatMachine(machine),
     "",
     formatTable(rows),

@@ -242,11 +242,12 @@ describe("slipway client commands", () => {
   });
 
   it("exits 2 with a helpful message on an unknown command or flag", async () => {
-    const [command, flag, kind, count] = await Promise.all([
+    const [command, flag, kind, count, period] = await Promise.all([
       run(["gett", "clusters"]),
       run(["get", "clusters", "--colour"]),
       run(["describe", "connection", "east"]),
       run(["scale", "mp", "beta-work", "--replicas", "many"]),
+      run(["up", "--data-dir", join(home, "never"), "--sync-period", "hourly"]),
     ]);
     assert.equal(command.code, 2);
     assert.match(command.stderr, /^error: unknown command 'gett'\n\(Did you mean get\?\)/);
@@ -257,6 +258,9 @@ describe("slipway client commands", () => {
     assert.match(kind.stderr, /^error: describe shows clusters and logical clouds/);
     assert.equal(count.code, 2);
     assert.match(count.stderr, /^error: --replicas must be a whole number from 0 to 1000 \(got "many"\)/);
+    assert.equal(period.code, 2);
+    assert.match(period.stderr, /^error: --sync-period must be a duration such as 500ms, 30s or 5m \(got "hourly"\)/);
+    assert.equal(existsSync(join(home, "never")), false, "a bad flag writes nothing");
   });
 
   it("names the server it cannot reach, and where it looked for a kubeconfig", async () => {

@@ -48,6 +48,7 @@ export interface UpFlags {
   simToken?: string;
   pollInterval: string;
   resyncInterval: string;
+  syncPeriod: string;
   orphanSweepInterval: string;
   orphanGrace: string;
   orphanDryRun?: boolean;
@@ -89,6 +90,7 @@ export function registerUpCommand(program: Command): void {
     .option("--poll-interval <duration>", "how often controllers look again at slow cloud work (a cluster that failed validation is checked again after 30 of these)", "1s")
     .option("--lease-warning <duration>", "how long before a Lease ends a LeaseEndingSoon Warning Event is recorded", "5m")
     .option("--resync-interval <duration>", "how often resources delivered to clusters (ResourceSyncs) are checked for drift, and registered clusters are asked", "30s")
+    .option("--sync-period <duration>", "how often every controller looks again at each object it holds: the safety net for what nothing could tell it (a Secret deleted by hand, a cloud resource lost; 0s: never)", "10m")
     .option("--orphan-sweep-interval <duration>", "how often each connection's cloud is searched for resources whose owner is gone", "5m")
     .option("--orphan-grace <duration>", "how long a cloud resource must stay without its owner before it is deleted", "10m")
     .option("--orphan-dry-run", "report orphaned cloud resources (Events, metric) without deleting them")
@@ -126,11 +128,27 @@ export async function runUp(flags: UpFlags): Promise<void> {
     seed: number(flags.simSeed, "--sim-seed"),
     timeScale: number(flags.simTimeScale, "--sim-time-scale"),
   };
+  // Every flag is checked before anything is written (the data directory, its log).
+  const durations = {
+    compactionIntervalMs: parseDuration(flags.compactionInterval, "--compaction-interval"),
+    eventTtlMs: parseDuration(flags.eventTtl, "--event-ttl"),
+    shutdownGraceMs: parseDuration(flags.shutdownGrace, "--shutdown-grace"),
+    pollMs: parseDuration(flags.pollInterval, "--poll-interval"),
+    leaseWarningMs: parseDuration(flags.leaseWarning, "--lease-warning"),
+    resyncMs: parseDuration(flags.resyncInterval, "--resync-interval"),
+    syncPeriodMs: parseDuration(flags.syncPeriod, "--sync-period"),
+    orphanSweepMs: parseDuration(flags.orphanSweepInterval, "--orphan-sweep-interval"),
+    orphanGraceMs: parseDuration(flags.orphanGrace, "--orphan-grace"),
+    requestHeaderTimeoutMs: parseDuration(flags.requestHeaderTimeout, "--request-header-timeout"),
+  };
+  const maxConnections = parseCount(flags.maxConnections, "--max-connections");
+  const port = parsePort(flags.port, "--port");
+  const logLevel = parseLogLevel(flags.logLevel, "--log-level");
   const dataDir = resolve(flags.dataDir);
   // Everything this process writes — the store, logs, the embedded sim cloud's state, kubeconfigs — is
   // its user's alone.
   process.umask(0o077);
-  const logger = createLogger({ file: flags.logFile ?? join(dataDir, "slipway.log"), level: parseLogLevel(flags.logLevel, "--log-level") });
+  const logger = createLogger({ file: flags.logFile ?? join(dataDir, "slipway.log"), level: logLevel });
   // A fault nothing caught ends the process as before, but is written to the log first (and to stderr),
   // so that what stopped it is on record.
   const fatal = (what: string) => (error: unknown) => {
@@ -143,28 +161,29 @@ export async function runUp(flags: UpFlags): Promise<void> {
   process.on("unhandledRejection", fatal("unhandled promise rejection"));
   const plane = await startControlPlane({
     dataDir,
-    port: parsePort(flags.port, "--port"),
+    port,
     host: flags.host,
     store: flags.store as StoreKind,
     etcdEndpoints: endpoints,
     logger,
-    compactionIntervalMs: parseDuration(flags.compactionInterval, "--compaction-interval"),
-    eventTtlMs: parseDuration(flags.eventTtl, "--event-ttl"),
+    compactionIntervalMs: durations.compactionIntervalMs,
+    eventTtlMs: durations.eventTtlMs,
     replicaName: flags.replicaName,
     shardLeaseTtlSeconds: leaseTtlMs / 1000,
-    shutdownGraceMs: parseDuration(flags.shutdownGrace, "--shutdown-grace"),
+    shutdownGraceMs: durations.shutdownGraceMs,
     sim,
-    pollMs: parseDuration(flags.pollInterval, "--poll-interval"),
-    leaseWarningMs: parseDuration(flags.leaseWarning, "--lease-warning"),
-    resyncMs: parseDuration(flags.resyncInterval, "--resync-interval"),
+    pollMs: durations.pollMs,
+    leaseWarningMs: durations.leaseWarningMs,
+    resyncMs: durations.resyncMs,
+    syncPeriodMs: durations.syncPeriodMs,
     sweeper: {
-      intervalMs: parseDuration(flags.orphanSweepInterval, "--orphan-sweep-interval"),
-      graceMs: parseDuration(flags.orphanGrace, "--orphan-grace"),
+      intervalMs: durations.orphanSweepMs,
+      graceMs: durations.orphanGraceMs,
       dryRun: flags.orphanDryRun === true,
     },
     auditLog: resolve(flags.auditLog ?? join(dataDir, "audit.log")),
-    maxConnections: parseCount(flags.maxConnections, "--max-connections"),
-    requestHeaderTimeoutMs: parseDuration(flags.requestHeaderTimeout, "--request-header-timeout"),
+    maxConnections,
+    requestHeaderTimeoutMs: durations.requestHeaderTimeoutMs,
     controllersInWorker: flags.controllersInWorker === true,
   });
   process.stdout.write(

@@ -67,6 +67,7 @@ try {
     pollMs: data.pollMs,
     leaseWarningMs: data.leaseWarningMs,
     resyncMs: data.resyncMs,
+    syncPeriodMs: data.syncPeriodMs,
     sweeper: data.sweeper,
     url: data.url,
     realms: { baseUrl: () => data.url, caPem: data.caPem },

@@ -29,6 +29,7 @@ export interface ControllerWorkerData {
   pollMs?: number;
   leaseWarningMs?: number;
   resyncMs?: number;
+  syncPeriodMs?: number;
   sweeper?: ControllersOptions["sweeper"];
   objects: MessagePort;
 }

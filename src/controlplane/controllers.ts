@@ -51,6 +51,8 @@ export interface ControllersOptions {
   leaseWarningMs?: number;
   /** How often a ResourceSync looks again at each applied cluster for drift, and a registered cluster is asked (default 30 s). */
   resyncMs?: number;
+  /** How often every controller looks again at each object it holds (the informers' resync; default 10 minutes). */
+  syncPeriodMs?: number;
   /** The orphan sweeper's interval, grace period and dry-run mode (defaults: 5 minutes, 10 minutes, off). */
   sweeper?: Omit<SweeperOptions, "metrics">;
   /** The control plane's URL (the addons' services are served under it). */
@@ -91,6 +93,7 @@ export async function startControllers(options: ControllersOptions): Promise<Run
     log,
     metrics: options.metrics,
     shutdownGraceMs: options.shutdownGraceMs,
+    resyncMs: options.syncPeriodMs,
     // The API server answers on the same event loop: controllers take new work only while it lags
     // less than this, so requests stay quick when a whole fleet is being built.
     pacer: options.sharesLoopWithApi === false ? undefined : { maxLagMs: 15 },

@@ -70,6 +70,8 @@ export interface ControlPlaneOptions {
   leaseWarningMs?: number;
   /** How often resources delivered to clusters are checked for drift (default 30 s). */
   resyncMs?: number;
+  /** How often every controller looks again at each object it holds (default 10 minutes). */
+  syncPeriodMs?: number;
   /** The orphan sweeper (see ControllersOptions). */
   sweeper?: ControllersOptions["sweeper"];
   /** Where every request is recorded (default DIR/audit.log). */
@@ -218,6 +220,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       pollMs: options.pollMs,
       leaseWarningMs: options.leaseWarningMs,
       resyncMs: options.resyncMs,
+      syncPeriodMs: options.syncPeriodMs,
       sweeper: options.sweeper,
     };
     const controllers = options.controllersInWorker

@@ -25,6 +25,7 @@ async function run(
     concurrency?: number;
     coordinator?: (shards: ShardSet) => ShardCoordinator;
     changed?: (previous: ConnectionObject, object: ConnectionObject) => boolean;
+    resyncs?: (object: ConnectionObject) => boolean;
   } = {},
 ) {
   const objects = options.objects ?? (await memoryObjects());
@@ -37,6 +38,7 @@ async function run(
     concurrency: options.concurrency,
     backoff: { baseMs: 100, capMs: 10_000 },
     changed: options.changed,
+    resyncs: options.resyncs,
   });
   await manager.start();
   return { objects, manager, controller, connections: manager.client.of(connectionKind) };
@@ -130,6 +132,28 @@ describe("Controller", () => {
     assert.equal(calls.get("default/later"), 1, "the key due back in an hour is left to that");
     clock.advance(50 * 60_000);
     await until(() => (calls.get("default/later") ?? 0) >= 2, "the requeued reconcile");
+    await manager.stop();
+  });
+
+  it("on a resync, leaves out the objects the controller says need no second look", async () => {
+    const clock = new ManualClock();
+    const calls = new Map<string, number>();
+    const { connections, manager } = await run(
+      async (ctx): Promise<Result> => {
+        calls.set(ctx.key, (calls.get(ctx.key) ?? 0) + 1);
+        return {};
+      },
+      { clock, resyncs: (c) => c.metadata.labels?.["ended"] !== "true" },
+    );
+    await connections.create(connection("open"));
+    await connections.create({ ...connection("ended"), metadata: { name: "ended", namespace: "default", labels: { ended: "true" } } });
+    await until(() => calls.get("default/open") === 1 && calls.get("default/ended") === 1, "the first reconciles");
+    clock.advance(10 * 60_000); // the informer's resync
+    await until(() => calls.get("default/open") === 2, "the resync's idle check of the open one");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(calls.get("default/ended"), 1, "the ended one is not checked again");
+    await connections.patch("default", "ended", "merge", { metadata: { labels: { ended: "false" } } });
+    await until(() => calls.get("default/ended") === 2, "a change is reconciled whatever resyncs says");
     await manager.stop();
   });
 

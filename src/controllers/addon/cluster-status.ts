@@ -128,6 +128,9 @@ export function registerClusterAddonsController(manager: ControllerManager, opti
     informer: clusters,
     reconcile,
     concurrency: 2,
+    // The cluster and its addons are watched; templates are not: a cluster whose template's addons are not
+    // made yet is looked at again (its template may appear later).
+    resyncs: (cluster) => cluster.spec.templateName !== undefined && cluster.metadata.annotations?.[ANNOTATION_TEMPLATE_ADDONS_MADE] === undefined,
     // Only what this writes from matters: its own writes (and the cluster controller's) need no second look.
     changed: (previous, cluster) =>
       previous.metadata.deletionTimestamp !== cluster.metadata.deletionTimestamp ||

@@ -92,6 +92,8 @@ export function registerOperationController(manager: ControllerManager, options:
       const op = operations.cache.get(key);
       return op ? keyFor(op.metadata.namespace, op.spec.target.name) : key;
     },
+    // An ended operation changes only with its target (watched below), if at all.
+    resyncs: (op) => !isTerminal(op.status?.phase),
   });
   for (const { apiVersion, kind, informer } of targets) {
     controller.watch(informer, (target) =>

@@ -192,6 +192,8 @@ export function registerRealmControllers(manager: ControllerManager, deps: Realm
       } as PlatformObject);
       return {};
     },
+    // Nothing to look at again unasked: the cluster and what it is given (watched below) are all it reads.
+    resyncs: () => false,
   });
   // An OIDCClient or Platform of a cluster deleted by hand is made again.
   const ownerKey = (o: KubeObject) => (o.metadata.ownerReferences ?? []).filter((r) => r.kind === "Cluster").map((r) => keyFor(o.metadata.namespace, r.name));

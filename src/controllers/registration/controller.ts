@@ -105,5 +105,5 @@ export function registerRegistrationController(manager: ControllerManager, deps:
     }
     return reconcile(ctx);
   };
-  return manager.add<ClusterObject>({ name: "registration", component: REGISTRATION_COMPONENT, informer, reconcile: onlyRegistered, concurrency: 4 });
+  return manager.add<ClusterObject>({ name: "registration", component: REGISTRATION_COMPONENT, informer, reconcile: onlyRegistered, concurrency: 4, resyncs: isRegistered });
 }
