@@ -310,6 +310,30 @@ export function runStoreConformance(
       }
     });
 
+    it("tells every watcher whose prefix a key starts with, however its prefix ends, and only those", caseTimeout, async () => {
+      const p = freshPrefix();
+      const start = await store.revision();
+      const watches = { tree: watch(p, start), nodes: watch(`${p}nodes/`, start), nodesAgain: watch(`${p}nodes/`, start), partial: watch(`${p}nodes/a`, start), other: watch(`${p}pods/`, start) };
+      try {
+        await store.create(`${p}nodes/a`, "1");
+        await store.create(`${p}nodes/ab`, "2");
+        await store.create(`${p}nodes/b`, "3");
+        await store.create(`${p}nodesX`, "4");
+        watches.nodesAgain.close();
+        const sentinel = await store.create(`${p}nodes/c`, "5");
+        const seen = (w: RecordedWatch) => w.events.map((e) => describeEvent(e).replace(p, "").replace(/@\d+$/, ""));
+        for (const w of [watches.tree, watches.nodes]) await w.until(() => w.events.some((e) => eventRevision(e) === sentinel.modRevision), "the sentinel");
+        await watches.partial.until(() => watches.partial.events.length >= 2, "nodes/a and nodes/ab");
+        assert.deepEqual(seen(watches.tree), ["put nodes/a", "put nodes/ab", "put nodes/b", "put nodesX", "put nodes/c"]);
+        assert.deepEqual(seen(watches.nodes), ["put nodes/a", "put nodes/ab", "put nodes/b", "put nodes/c"]);
+        assert.deepEqual(seen(watches.partial), ["put nodes/a", "put nodes/ab"], "a prefix that is not a whole segment");
+        assert.deepEqual(seen(watches.other), []);
+        assert.ok(watches.nodesAgain.events.length <= 4, "a closed watch hears nothing after it closed");
+      } finally {
+        for (const w of Object.values(watches)) w.close();
+      }
+    });
+
     it("replays exactly the missed events from a past revision, then live ones, in order", caseTimeout, async () => {
       const p = freshPrefix();
       const a = await store.create(`${p}a`, "a1");

@@ -112,11 +112,64 @@ interface LiveWatcher {
   live: boolean;
 }
 
+/**
+ * Live watchers by prefix. A write looks up the prefixes of its key that end at a "/" instead of testing
+ * every watcher: a store shared by ten thousand workload clusters holds a node watch of each, and every
+ * write tested all of them. A watcher whose prefix ends elsewhere is tested as before.
+ */
+class Watchers {
+  private readonly byPrefix = new Map<string, Set<LiveWatcher>>();
+  private readonly unaligned = new Set<LiveWatcher>();
+  private readonly all = new Set<LiveWatcher>();
+
+  add(watcher: LiveWatcher): void {
+    this.all.add(watcher);
+    if (!aligned(watcher.prefix)) {
+      this.unaligned.add(watcher);
+      return;
+    }
+    const same = this.byPrefix.get(watcher.prefix);
+    if (same) same.add(watcher);
+    else this.byPrefix.set(watcher.prefix, new Set([watcher]));
+  }
+
+  delete(watcher: LiveWatcher): void {
+    this.all.delete(watcher);
+    this.unaligned.delete(watcher);
+    const same = this.byPrefix.get(watcher.prefix);
+    if (same?.delete(watcher) && same.size === 0) this.byPrefix.delete(watcher.prefix);
+  }
+
+  /** The watchers whose prefix `key` starts with. */
+  *of(key: string): Generator<LiveWatcher> {
+    if (this.byPrefix.size > 0) {
+      yield* this.byPrefix.get("") ?? [];
+      for (let i = key.indexOf("/"); i >= 0; i = key.indexOf("/", i + 1)) yield* this.byPrefix.get(key.slice(0, i + 1)) ?? [];
+    }
+    for (const watcher of this.unaligned) if (key.startsWith(watcher.prefix)) yield watcher;
+  }
+
+  values(): LiveWatcher[] {
+    return [...this.all];
+  }
+
+  clear(): void {
+    this.all.clear();
+    this.unaligned.clear();
+    this.byPrefix.clear();
+  }
+}
+
+/** A prefix that ends at a "/" (or is empty): found by the prefixes of a key. */
+function aligned(prefix: string): boolean {
+  return prefix === "" || prefix.endsWith("/");
+}
+
 export class SqliteStore implements Store {
   private head: number;
   private compacted: number;
   private closed = false;
-  private readonly watchers = new Set<LiveWatcher>();
+  private readonly watchers = new Watchers();
   private compaction: Promise<void> = Promise.resolve();
   /**
    * History rows this process retired (superseded by a newer value of their key, or tombstones), with
@@ -335,7 +388,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const watcher of [...this.watchers]) watcher.channel.close();
+    for (const watcher of this.watchers.values()) watcher.channel.close();
     this.watchers.clear();
     await this.compaction;
     this.db.close();
@@ -400,8 +453,8 @@ export class SqliteStore implements Store {
   private notify(event: WatchEvent): void {
     const key = event.type === "put" ? event.kv.key : event.key;
     const revision = event.type === "put" ? event.kv.modRevision : event.revision;
-    for (const watcher of this.watchers) {
-      if (!watcher.live || !key.startsWith(watcher.prefix) || revision <= watcher.cursor) continue;
+    for (const watcher of this.watchers.of(key)) {
+      if (!watcher.live || revision <= watcher.cursor) continue;
       watcher.channel.push(event);
     }
   }
