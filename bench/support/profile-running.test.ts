@@ -1,0 +1,38 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+describe("profile-running", () => {
+  it("profiles a process that is already running, then closes its inspector again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "slipway-profile-running-"));
+    // A process busy in a function of a known name, as a control plane in the middle of a run would be.
+    const busy = spawn(process.execPath, ["-e", "function spinTheWheel() { const end = Date.now() + 5; while (Date.now() < end); } setInterval(spinTheWheel, 10);"], { stdio: "ignore" });
+    try {
+      const out = join(dir, "busy.cpuprofile");
+      const run = spawnSync(process.execPath, ["--experimental-websocket", "--import", "tsx", "bench/support/profile-running.ts", String(busy.pid), "1", out], { encoding: "utf8", timeout: 30_000 });
+      assert.equal(run.status, 0, run.stderr);
+      const profile = JSON.parse(readFileSync(out, "utf8")) as { nodes: { callFrame: { functionName: string } }[]; samples: number[] };
+      assert.ok(profile.samples.length > 100, `${profile.samples.length} samples in a second`);
+      assert.ok(
+        profile.nodes.some((n) => n.callFrame.functionName === "spinTheWheel"),
+        "the busy function is in the profile",
+      );
+      let closed = false;
+      for (let attempt = 0; attempt < 50 && !closed; attempt++) {
+        closed = await fetch("http://127.0.0.1:9229/json/list").then(
+          () => false,
+          () => true,
+        );
+        if (!closed) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.ok(closed, "the inspector is closed again");
+      assert.equal(busy.exitCode, null, "the process runs on");
+    } finally {
+      busy.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
