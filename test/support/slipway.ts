@@ -37,10 +37,27 @@ process.on("exit", () => {
   for (const p of running) p.kill("SIGKILL");
 });
 
-/** Starts `slipway up` and resolves once it prints its ready line. */
-export async function startSlipway(options: { dataDir?: string; port?: number; args?: string[]; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunningSlipway> {
+type StartOptions = { dataDir?: string; port?: number; args?: string[]; env?: NodeJS.ProcessEnv; timeoutMs?: number };
+
+/**
+ * Starts `slipway up` and resolves once it prints its ready line. A restart on the port a killed process
+ * had (`port`) may find it taken meanwhile — another test's free port, or the source port of a connection
+ * the kernel handed out from the same range —: it is tried again for a few seconds, then on a free port.
+ */
+export async function startSlipway(options: StartOptions = {}): Promise<RunningSlipway> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "slipway-e2e-"));
-  const port = options.port ?? (await freePort());
+  if (options.port === undefined) return startOnce(options, dataDir, await freePort());
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await startOnce(options, dataDir, attempt < 10 ? options.port : await freePort());
+    } catch (error) {
+      if (attempt >= 10 || !/EADDRINUSE/.test((error as Error).message)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+async function startOnce(options: StartOptions, dataDir: string, port: number): Promise<RunningSlipway> {
   // SLIPWAY_E2E_CONTROLLERS_IN_WORKER=1 runs every test's controllers on their worker thread.
   const inWorker = process.env.SLIPWAY_E2E_CONTROLLERS_IN_WORKER === "1" ? ["--controllers-in-worker"] : [];
   const args = [...(options.args ?? []), ...inWorker.filter((flag) => !options.args?.includes(flag))];
