@@ -120,10 +120,8 @@ interface LiveWatcher {
 class Watchers {
   private readonly byPrefix = new Map<string, Set<LiveWatcher>>();
   private readonly unaligned = new Set<LiveWatcher>();
-  private readonly all = new Set<LiveWatcher>();
 
   add(watcher: LiveWatcher): void {
-    this.all.add(watcher);
     if (!aligned(watcher.prefix)) {
       this.unaligned.add(watcher);
       return;
@@ -134,7 +132,6 @@ class Watchers {
   }
 
   delete(watcher: LiveWatcher): void {
-    this.all.delete(watcher);
     this.unaligned.delete(watcher);
     const same = this.byPrefix.get(watcher.prefix);
     if (same?.delete(watcher) && same.size === 0) this.byPrefix.delete(watcher.prefix);
@@ -150,11 +147,10 @@ class Watchers {
   }
 
   values(): LiveWatcher[] {
-    return [...this.all];
+    return [...this.unaligned, ...[...this.byPrefix.values()].flatMap((same) => [...same])];
   }
 
   clear(): void {
-    this.all.clear();
     this.unaligned.clear();
     this.byPrefix.clear();
   }
@@ -223,22 +219,18 @@ export class SqliteStore implements Store {
     this.countCurrent = db
       .prepare<{ start: string; end: Buffer }, number>(`SELECT count(*) FROM current WHERE ${inRange("key")}`)
       .pluck();
-    this.replayRows = db.prepare(
-      `SELECT l.rev, l.key, l.deleted, l.value, l.create_rev AS createRevision,
-              p.value AS prevValue, p.create_rev AS prevCreateRevision, p.rev AS prevRevision
-       FROM log l LEFT JOIN log p ON p.rev = l.prev_rev
-       WHERE l.rev > @from AND l.rev <= @to AND ${inRange("l.key")}
-       ORDER BY l.rev`,
-    );
+    const historyRows = (index: string) =>
+      db.prepare<{ start: string; end: Buffer; from: number; to: number }, HistoryRow>(
+        `SELECT l.rev, l.key, l.deleted, l.value, l.create_rev AS createRevision,
+                p.value AS prevValue, p.create_rev AS prevCreateRevision, p.rev AS prevRevision
+         FROM log l ${index} LEFT JOIN log p ON p.rev = l.prev_rev
+         WHERE l.rev > @from AND l.rev <= @to AND ${inRange("l.key")}
+         ORDER BY l.rev`,
+      );
+    this.replayRows = historyRows("");
     // The same rows found through the keys: for a watch of a few keys (one workload cluster's nodes among
     // ten thousand clusters' writes), reading the span of revisions would read everyone's history.
-    this.replayRowsByKey = db.prepare(
-      `SELECT l.rev, l.key, l.deleted, l.value, l.create_rev AS createRevision,
-              p.value AS prevValue, p.create_rev AS prevCreateRevision, p.rev AS prevRevision
-       FROM log l INDEXED BY log_by_key LEFT JOIN log p ON p.rev = l.prev_rev
-       WHERE l.rev > @from AND l.rev <= @to AND ${inRange("l.key")}
-       ORDER BY l.rev`,
-    );
+    this.replayRowsByKey = historyRows("INDEXED BY log_by_key");
     this.historyUnder = db
       .prepare<{ start: string; end: Buffer; limit: number }, number>(
         `SELECT count(*) FROM (SELECT 1 FROM log INDEXED BY log_by_key WHERE ${inRange("key")} LIMIT @limit)`,
