@@ -29,6 +29,12 @@ describe("profile-running", () => {
         if (!closed) await new Promise((resolve) => setTimeout(resolve, 100));
       }
       assert.ok(closed, "the inspector is closed again");
+
+      const memory = spawnSync(process.execPath, ["--experimental-websocket", "--import", "tsx", "bench/support/profile-running.ts", String(busy.pid), "--memory"], { encoding: "utf8", timeout: 30_000 });
+      assert.equal(memory.status, 0, memory.stderr);
+      const { usage, spaces } = JSON.parse(memory.stdout) as { usage: { rss: number; heapUsed: number }; spaces: { old_space: number } };
+      assert.ok(usage.rss > usage.heapUsed && usage.heapUsed > 0, `rss ${usage.rss}, heap used ${usage.heapUsed}`);
+      assert.ok(spaces.old_space > 0, "the old space's size is reported");
       assert.equal(busy.exitCode, null, "the process runs on");
     } finally {
       busy.kill();

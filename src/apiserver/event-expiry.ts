@@ -1,5 +1,6 @@
 // Events expire, as in Kubernetes (kube-apiserver --event-ttl, one hour by default): an Event not updated
 // for the TTL is deleted. Without it a fleet's events — tens per cluster — would pile up for ever.
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Logger } from "pino";
 import { eventKind, type EventObject } from "../api/core.ts";
 import { ConflictError, NotFoundError } from "./errors.ts";
@@ -79,6 +80,9 @@ export class EventExpiry {
           }
         }
         token = page.metadata.continue;
+        // A page is read and judged in one go; between pages the API's requests go first (a sweep of a
+        // fleet's Events reads hundreds of pages).
+        if (token) await nextTurn();
       } while (token);
     } catch (error) {
       this.log.warn({ err: (error as Error).message }, "expiring events failed; trying again later");

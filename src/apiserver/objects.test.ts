@@ -117,6 +117,27 @@ describe("ObjectService", () => {
     await assert.rejects(objects.list(clusters, "default", { fieldSelector: "spec.colour=blue" }), BadRequestError);
   });
 
+  it("says on every page of a paged list how many remain at the first page's revision", async () => {
+    await objects.create(namespaces, undefined, { metadata: { name: "qs" } });
+    for (const n of ["q1", "q2", "q3", "q4", "q5", "q6", "q7"]) await objects.create(clusters, "qs", cluster(n));
+    const pages: [string[], number | undefined][] = [];
+    let page = await objects.list(clusters, "qs", { limit: 2 });
+    pages.push([page.items.map((o) => o.metadata.name!), page.metadata.remainingItemCount]);
+    // Changes after the first page do not change what the later pages count.
+    await objects.delete(clusters, "qs", "q5");
+    await objects.create(clusters, "qs", cluster("q45"));
+    while (page.metadata.continue) {
+      page = await objects.list(clusters, "qs", { limit: 2, continue: page.metadata.continue });
+      pages.push([page.items.map((o) => o.metadata.name!), page.metadata.remainingItemCount]);
+    }
+    assert.deepEqual(pages, [
+      [["q1", "q2"], 5],
+      [["q3", "q4"], 3],
+      [["q5", "q6"], 1],
+      [["q7"], undefined],
+    ]);
+  });
+
   it("watches with selectors: objects leaving the selection are DELETED for the watcher", async () => {
     await objects.create(clusters, "default", cluster("w1"));
     const start = await objects.list(clusters, "default");

@@ -29,6 +29,7 @@ import {
   KeyNotFoundError,
   RevisionMismatchError,
   type KeyValue,
+  type ListOptions as StoreListOptions,
   type Store,
   type Watch,
   type WatchEvent,
@@ -394,12 +395,14 @@ export class ObjectService {
     const prefix = kindPrefix(def, namespace) + (ranged ? namePrefix : "");
     const limit = options.limit && options.limit > 0 ? options.limit : undefined;
     let continueAfter: string | undefined;
+    let remainingAfter: number | undefined;
     let revision = await this.listRevision(options, limit !== undefined);
     if (options.continue) {
       const token = decodeContinue(options.continue);
       if (!token.key.startsWith(prefix)) throw new BadRequestError("the continue token does not belong to this list");
       continueAfter = token.key;
       revision = token.rev;
+      remainingAfter = token.remaining;
     }
     // A selector may skip most of what a page reads: read on until the page is full or the range ends,
     // so a short page always means the end (kube-apiserver does the same).
@@ -412,7 +415,8 @@ export class ObjectService {
       : "The resourceVersion for the provided list is too old.";
     let batch = limit;
     for (;;) {
-      const result = await this.readRange(prefix, { limit: batch, continueAfter, revision }, tooOld);
+      const result = await this.readRange(prefix, { limit: batch, continueAfter, revision, remainingAfter }, tooOld);
+      remainingAfter = undefined;
       revision = result.revision;
       more = result.more;
       remaining = result.remaining;
@@ -443,7 +447,7 @@ export class ObjectService {
       kind: `${def.kind}List`,
       metadata: {
         resourceVersion: String(revision),
-        ...(more && lastKey ? { continue: encodeContinue({ key: lastKey, rev: revision! }) } : {}),
+        ...(more && lastKey ? { continue: encodeContinue({ key: lastKey, rev: revision!, ...(remaining !== undefined ? { remaining } : {}) }) } : {}),
         ...(more && counted ? { remainingItemCount: remaining } : {}),
       },
     };
@@ -480,7 +484,7 @@ export class ObjectService {
     return match === "Exact" || (match !== "NotOlderThan" && paged) ? asked : undefined;
   }
 
-  private async readRange(prefix: string, options: { limit?: number; continueAfter?: string; revision?: number }, tooOld: string) {
+  private async readRange(prefix: string, options: StoreListOptions, tooOld: string) {
     try {
       return await this.store.list(prefix, options);
     } catch (e) {

@@ -33,4 +33,16 @@ describe("ObjectCache", () => {
     assert.equal(cache.get("default/m1"), stored);
     assert.ok(Object.isFrozen(stored.spec));
   });
+
+  it("keeps an object without its managedFields, leaving the object it was given as it was", () => {
+    const cache = new ObjectCache<KubeObject>();
+    const sent = machine("m1", "general");
+    sent.metadata.managedFields = [{ manager: "kubectl", operation: "Update", apiVersion: "slipway.dev/v1alpha1", fieldsType: "FieldsV1", fieldsV1: { "f:spec": { "f:pool": {} } } }];
+    cache.set(sent);
+    const cached = cache.get("default/m1")!;
+    assert.equal(cached.metadata.managedFields, undefined);
+    assert.deepEqual(cached.spec, { pool: "general" });
+    assert.equal(cached.metadata.resourceVersion, "1");
+    assert.equal(sent.metadata.managedFields?.length, 1, "another watcher of the same object still sees them");
+  });
 });

@@ -1,7 +1,8 @@
 // The informer's cache of one kind: objects by key, with indexes by namespace, owner uid, label and any
-// index a controller adds. Objects are stored and handed out as they came from the API — deeply frozen,
-// never copied on read: with tens of thousands of objects a copy per read would cost more than the
-// cache itself. Treat them as immutable; clone (structuredClone) before changing one.
+// index a controller adds. Objects are stored and handed out as they came from the API but for their
+// managedFields — deeply frozen, never copied on read: with tens of thousands of objects a copy per read
+// would cost more than the cache itself. Treat them as immutable; clone (structuredClone) before
+// changing one.
 import type { KubeObject } from "../api/meta.ts";
 import { objectKey } from "./keys.ts";
 
@@ -35,6 +36,17 @@ export function deepFreeze<T>(value: T): T {
   if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
   for (const field of Object.values(value)) deepFreeze(field);
   return Object.freeze(value);
+}
+
+/**
+ * The object without the API server's record of who wrote which field: no controller reads it, a write
+ * that leaves it out keeps it as it is, and it was a quarter of what a fleet's cache held. The object
+ * itself is not changed (it may be shared with other watchers).
+ */
+export function withoutManagedFields<T extends KubeObject>(object: T): T {
+  if (object.metadata.managedFields === undefined) return object;
+  const { managedFields: _dropped, ...metadata } = object.metadata;
+  return { ...object, metadata };
 }
 
 export class ObjectCache<T extends KubeObject> {
@@ -109,12 +121,15 @@ export class ObjectCache<T extends KubeObject> {
     return this.byIndex(LABEL_INDEX, `${label}=${value}`);
   }
 
-  /** Stores (and freezes) the object; returns the one it replaces. For the informer that fills the cache. */
+  /**
+   * Stores (and freezes) the object without its metadata.managedFields; returns the one it replaces. For
+   * the informer that fills the cache.
+   */
   set(object: T): T | undefined {
     const key = objectKey(object);
     const previous = this.objects.get(key);
     if (previous) for (const index of this.indexes.values()) this.unindexFrom(index, key, previous);
-    const frozen = deepFreeze(object);
+    const frozen = deepFreeze(withoutManagedFields(object));
     this.objects.set(key, frozen);
     for (const index of this.indexes.values()) this.indexInto(index, key, frozen);
     return previous;

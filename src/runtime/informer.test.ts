@@ -169,4 +169,25 @@ describe("Informer", () => {
     assert.equal(seen.length, 6);
     informer.stop();
   });
+
+  it("resyncs many objects a slice at a time, letting other work run between, and leaves out what changed meanwhile", async () => {
+    const objects = await memoryObjects();
+    const connections = new Client(objects).of(connectionKind);
+    for (let i = 0; i < 1200; i++) await connections.create(connection(`c${String(i).padStart(4, "0")}`));
+    const clock = new ManualClock();
+    const informer = new Informer(objects, connectionKind, { log: silentLogger, clock, resyncMs: 60_000 });
+    const seen = recorder(informer);
+    await informer.start();
+    clock.advance(60_000);
+    const firstSlice = seen.filter((s) => s.startsWith("resync")).length;
+    assert.ok(firstSlice > 0 && firstSlice < 1200, `${firstSlice} handed out before anything else could run`);
+    // A change made while the resync is under way is handed out as a change, and not resynced after it.
+    const changed = structuredClone(informer.cache.get("default/c1199")!);
+    changed.metadata.labels = { team: "blue" };
+    await connections.update(changed);
+    await until(() => seen.includes("updated c1199"), "the change handed out");
+    await until(() => seen.filter((s) => s.startsWith("resync")).length === 1199, "the rest of the resync");
+    assert.ok(!seen.includes("resync c1199"), "the changed object is not handed out again as unchanged");
+    informer.stop();
+  });
 });

@@ -3,6 +3,7 @@
 // the handlers what changed meanwhile; any other watch failure resumes from the last resourceVersion
 // seen. Every resync period the handlers hear of every cached object again, so a controller that missed
 // something catches up.
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { KindDefinition } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
@@ -33,6 +34,8 @@ export interface InformerOptions {
 }
 
 const DEFAULT_RESYNC_MS = 10 * 60_000;
+/** Objects a resync hands out per turn of the event loop. */
+const RESYNC_SLICE = 500;
 
 export class Informer<T extends KubeObject> {
   readonly cache = new ObjectCache<T>();
@@ -206,10 +209,23 @@ export class Informer<T extends KubeObject> {
 
   private scheduleResync(): void {
     if (this.resyncMs <= 0 || this.stopped) return;
-    this.cancelResync = this.clock.setTimer(() => {
-      for (const object of this.cache.values()) this.notify((h) => h.updated?.(object, object));
-      this.scheduleResync();
-    }, this.resyncMs);
+    this.cancelResync = this.clock.setTimer(() => void this.resync(), this.resyncMs);
+  }
+
+  /**
+   * Hands every cached object to the handlers again, a slice at a time with the event loop's other work
+   * between slices (every kind's resync at once held it for two seconds at 10,000 clusters). An object
+   * changed or deleted meanwhile is left out: the handlers have heard of that change already.
+   */
+  private async resync(): Promise<void> {
+    const objects = [...this.cache.values()];
+    for (let start = 0; start < objects.length && !this.stopped; start += RESYNC_SLICE) {
+      if (start > 0) await nextTurn();
+      for (const object of objects.slice(start, start + RESYNC_SLICE)) {
+        if (this.cache.get(objectKey(object)) === object) this.notify((h) => h.updated?.(object, object));
+      }
+    }
+    this.scheduleResync();
   }
 
   private notify(call: (handler: InformerHandler<T>) => void): void {

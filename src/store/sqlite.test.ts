@@ -59,6 +59,22 @@ describe("SqliteStore", () => {
     }
   });
 
+  it("counts what a continued page leaves from what the previous page left, without walking the range again", async () => {
+    const store = SqliteStore.open(":memory:");
+    for (const n of ["1", "2", "3", "4", "5", "6"]) await store.create(`/k/${n}`, n);
+    const first = await store.list("/k/", { limit: 2 });
+    await store.create("/k/9", "later");
+    assert.equal(first.remaining, 4);
+    const counted = await store.list("/k/", { limit: 2, continueAfter: "/k/2", revision: first.revision });
+    assert.equal(counted.remaining, 2, "counted at the first page's revision");
+    // The previous page's count is taken as it is (a hint from the list's continue token), not checked.
+    const told = await store.list("/k/", { limit: 2, continueAfter: "/k/2", revision: first.revision, remainingAfter: 40 });
+    assert.deepEqual([told.items.map((kv) => kv.key), told.remaining], [["/k/3", "/k/4"], 38]);
+    const last = await store.list("/k/", { limit: 2, continueAfter: "/k/4", revision: first.revision, remainingAfter: 2 });
+    assert.deepEqual([last.more, last.remaining], [false, undefined]);
+    await store.close();
+  });
+
   it("refuses to open a file another store is using", async () => {
     const file = freshFile();
     const first = SqliteStore.open(file);

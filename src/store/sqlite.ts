@@ -302,7 +302,11 @@ export class SqliteStore implements Store {
     const more = limit > 0 && rows.length > limit;
     if (!more) return { items: rows.map(toKeyValue), revision, more };
     rows.length = limit;
-    const remaining = this.countStatement(atHead).get({ start: prefix, end: rangeEnd(prefix), after: rows[limit - 1]!.key, revision }) ?? 0;
+    // Counting what is left of the range at a past revision walks all of it: for the pages after the
+    // first, the previous page's count less this page is the same number. (Counted again for each
+    // page, the Events of 6,000 clusters in pages of 500 took half a minute to list.)
+    const counted = after !== undefined && options.remainingAfter !== undefined && options.remainingAfter > limit ? options.remainingAfter - limit : undefined;
+    const remaining = counted ?? this.countStatement(atHead).get({ start: prefix, end: rangeEnd(prefix), after: rows[limit - 1]!.key, revision }) ?? 0;
     return { items: rows.map(toKeyValue), revision, more, remaining };
   }
 

@@ -39,6 +39,11 @@ export interface ListOptions {
   continueAfter?: string;
   /** Read as of this revision; undefined means the current revision. */
   revision?: number;
+  /**
+   * How many keys the previous page of this list (same revision) said remain after `continueAfter`: a
+   * store that counts by walking the range may take its count from there instead. Only a hint.
+   */
+  remainingAfter?: number;
 }
 
 export interface GetOptions {

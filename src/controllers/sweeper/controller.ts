@@ -5,6 +5,7 @@
 // grace period is deleted (or, in dry-run mode, only reported), with an Event on the Connection and a
 // metric per resource. Owners that exist are never second-guessed: their own controllers adopt what
 // they made through idempotency tokens.
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { Counter, type Registry as MetricsRegistry } from "prom-client";
 import type { ConnectionObject } from "../../api/kinds.ts";
 import { apiVersionOf } from "../../api/registry.ts";
@@ -101,8 +102,15 @@ export function registerOrphanSweeper(manager: ControllerManager, deps: { provid
     const seen = orphanSince.get(ctx.key) ?? new Map<string, number>();
     const now = ctx.clock.now();
     const stillOrphaned = new Set<string>();
+    // One read per owner (a cluster's infrastructure owns several resources), and the API's requests
+    // between every few hundred: a fleet's connection has tens of thousands of tagged resources.
+    const owners = new Map<string, boolean | undefined>();
+    let looked = 0;
     for (const resource of await tagged(deps.providers, connection)) {
-      if ((await ownerExists(ctx, connection, resource.tags)) !== false) continue;
+      if (++looked % 256 === 0) await nextTurn();
+      const owner = `${resource.tags[TAG_CLUSTER] ?? ""} ${resource.tags[TAG_OWNER]} ${resource.tags[TAG_OWNER_UID]}`;
+      if (!owners.has(owner)) owners.set(owner, await ownerExists(ctx, connection, resource.tags));
+      if (owners.get(owner) !== false) continue;
       stillOrphaned.add(resource.id);
       const since = seen.get(resource.id) ?? now;
       seen.set(resource.id, since);
