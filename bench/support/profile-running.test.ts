@@ -9,17 +9,20 @@ describe("profile-running", () => {
   it("profiles a process that is already running, then closes its inspector again", async () => {
     const dir = mkdtempSync(join(tmpdir(), "slipway-profile-running-"));
     // A process busy in a function of a known name, as a control plane in the middle of a run would be.
-    const busy = spawn(process.execPath, ["-e", "function spinTheWheel() { const end = Date.now() + 5; while (Date.now() < end); } setInterval(spinTheWheel, 10);"], { stdio: "ignore" });
+    const busy = spawn(process.execPath, ["-e", "function spinTheWheel() { const end = Date.now() + 8; while (Date.now() < end); } setInterval(spinTheWheel, 10); spinTheWheel(); process.stdout.write('spinning\\n');"], { stdio: ["ignore", "pipe", "ignore"] });
     try {
+      // Profiled only once it runs its code (on a loaded machine a process can take a while to start).
+      await new Promise<void>((resolve, reject) => {
+        busy.stdout.once("data", () => resolve());
+        busy.once("exit", (code) => reject(new Error(`the busy process exited (${code}) before it started spinning`)));
+      });
       const out = join(dir, "busy.cpuprofile");
-      const run = spawnSync(process.execPath, ["--experimental-websocket", "--import", "tsx", "bench/support/profile-running.ts", String(busy.pid), "1", out], { encoding: "utf8", timeout: 30_000 });
+      const run = spawnSync(process.execPath, ["--experimental-websocket", "--import", "tsx", "bench/support/profile-running.ts", String(busy.pid), "2", out], { encoding: "utf8", timeout: 30_000 });
       assert.equal(run.status, 0, run.stderr);
       const profile = JSON.parse(readFileSync(out, "utf8")) as { nodes: { callFrame: { functionName: string } }[]; samples: number[] };
-      assert.ok(profile.samples.length > 100, `${profile.samples.length} samples in a second`);
-      assert.ok(
-        profile.nodes.some((n) => n.callFrame.functionName === "spinTheWheel"),
-        "the busy function is in the profile",
-      );
+      assert.ok(profile.samples.length > 100, `${profile.samples.length} samples in two seconds`);
+      const names = new Set(profile.nodes.map((n) => n.callFrame.functionName));
+      assert.ok(names.has("spinTheWheel"), `the busy function is in the profile (functions: ${[...names].join(", ")})`);
       let closed = false;
       for (let attempt = 0; attempt < 50 && !closed; attempt++) {
         closed = await fetch("http://127.0.0.1:9229/json/list").then(
