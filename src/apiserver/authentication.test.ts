@@ -2,7 +2,8 @@ import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { createCertificateAuthority, issueCertificate, type KeyPairPem } from "../bootstrap/pki.ts";
-import { AuthenticatorChain, bearerToken, ClientCertificates, StaticTokenAuthenticator, type Credentials } from "./authentication.ts";
+import type { FastifyRequest } from "fastify";
+import { AuthenticatorChain, bearerToken, ClientCertificates, credentialsOf, StaticTokenAuthenticator, type Credentials } from "./authentication.ts";
 
 function withToken(authorization?: string): Credentials {
   return { authorization, clientCertificate: () => undefined };
@@ -59,5 +60,44 @@ describe("authentication", () => {
     certificates.forget("a");
     // The id now names another CA: the certificate is checked again, against it.
     assert.equal(await certificates.issuedBy("a", otherCa.certPem).authenticate(withCertificate(alice.certPem)), undefined);
+  });
+
+  it("verifies a certificate once per CA however many CAs it serves, and again when an id names another CA", async () => {
+    const thirdCa = await createCertificateAuthority({ commonName: "cluster-c" });
+    const bob = await issueCertificate(otherCa, { commonName: "bob", usages: ["client"] });
+    const carol = await issueCertificate(thirdCa, { commonName: "carol", usages: ["client"] });
+    // One certificate kept per CA: with one cache across CAs, each would push out the one before.
+    const certificates = new ClientCertificates({ certificatesPerAuthority: 1 });
+    const clients: [string, KeyPairPem, KeyPairPem, string][] = [["a", ca, alice, "alice"], ["b", otherCa, bob, "bob"], ["c", thirdCa, carol, "carol"]];
+    for (let round = 0; round < 3; round++) {
+      for (const [id, authority, client, user] of clients) {
+        const identity = await certificates.issuedBy(id, authority.certPem).authenticate(withCertificate(client.certPem));
+        assert.equal(identity?.user, user);
+      }
+    }
+    assert.equal(certificates.verifications, 3);
+    assert.equal(await certificates.issuedBy("a", otherCa.certPem).authenticate(withCertificate(alice.certPem)), undefined, "a was re-created with another CA");
+    assert.equal(certificates.verifications, 4);
+  });
+
+  it("reads the client certificate of a TLS 1.3 connection once, and of an older one on every request", () => {
+    const raw = new X509Certificate(alice.certPem).raw;
+    const reads = { "TLSv1.3": 0, "TLSv1.2": 0 };
+    const connection = (protocol: keyof typeof reads) => ({
+      getProtocol: () => protocol,
+      getPeerCertificate: () => {
+        reads[protocol]++;
+        return { raw, fingerprint256: "AA:BB" };
+      },
+    });
+    const request = (socket: object) => ({ headers: {}, raw: { socket } }) as unknown as FastifyRequest;
+    for (const protocol of ["TLSv1.3", "TLSv1.2"] as const) {
+      const socket = connection(protocol);
+      for (let i = 0; i < 3; i++) assert.equal(credentialsOf(request(socket)).clientCertificate()?.fingerprint256, "AA:BB");
+    }
+    assert.deepEqual(reads, { "TLSv1.3": 1, "TLSv1.2": 3 });
+    const anonymous = { getProtocol: () => "TLSv1.3", getPeerCertificate: () => ({}) };
+    assert.equal(credentialsOf(request(anonymous)).clientCertificate(), undefined);
+    assert.equal(credentialsOf(request(anonymous)).clientCertificate(), undefined);
   });
 });

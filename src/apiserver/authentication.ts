@@ -30,15 +30,29 @@ export interface Authenticator {
   authenticate(credentials: Credentials): Identity | undefined | Promise<Identity | undefined>;
 }
 
+/**
+ * The client certificate of each TLS 1.3 connection, read once: TLS 1.3 has no renegotiation, so it
+ * cannot change on the connection, and `getPeerCertificate` builds a new object (subject, issuer,
+ * extensions, fingerprints) on every call. Connections of older versions are read on every request.
+ */
+const certificateOfConnection = new WeakMap<object, ClientCertificate | null>();
+
+function clientCertificateOf(socket: Partial<TLSSocket>): ClientCertificate | undefined {
+  if (typeof socket.getPeerCertificate !== "function") return undefined;
+  const settled = socket.getProtocol?.() === "TLSv1.3";
+  const known = settled ? certificateOfConnection.get(socket) : undefined;
+  if (known !== undefined) return known ?? undefined;
+  const peer = socket.getPeerCertificate();
+  const certificate = peer && Buffer.isBuffer(peer.raw) ? { raw: peer.raw, fingerprint256: peer.fingerprint256 } : undefined;
+  if (settled) certificateOfConnection.set(socket, certificate ?? null);
+  return certificate;
+}
+
 /** The credentials of an HTTP(S) request. */
 export function credentialsOf(request: FastifyRequest): Credentials {
   return {
     authorization: request.headers.authorization,
-    clientCertificate: () => {
-      const socket = request.raw.socket as Partial<TLSSocket>;
-      const peer = typeof socket.getPeerCertificate === "function" ? socket.getPeerCertificate() : undefined;
-      return peer && Buffer.isBuffer(peer.raw) ? { raw: peer.raw, fingerprint256: peer.fingerprint256 } : undefined;
-    },
+    clientCertificate: () => clientCertificateOf(request.raw.socket as Partial<TLSSocket>),
   };
 }
 
@@ -88,7 +102,6 @@ export class StaticTokenAuthenticator implements Authenticator {
   }
 }
 
-/** Identities of client certificates, by the CA that must have issued them (one per cluster in the sim cloud). */
 /** The extended key usage of client certificates (id-kp-clientAuth). */
 const CLIENT_AUTH = "1.3.6.1.5.5.7.3.2";
 
@@ -98,13 +111,28 @@ interface Verified {
   until: number;
 }
 
-export class ClientCertificates {
-  private readonly verified: BoundedCache<Verified>;
-  private readonly authorities: BoundedCache<X509Certificate>;
+/** A CA clients' certificates are checked against, and what was checked against it, by fingerprint. */
+interface Authority {
+  pem: string;
+  certificate: X509Certificate;
+  verified: BoundedCache<Verified>;
+}
 
-  constructor(options: { cacheLimit?: number } = {}) {
-    this.verified = new BoundedCache(options.cacheLimit ?? 4096);
-    this.authorities = new BoundedCache(options.cacheLimit ?? 4096);
+/**
+ * Identities of client certificates, by the CA that must have issued them (one per cluster in the sim
+ * cloud). What was verified is kept per CA: a server names its CAs and forgets them (a cluster that is
+ * gone), so they are bounded by what the server holds, while the certificates presented to each CA,
+ * which clients choose, are bounded per CA. One cache across all CAs would evict the certificates of a
+ * fleet's clusters one another (and verify each again) once there are more clusters than its limit.
+ */
+export class ClientCertificates {
+  private readonly authorities = new Map<string, Authority>();
+  private readonly perAuthority: number;
+  /** Certificates checked against their CA so far (not answered from what was verified before). */
+  verifications = 0;
+
+  constructor(options: { certificatesPerAuthority?: number } = {}) {
+    this.perAuthority = options.certificatesPerAuthority ?? 256;
   }
 
   /** An authenticator of certificates issued by the CA `caCertPem`, known as `caId`; results are cached per certificate. */
@@ -113,9 +141,9 @@ export class ClientCertificates {
       authenticate: (credentials) => {
         const certificate = credentials.clientCertificate();
         if (!certificate) return undefined;
-        const key = `${caId}/${certificate.fingerprint256}`;
-        let verified = this.verified.get(key);
-        if (!verified) this.verified.set(key, (verified = this.verify(certificate.raw, caId, caCertPem)));
+        const authority = this.authority(caId, caCertPem);
+        let verified = authority.verified.get(certificate.fingerprint256);
+        if (!verified) authority.verified.set(certificate.fingerprint256, (verified = this.verify(certificate.raw, authority.certificate)));
         return verified.identity && Date.now() <= verified.until ? verified.identity : undefined;
       },
     };
@@ -124,13 +152,21 @@ export class ClientCertificates {
   /** Forgets what was verified against a CA (its cluster is gone). */
   forget(caId: string): void {
     this.authorities.delete(caId);
-    for (const key of [...this.verified.keys()]) if (key.startsWith(`${caId}/`)) this.verified.delete(key);
   }
 
-  private verify(der: Buffer, caId: string, caCertPem: string): Verified {
+  /** The CA known as `caId`; an id that now names another CA starts over. */
+  private authority(caId: string, pem: string): Authority {
+    let authority = this.authorities.get(caId);
+    if (!authority || authority.pem !== pem) {
+      authority = { pem, certificate: new X509Certificate(pem), verified: new BoundedCache(this.perAuthority) };
+      this.authorities.set(caId, authority);
+    }
+    return authority;
+  }
+
+  private verify(der: Buffer, ca: X509Certificate): Verified {
+    this.verifications++;
     const refused: Verified = { identity: undefined, until: Infinity };
-    let ca = this.authorities.get(caId);
-    if (!ca) this.authorities.set(caId, (ca = new X509Certificate(caCertPem)));
     let cert: X509Certificate;
     try {
       cert = new X509Certificate(der);

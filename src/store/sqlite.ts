@@ -4,6 +4,7 @@
 // each live key to the log row of its value (gets and lists at the head), `meta` remembers compaction.
 // Each write is one SQLite transaction. better-sqlite3 is synchronous and the process is the file's only
 // user, so the revision counter lives in memory and nothing can run between reading and writing a key.
+import { setImmediate as nextTurn } from "node:timers/promises";
 import Database from "better-sqlite3";
 import type { Statement } from "better-sqlite3";
 import {
@@ -514,7 +515,7 @@ export class SqliteStore implements Store {
         this.db.transaction(() => {
           for (const row of batch) this.deleteLogRow.run(row);
         })();
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
     } catch (error) {
       // Rows off the list but maybe not deleted: the next compaction looks for them in the history.
@@ -552,7 +553,7 @@ export class SqliteStore implements Store {
         }
       })();
       after = candidates[candidates.length - 1]?.rev ?? revision;
-      await new Promise((resolve) => setImmediate(resolve));
+      await nextTurn();
     }
   }
 }

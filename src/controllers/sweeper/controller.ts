@@ -12,6 +12,7 @@ import { apiVersionOf } from "../../api/registry.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
 import type { Tags } from "../../providers/provider.ts";
 import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
+import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { TAG_CLUSTER, TAG_OWNER, TAG_OWNER_UID } from "../contract.ts";
 import type { ProviderResolver } from "../providers.ts";
@@ -67,12 +68,18 @@ async function tagged(providers: ProviderResolver, connection: ConnectionObject)
   return found.filter((r) => r.tags[TAG_OWNER] !== undefined && r.tags[TAG_OWNER_UID] !== undefined);
 }
 
-/** Whether the resource's owner still exists (same uid); undefined when the owner is not a kind Slipway knows. */
-async function ownerExists(ctx: ReconcileContext, connection: ConnectionObject, tags: Tags): Promise<boolean | undefined> {
+/**
+ * Whether the resource's owner still exists (same uid); undefined when the owner is not a kind Slipway
+ * knows. The informer's cache answers for an owner it holds with that uid (nearly every resource of a
+ * fleet); anything else is read from the store, so a cache behind the store never makes an orphan.
+ */
+async function ownerExists(ctx: ReconcileContext, manager: ControllerManager, connection: ConnectionObject, tags: Tags): Promise<boolean | undefined> {
   const [kind, name] = tags[TAG_OWNER]!.split("/", 2);
   const def = ctx.client.objects.registry.byKind(apiVersionOf(connectionKind), kind ?? "");
   if (!def || !name) return undefined;
   const namespace = def.namespaced ? (tags[TAG_CLUSTER]?.split("/", 1)[0] ?? connection.metadata.namespace) : undefined;
+  const informer = manager.informer(def);
+  if (informer.hasSynced() && informer.cache.get(keyFor(namespace, name))?.metadata.uid === tags[TAG_OWNER_UID]) return true;
   const owner = await ctx.client.of(def).tryGet(namespace, name);
   return owner?.metadata.uid === tags[TAG_OWNER_UID];
 }
@@ -109,7 +116,7 @@ export function registerOrphanSweeper(manager: ControllerManager, deps: { provid
     for (const resource of await tagged(deps.providers, connection)) {
       if (++looked % 256 === 0) await nextTurn();
       const owner = `${resource.tags[TAG_CLUSTER] ?? ""} ${resource.tags[TAG_OWNER]} ${resource.tags[TAG_OWNER_UID]}`;
-      if (!owners.has(owner)) owners.set(owner, await ownerExists(ctx, connection, resource.tags));
+      if (!owners.has(owner)) owners.set(owner, await ownerExists(ctx, manager, connection, resource.tags));
       if (owners.get(owner) !== false) continue;
       stillOrphaned.add(resource.id);
       const since = seen.get(resource.id) ?? now;

@@ -20,7 +20,6 @@ import { SERVER_VERSION } from "../../apiserver/discovery.ts";
 import { createApiServer, type Mounted } from "../../apiserver/server.ts";
 import { AuthenticatorChain, ClientCertificates, credentialsOf, type Authenticator } from "../../apiserver/authentication.ts";
 import { UnauthorizedError } from "../../apiserver/errors.ts";
-import { BoundedCache } from "../../apiserver/bounded-cache.ts";
 import { OidcTokenAuthenticator } from "../../apiserver/oidc-authentication.ts";
 import { createCertificateAuthority, issueCertificate } from "../../bootstrap/pki.ts";
 import type { WorkloadEmulator } from "./emulator.ts";
@@ -31,8 +30,6 @@ import type { ClusterRecord } from "./records.ts";
 import { answerServiceProxy } from "./service-proxy.ts";
 
 const CLUSTER_PATH = /^\/clusters\/([^/]+)(\/.*)?$/;
-/** TLS contexts and verified client certificates kept; beyond this the oldest are dropped. */
-const CACHE_LIMIT = 4096;
 
 interface ClusterApi {
   ctx: ApiContext;
@@ -72,8 +69,13 @@ export const WORKLOAD_MAX_CONNECTIONS = 1_048_576;
 
 export class WorkloadApiServer {
   private readonly apis = new Map<string, ClusterApi>();
-  private readonly tlsContexts = new BoundedCache<SecureContext>(CACHE_LIMIT);
-  private readonly clientCertificates = new ClientCertificates({ cacheLimit: CACHE_LIMIT });
+  /**
+   * The serving context of each cluster, made on its first connection and dropped when it is gone: one
+   * per cluster that exists (the server name must name one), so as many as the fleet has. A cache of a
+   * fixed size would make a context again for most new connections once the fleet is larger than it.
+   */
+  private readonly tlsContexts = new Map<string, SecureContext>();
+  private readonly clientCertificates = new ClientCertificates();
   private readonly metrics = new ApiMetrics();
   private readonly openapi: ApiContext["openapi"];
   private readonly csrKind: KindDefinition;
