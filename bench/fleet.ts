@@ -11,7 +11,7 @@
 //                          [--cpu-prof DIR [--cpu-prof-sim]] [--keep-store FILE] [--idle 60] [--idle-settle 10] [--chart FILE]
 //                          [--workers 3] [--scale-sets] [--controllers-in-worker] [--sync-period 10m]
 import { randomBytes } from "node:crypto";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -348,7 +348,7 @@ async function main(): Promise<void> {
   const savedTarget = process.env.BENCH_CPU_PROFILE;
   if (plan.cpuProfDir && plan.cpuProfSim) Object.assign(process.env, profiled(join(plan.cpuProfDir, "sim-cloud.cpuprofile")));
   // Its log is kept with the store (--keep-store): then at info, which says when each workload cluster was initialised.
-  const sim = await startSimCloud({ profile: "instant", seed: 1, state: join(root, "sim.db"), ...(plan.keepStore ? { args: ["--log-level", "info"] } : {}) });
+  const sim = await startSimCloud({ profile: "instant", seed: 1, state: join(root, "sim.db"), ...(plan.keepStore ? { args: ["--log-level", "info"], logFile: `${plan.keepStore}.sim.log` } : {}) });
   restoreEnv("NODE_OPTIONS", savedNodeOptions);
   restoreEnv("BENCH_CPU_PROFILE", savedTarget);
   onTeardown(() => stopGracefully(sim.process, 30_000));
@@ -489,11 +489,9 @@ async function main(): Promise<void> {
   // One copy of the store, read for both tables (and kept with --keep-store).
   const fromStore = plan.store === "sqlite" ? readStoreCopy(dataDir, (db) => ({ writesBy: writesByResource(db, revisionBefore), stages: fleetStages(db) }), plan.keepStore) : undefined;
   const { writesBy, stages } = fromStore ?? {};
-  // Beside the store, the logs of both processes until all were Running: what each saw, and when.
-  if (plan.keepStore) {
-    copyFileSync(join(dataDir, "slipway.log"), `${plan.keepStore}.slipway.log`);
-    writeFileSync(`${plan.keepStore}.sim.log`, sim.output());
-  }
+  // Beside the store, the logs of both processes: what each saw, and when (slipway up's until all were
+  // Running; the sim cloud's is written there as it comes).
+  if (plan.keepStore) copyFileSync(join(dataDir, "slipway.log"), `${plan.keepStore}.slipway.log`);
 
   // What provisioning showed, already now: the deletion of a large fleet takes a while.
   const probeSoFar = [...probe.latencies].sort((a, b) => a - b);

@@ -1,7 +1,7 @@
 // Starts `slipway sim-cloud serve` as its own process, as the control plane would find a real cloud,
 // with clients for its API and its admin endpoints.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { createWriteStream, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SimCloudAdminClient, SimCloudClient } from "../../src/simcloud/client.ts";
@@ -19,17 +19,25 @@ export interface RunningSimCloud {
   admin: SimCloudAdminClient;
   /** Every resource tagged with the cluster (namespace/name), terminated instances included. */
   resourcesOf(cluster: string): Promise<CloudResource[]>;
-  /** What the process printed so far (its log). */
+  /** What the process printed so far (its log): the last OUTPUT_KEPT characters of it. */
   output(): string;
   stop(): Promise<void>;
 }
+
+/**
+ * Characters of the process's output kept in memory. A fleet's sim cloud logging at info prints more than
+ * a JavaScript string can hold (~512 MiB); `logFile` keeps all of it.
+ */
+export const OUTPUT_KEPT = 16 * 1024 * 1024;
 
 const running = new Set<ChildProcess>();
 process.on("exit", () => {
   for (const p of running) p.kill("SIGKILL");
 });
 
-export async function startSimCloud(options: { profile?: string; seed?: number; timeScale?: number; state?: string; args?: string[] } = {}): Promise<RunningSimCloud> {
+export async function startSimCloud(
+  options: { profile?: string; seed?: number; timeScale?: number; state?: string; args?: string[]; /** Where all of the process's output is written as it comes. */ logFile?: string } = {},
+): Promise<RunningSimCloud> {
   const port = await freePort();
   const state = options.state ?? join(mkdtempSync(join(tmpdir(), "slipway-sim-")), "sim.db");
   const args = [
@@ -46,9 +54,15 @@ export async function startSimCloud(options: { profile?: string; seed?: number; 
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
   running.add(child);
   let out = "";
-  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((res) => child.once("exit", () => { running.delete(child); res(); }));
+  const log = options.logFile ? createWriteStream(options.logFile) : undefined;
+  const take = (d: Buffer) => {
+    log?.write(d);
+    out += d.toString();
+    if (out.length > 2 * OUTPUT_KEPT) out = out.slice(-OUTPUT_KEPT);
+  };
+  child.stdout!.on("data", take);
+  child.stderr!.on("data", take);
+  const exited = new Promise<void>((res) => child.once("exit", () => { running.delete(child); log?.end(); res(); }));
   await new Promise<void>((res, reject) => {
     const timer = setTimeout(() => {
       // A server left running would keep the test process (and the suite) waiting after the failure.
@@ -72,7 +86,7 @@ export async function startSimCloud(options: { profile?: string; seed?: number; 
     api,
     admin: new SimCloudAdminClient({ endpoint: url, token: SIM_ADMIN_TOKEN }),
     resourcesOf: async (cluster) => (await api.listResources()).filter((r) => r.tags["slipway.dev/cluster"] === cluster),
-    output: () => out,
+    output: () => out.slice(-OUTPUT_KEPT),
     stop: async () => {
       if (child.exitCode !== null) return;
       child.kill("SIGTERM");

@@ -158,11 +158,6 @@ function wait(ctx: ReconcileContext, scope: MachineScope, input: ConditionInput,
   return { halt: true, requeueAfterMs: Math.min(10 * pollMs, Math.max(pollMs, waited / 4)) };
 }
 
-/**
- * Waits for something the machine reads from an informer and whose change requeues it (controller.ts):
- * the poll is only a safety net, so it is slow and idle (behind every other key). With 40,000 machines
- * waiting, even one such poll each per 10 s was more work than the controllers could do.
- */
 /** Looks again later as wait() would, without holding the remaining phases back. */
 function paced(ctx: ReconcileContext, scope: MachineScope, type: string): PhaseResult {
   const now = ctx.clock.now();
@@ -171,6 +166,11 @@ function paced(ctx: ReconcileContext, scope: MachineScope, type: string): PhaseR
   return { requeueAfterMs: Math.min(10 * pollMs, Math.max(pollMs, waited / 4)) };
 }
 
+/**
+ * Waits for something the machine reads from an informer and whose change requeues it (controller.ts):
+ * the poll is only a safety net, so it is slow and idle (behind every other key). With 40,000 machines
+ * waiting, even one such poll each per 10 s was more work than the controllers could do.
+ */
 function waitWatched(ctx: ReconcileContext, scope: MachineScope, input: ConditionInput): PhaseResult {
   condition(ctx, scope, input);
   return { halt: true, requeueAfterMs: 30 * scope.timings.pollMs, idle: true };

@@ -61,6 +61,16 @@ async function poolControllerEnv(): Promise<ControllerTestEnv> {
   return env;
 }
 
+/** The pools' cluster, with nothing of it built (its status is the test's to set). */
+async function createCluster(env: ControllerTestEnv): Promise<void> {
+  await env.client.of<ClusterObject>(clusterKind).create({
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Cluster",
+    metadata: { name: CLUSTER, namespace: NAMESPACE },
+    spec: { controlPlane: { connection: CONNECTION, machineType: "s1.medium" } },
+  });
+}
+
 function helpers(env: () => ControllerTestEnv) {
   const pools = () => env().client.of<MachinePoolObject>(machinePoolKind);
   const machines = () => env().client.of<MachineObject>(machineKind);
@@ -105,16 +115,8 @@ describe("machine pool controller, with machines driven by hand", () => {
   const running = { phase: "Running" as const, instanceId: "i-x", bootstrapped: true, nodeReady: true };
 
   before(async () => {
-    env = await controllerTestEnv();
-    registerMachinePoolController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20 });
-    releaseMachineFinalizers(env);
-    await env.start();
-    await env.client.of<ClusterObject>(clusterKind).create({
-      apiVersion: "slipway.dev/v1alpha1",
-      kind: "Cluster",
-      metadata: { name: CLUSTER, namespace: NAMESPACE },
-      spec: { controlPlane: { connection: CONNECTION, machineType: "s1.medium" } },
-    });
+    env = await poolControllerEnv();
+    await createCluster(env);
   });
 
   after(() => env.close());
@@ -231,6 +233,66 @@ describe("machine pool controller, with machines driven by hand", () => {
     await h.pools().delete(NAMESPACE, POOL);
     await env.waitFor(machinePoolKind, NAMESPACE, POOL, (p) => p === undefined);
     assert.deepEqual(await h.machinesOfPool(), []);
+  });
+});
+
+describe("machine pool controller, when the control plane comes after its machines", () => {
+  let env: ControllerTestEnv;
+  const h = helpers(() => env);
+  const remediation = (p: MachinePoolObject) => p.status?.conditions?.find((c) => c.type === "RemediationAllowed");
+  const joinFailed = {
+    phase: "Failed" as const,
+    instanceId: "i-x",
+    failureReason: "JoinWorkerFailed",
+    failureMessage: "error execution phase preflight: couldn't validate the identity of the API Server: connect: connection refused",
+  };
+  /** Fails every machine of the pool as a kubeadm join that found no API server does; answers their uids. */
+  async function failAll(): Promise<string[]> {
+    const machines = await h.machinesOfPool();
+    for (const m of machines) await h.machines().updateStatus({ ...m, status: joinFailed });
+    return machines.map((m) => m.metadata.uid!);
+  }
+
+  before(async () => {
+    env = await poolControllerEnv();
+    await createCluster(env);
+  });
+
+  after(() => env.close());
+
+  it("replaces workers that failed to join before the control plane was initialised, however many, once it is", async () => {
+    await h.pools().create(pool(3));
+    await h.waitPool((p) => p.status?.replicas === 3);
+    const first = await failAll();
+    // Every worker failed and the control plane is not there: nothing to tell the cause by, so nothing is replaced.
+    await h.waitPool((p) => remediation(p)?.reason === "TooManyUnhealthy");
+    assert.deepEqual((await h.machinesOfPool()).map((m) => m.metadata.uid), first);
+
+    // The (replaced) control plane is initialised after the workers were made: they failed for want of it.
+    // (Timestamps have whole seconds: the initialisation is stamped in a second after the machines' own.)
+    const newest = Math.max(...(await h.machinesOfPool()).map((m) => Date.parse(m.metadata.creationTimestamp!)));
+    await waitFor(() => Date.now() >= newest + 1_000, "a second after the machines were made", 5_000);
+    const initializedAt = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const clusters = env.client.of<ClusterObject>(clusterKind);
+    const cluster = await clusters.get(NAMESPACE, CLUSTER);
+    await clusters.updateStatus({ ...cluster, status: { conditions: [{ type: "ControlPlaneInitialized", status: "True", reason: "Initialized", lastTransitionTime: initializedAt }] } });
+    await waitFor(
+      async () => {
+        const machines = await h.machinesOfPool();
+        return machines.length === 3 && machines.every((m) => !first.includes(m.metadata.uid!) && m.status?.failureReason === undefined);
+      },
+      "three new machines in place of the failed ones",
+      20_000,
+    );
+    const replaced = await h.waitPool((p) => p.status?.replicas === 3 && remediation(p)?.status === "True");
+    assert.equal(replaced.status?.remediation?.attempts, 1);
+    const replacing = (await poolEvents(env)).filter((e) => e.reason === "ReplacingMachine").map((e) => e.message);
+    assert.equal(replacing.length, 3, replacing.join("\n"));
+
+    // Their replacements joined a control plane that was there: failing all, they count again.
+    await failAll();
+    const paused = await h.waitPool((p) => remediation(p)?.reason === "TooManyUnhealthy");
+    assert.match(remediation(paused)?.message ?? "", /^3 machines failed \(demo-w-\d, demo-w-\d, demo-w-\d\), more than maxUnhealthy 1 of 3/);
   });
 });
 

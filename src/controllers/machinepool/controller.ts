@@ -11,7 +11,7 @@ import { connectionKind } from "../../api/slipway/connection.ts";
 import { clusterKind, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { names } from "../../api/slipway/names.ts";
-import { isTrue } from "../../runtime/conditions.ts";
+import { getCondition, isTrue } from "../../runtime/conditions.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
 import { machinePoolKind, FINALIZER_MACHINE_POOL } from "../../api/slipway/machinepool.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
@@ -23,10 +23,11 @@ import { controllerOf, unlessPaused } from "../contract.ts";
 import { poolsOfCluster } from "../pool-parts.ts";
 import type { ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
-import { adoptByCluster, awaitAvailability, machinePoolDeletePhases, ownedBy, recordProviderIDs, refreshMachines, rollOut, type MachinePoolScope, type MachinePoolTimings } from "./phases.ts";
+import { adoptByCluster, awaitAvailability, controlPlaneInitializedAt, machinePoolDeletePhases, ownedBy, recordProviderIDs, refreshMachines, rollOut, type MachinePoolScope, type MachinePoolTimings } from "./phases.ts";
 import { adoptTemplateObjects, followScaleSet } from "./scaleset.ts";
 import type { Phase } from "../../runtime/reconciler.ts";
 import { summarizePool } from "./status.ts";
+import { REASON_TOO_MANY_UNHEALTHY, REMEDIATION_ALLOWED } from "../rollout/remediation.ts";
 
 export const MACHINE_POOL_CONTROLLER = "machinepool";
 export const MACHINE_POOL_COMPONENT = "slipway.dev/machinepool-controller";
@@ -145,12 +146,19 @@ export function registerMachinePoolController(
     return owner?.kind === machinePoolKind.kind ? [keyFor(machine.metadata.namespace, owner.name)] : [];
   });
   // A pool needs of its cluster only that it exists, is not being deleted (no new machines then) and is
-  // not paused; the cluster's many status writes are not the pool's business.
+  // not paused; the cluster's many status writes are not the pool's business. A pool whose remediation is
+  // paused also needs the control plane's initialisation: machines that failed before it are then replaced.
   const awaitedOfCluster = (cluster: ClusterObject) => `${cluster.metadata.deletionTimestamp === undefined}/${cluster.spec.paused === true}`;
   controller.watch<ClusterObject>(
     clusters,
     (cluster) => poolsOf(cluster.metadata.namespace, cluster.metadata.name!).map(objectKey),
     (previous, cluster) => awaitedOfCluster(previous) !== awaitedOfCluster(cluster),
+  );
+  const remediationPaused = (pool: MachinePoolObject) => getCondition(pool.status?.conditions, REMEDIATION_ALLOWED)?.reason === REASON_TOO_MANY_UNHEALTHY;
+  controller.watch<ClusterObject>(
+    clusters,
+    (cluster) => poolsOf(cluster.metadata.namespace, cluster.metadata.name!).filter(remediationPaused).map(objectKey),
+    (previous, cluster) => controlPlaneInitializedAt(previous) !== controlPlaneInitializedAt(cluster),
   );
   // Of the cluster's infrastructure in a pool's connection, only whether it is Ready (status.infrastructureReady).
   const readyOf = (infra: InfrastructureObject) => isTrue(infra.status?.conditions, "Ready");

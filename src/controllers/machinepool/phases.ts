@@ -14,10 +14,10 @@ import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
 import type { Phase, Scope } from "../../runtime/reconciler.ts";
 import { controllerOf, controllerRef } from "../contract.ts";
-import { LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { LABEL_TEMPLATE_HASH, machinePoolKind, poolMachineLabels } from "../../api/slipway/machinepool.ts";
 import { names } from "../../api/slipway/names.ts";
-import { isFailedForGood } from "../machine/status.ts";
+import { isFailedForGood, REASONS } from "../machine/status.ts";
 import { planRollout, type RolloutPlan } from "../rollout/plan.ts";
 import { decideRemediation, recordReplacement, REMEDIATION_ALLOWED, REASON_TOO_MANY_UNHEALTHY, type RemediationDecision } from "../rollout/remediation.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
@@ -267,11 +267,33 @@ export const adoptByCluster: Phase<MachinePoolScope> = async (ctx, scope) => {
   return { halt: true };
 };
 
+/** When the cluster's control plane was initialised, as it is now (ms since the epoch), or undefined while it is not. */
+export function controlPlaneInitializedAt(cluster: ClusterObject | undefined): number | undefined {
+  const initialized = getCondition(cluster?.status?.conditions, CONDITION_CONTROL_PLANE_INITIALIZED);
+  return initialized?.status === "True" && initialized.lastTransitionTime ? Date.parse(initialized.lastTransitionTime) : undefined;
+}
+
+/**
+ * Failed machines whose failure was the control plane's: made before it was initialised, they failed to
+ * join (kubeadm's discovery gave up while there was no API server to find, e.g. while a failed first
+ * control-plane machine was replaced). They are replaced however many they are: not a sign of something
+ * wrong beyond them, and a join never runs again on its own.
+ */
+function failedBeforeControlPlane(machines: readonly MachineObject[], cluster: ClusterObject | undefined): string[] {
+  const initializedAt = controlPlaneInitializedAt(cluster);
+  if (initializedAt === undefined) return [];
+  return machines
+    .filter((m) => m.status?.failureReason === REASONS.joinWorkerFailed && Date.parse(m.metadata.creationTimestamp ?? "") < initializedAt)
+    .map((m) => m.metadata.name!);
+}
+
 /** Whether the pool's failed machines are replaced now (rollout/remediation.ts), said on its RemediationAllowed condition. */
 export async function remediate(ctx: ReconcileContext, scope: MachinePoolScope): Promise<RemediationDecision> {
   const pool = scope.object;
-  const failed = scope.machines.filter((m) => isFailedForGood(m) && !isDeleting(m, scope.deleted)).map((m) => m.metadata.name!);
-  const decision = decideRemediation({ failed, desired: desiredReplicas(pool), maxUnhealthy: pool.spec.maxUnhealthy, record: pool.status?.remediation, nowMs: ctx.clock.now() });
+  const failedMachines = scope.machines.filter((m) => isFailedForGood(m) && !isDeleting(m, scope.deleted));
+  const failed = failedMachines.map((m) => m.metadata.name!);
+  const excused = failedBeforeControlPlane(failedMachines, scope.cluster);
+  const decision = decideRemediation({ failed, excused, desired: desiredReplicas(pool), maxUnhealthy: pool.spec.maxUnhealthy, record: pool.status?.remediation, nowMs: ctx.clock.now() });
   const now = nowTimestamp(new Date(ctx.clock.now()));
   if (decision.action === "paused") {
     if (getCondition(pool.status?.conditions, REMEDIATION_ALLOWED)?.reason !== REASON_TOO_MANY_UNHEALTHY) {

@@ -43,4 +43,12 @@ describe("remediation", () => {
     const percent = decideRemediation({ failed: ["w-0", "w-1", "w-2"], desired: 5, maxUnhealthy: "50%", record: undefined, nowMs: T0 });
     assert.match(percent.action === "paused" ? percent.message : "", /more than maxUnhealthy 2 of 5 \(50%\)/);
   });
+
+  it("does not count machines whose failure was the control plane's, and backs off on them as on any", () => {
+    assert.deepEqual(decideRemediation({ failed: ["w-0", "w-1", "w-2"], excused: ["w-0", "w-1", "w-2"], desired: 3, record: undefined, nowMs: T0 }), { action: "replace" });
+    const mixed = decideRemediation({ failed: ["w-0", "w-1", "w-2"], excused: ["w-0"], desired: 3, record: undefined, nowMs: T0 });
+    assert.match(mixed.action === "paused" ? mixed.message : "", /^2 machines failed \(w-1, w-2\), more than maxUnhealthy 1 of 3/);
+    const record = recordReplacement(undefined, new Date(T0).toISOString());
+    assert.equal(decideRemediation({ failed: ["w-3"], excused: ["w-3"], desired: 3, record, nowMs: T0 + 1_000 }).action, "wait");
+  });
 });

@@ -4,7 +4,9 @@
 // the cloud; the count starts over once every wanted machine is Ready. With more machines failed at
 // once than the set's maxUnhealthy (api/slipway/health.ts; 40 % of those wanted by default, at least
 // one), nothing is replaced: something beyond one machine is wrong (the cloud, the image, the network)
-// and replacing only adds to it.
+// and replacing only adds to it. Machines whose failure was the control plane's — they failed to join
+// before it was initialised, as when a first control-plane machine failed and was replaced while the
+// workers waited — are not counted: that cause is gone, and they cannot heal themselves.
 import { DEFAULT_MAX_UNHEALTHY, maxUnhealthyCount, type MaxUnhealthy } from "../../api/slipway/health.ts";
 
 export const REMEDIATION_INITIAL_DELAY_MS = 10_000;
@@ -34,6 +36,8 @@ export type RemediationDecision =
 export interface RemediationInput {
   /** Names of the machines failed for good, not yet being deleted. */
   failed: readonly string[];
+  /** Those of `failed` not counted against maxUnhealthy (their failure was the control plane's, now there). */
+  excused?: readonly string[];
   desired: number;
   /** The set's spec.maxUnhealthy (default 40%). */
   maxUnhealthy?: MaxUnhealthy;
@@ -41,13 +45,14 @@ export interface RemediationInput {
   nowMs: number;
 }
 
-export function decideRemediation({ failed, desired, maxUnhealthy = DEFAULT_MAX_UNHEALTHY, record, nowMs }: RemediationInput): RemediationDecision {
+export function decideRemediation({ failed, excused = [], desired, maxUnhealthy = DEFAULT_MAX_UNHEALTHY, record, nowMs }: RemediationInput): RemediationDecision {
   if (failed.length === 0) return { action: "none" };
   const limit = maxUnhealthyCount(maxUnhealthy, desired);
   const names = failed.join(", ");
-  if (failed.length > limit) {
+  const counted = failed.filter((name) => !excused.includes(name));
+  if (counted.length > limit) {
     const percent = typeof maxUnhealthy === "string" ? ` (${maxUnhealthy})` : "";
-    return { action: "paused", message: `${failed.length} machines failed (${names}), more than maxUnhealthy ${limit} of ${desired}${percent}: not replacing them until fewer are failed` };
+    return { action: "paused", message: `${counted.length} machines failed (${counted.join(", ")}), more than maxUnhealthy ${limit} of ${desired}${percent}: not replacing them until fewer are failed` };
   }
   if (!record) return { action: "replace" };
   const dueMs = Date.parse(record.lastTime) + remediationDelayMs(record.attempts);
