@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { MachinePoolObject } from "../../api/kinds.ts";
-import { declaredReplicasPatch, isDeclaredPool, pluginRecheckMs, poolSpecPatch } from "./children.ts";
+import { declaredReplicasPatch, isDeclaredPool, poolSpecPatch } from "./children.ts";
 import type { ClusterObject } from "../../api/kinds.ts";
 
 const spec = (extra: Partial<MachinePoolObject["spec"]> = {}): MachinePoolObject["spec"] => ({
@@ -49,15 +49,5 @@ describe("pools of a cluster", () => {
     assert.deepEqual(declaredReplicasPatch({}, 3), [{ op: "add", path: "/metadata/annotations", value: { "slipway.dev/declared-replicas": "3" } }]);
     assert.deepEqual(declaredReplicasPatch({ note: "x" }, 3), [{ op: "add", path: "/metadata/annotations/slipway.dev~1declared-replicas", value: "3" }]);
     assert.deepEqual(declaredReplicasPatch({ "slipway.dev/declared-replicas": "3" }, 3), []);
-  });
-});
-
-describe("waiting for the network plugin's pods", () => {
-  it("looks again at the poll pace at first, then after a quarter of the time waited, at most ten polls apart", () => {
-    assert.equal(pluginRecheckMs(1000, 0), 1000);
-    assert.equal(pluginRecheckMs(1000, 3_000), 1000);
-    assert.equal(pluginRecheckMs(1000, 20_000), 5_000);
-    assert.equal(pluginRecheckMs(1000, 600_000), 10_000);
-    assert.equal(pluginRecheckMs(100, 600_000), 1_000);
   });
 });

@@ -8,7 +8,6 @@ import { bootstrapConfigKind } from "../../api/slipway/bootstrapconfig.ts";
 import { FINALIZER_SIM_MACHINE_POOL, simMachinePoolKind } from "../../api/slipway/simmachinepool.ts";
 import type { MachinePoolTemplate } from "../../api/slipway/machinepool.ts";
 import type { Client } from "../../runtime/client.ts";
-import type { ReconcileContext } from "../../runtime/controller.ts";
 import { cidrsOverlap, formatCidr, parseCidr } from "../../api/cidr.ts";
 import { createIfAbsent, deleteIfPresent } from "../../api/presence.ts";
 import { apiVisibilityOf, CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, DEFAULT_KUBERNETES_VERSION, LABEL_CLUSTER, desiredWorkers, machineTypeOf } from "../../api/slipway/cluster.ts";
@@ -318,23 +317,8 @@ export const ensureNetworkPlugin: Phase<ClusterScope> = async (ctx, scope) => {
   const condition = networkPluginCondition(cni, ds, trouble);
   setCondition(st, condition, now(ctx));
   if (condition.status === "True" && !wasInstalled) await ctx.event(cluster, "Normal", "NetworkPluginInstalled", `${cni} runs on every node: ${condition.message}`);
-  return condition.status === "True" ? undefined : pacedPoll(ctx, scope, getCondition(st.conditions, CONDITION_NETWORK_PLUGIN_INSTALLED)?.lastTransitionTime);
+  return condition.status === "True" ? undefined : poll;
 };
-
-/**
- * When to look at the plugin's pods again: a pod starting makes its node Ready, and the node's machine
- * changing requeues the cluster at once (controller.ts), so the poll is for what no node shows. It
- * waits a quarter of the time waited so far, between the poll delay and ten times it: a plugin up in
- * seconds is seen at the poll pace, and thousands of clusters waiting on theirs do not all read their
- * DaemonSet every second.
- */
-export function pluginRecheckMs(pollMs: number, waitedMs: number): number {
-  return Math.min(10 * pollMs, Math.max(pollMs, waitedMs / 4));
-}
-
-function pacedPoll(ctx: ReconcileContext, scope: ClusterScope, waitingSince: string | undefined): { requeueAfterMs: number } {
-  return { requeueAfterMs: pluginRecheckMs(scope.timing.pollMs, waitingSince ? ctx.clock.now() - Date.parse(waitingSince) : 0) };
-}
 
 // ---- workers ----
 
