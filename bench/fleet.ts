@@ -107,7 +107,7 @@ function readPlan(argv: string[]): Plan {
     keepStore: value("keep-store"),
     idleSeconds: value("idle") === "0" ? 0 : number("idle", 60),
     idleSettleSeconds: number("idle-settle", 10),
-    chart: value("chart") ?? `fleet-${Math.trunc(number("clusters", 100))}-running.svg`,
+    chart: value("chart") ?? join(tmpdir(), `slipway-fleet-${Math.trunc(number("clusters", 100))}-running.svg`),
     scaleSets: argv.includes("--scale-sets"),
     workers: Math.trunc(number("workers", 3)),
     controllersInWorker: argv.includes("--controllers-in-worker"),
