@@ -40,13 +40,23 @@ process.on("exit", () => {
 type StartOptions = { dataDir?: string; port?: number; args?: string[]; env?: NodeJS.ProcessEnv; timeoutMs?: number };
 
 /**
- * Starts `slipway up` and resolves once it prints its ready line. A restart on the port a killed process
- * had (`port`) may find it taken meanwhile — another test's free port, or the source port of a connection
- * the kernel handed out from the same range —: it is tried again for a few seconds, then on a free port.
+ * Starts `slipway up` and resolves once it prints its ready line. A free port is only free when it is
+ * picked: another test, or a connection's source port from the same range, can take it before `slipway
+ * up` binds it, so a first start is tried again on another free port. A restart on the port a killed
+ * process had (`port`) may find it taken the same way: it is tried again for a few seconds, then on a
+ * free port.
  */
 export async function startSlipway(options: StartOptions = {}): Promise<RunningSlipway> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "slipway-e2e-"));
-  if (options.port === undefined) return startOnce(options, dataDir, await freePort());
+  if (options.port === undefined) {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await startOnce(options, dataDir, await freePort());
+      } catch (error) {
+        if (attempt >= 4 || !/EADDRINUSE/.test((error as Error).message)) throw error;
+      }
+    }
+  }
   for (let attempt = 0; ; attempt++) {
     try {
       return await startOnce(options, dataDir, attempt < 10 ? options.port : await freePort());
