@@ -249,6 +249,11 @@ export class Informers {
     private readonly options: InformerOptions,
   ) {}
 
+  /** The informer of a kind some controller already reads, without starting one for it. */
+  existing<T extends KubeObject>(kind: KindDefinition<T>): Informer<T> | undefined {
+    return this.byKind.get(`${kind.group}/${kind.version}/${kind.plural}`) as Informer<T> | undefined;
+  }
+
   for<T extends KubeObject>(kind: KindDefinition<T>): Informer<T> {
     const id = `${kind.group}/${kind.version}/${kind.plural}`;
     let informer = this.byKind.get(id) as Informer<T> | undefined;

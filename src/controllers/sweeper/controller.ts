@@ -70,16 +70,17 @@ async function tagged(providers: ProviderResolver, connection: ConnectionObject)
 
 /**
  * Whether the resource's owner still exists (same uid); undefined when the owner is not a kind Slipway
- * knows. The informer's cache answers for an owner it holds with that uid (nearly every resource of a
- * fleet); anything else is read from the store, so a cache behind the store never makes an orphan.
+ * knows. The cache of an informer some controller already runs answers for an owner it holds with that
+ * uid (nearly every resource of a fleet); anything else is read from the store, so a cache behind the
+ * store never makes an orphan. No informer is started for the sweep's sake.
  */
 async function ownerExists(ctx: ReconcileContext, manager: ControllerManager, connection: ConnectionObject, tags: Tags): Promise<boolean | undefined> {
   const [kind, name] = tags[TAG_OWNER]!.split("/", 2);
   const def = ctx.client.objects.registry.byKind(apiVersionOf(connectionKind), kind ?? "");
   if (!def || !name) return undefined;
   const namespace = def.namespaced ? (tags[TAG_CLUSTER]?.split("/", 1)[0] ?? connection.metadata.namespace) : undefined;
-  const informer = manager.informer(def);
-  if (informer.hasSynced() && informer.cache.get(keyFor(namespace, name))?.metadata.uid === tags[TAG_OWNER_UID]) return true;
+  const informer = manager.informers.existing(def);
+  if (informer?.hasSynced() && informer.cache.get(keyFor(namespace, name))?.metadata.uid === tags[TAG_OWNER_UID]) return true;
   const owner = await ctx.client.of(def).tryGet(namespace, name);
   return owner?.metadata.uid === tags[TAG_OWNER_UID];
 }
