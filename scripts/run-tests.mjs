@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Runs every *.test.ts under the given folders with node's test runner (Node 20 has no --test globs).
+// Runs every *.test.ts under the given folders (or the test files named) with node's test runner (Node 20
+// has no --test globs).
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
@@ -16,7 +17,7 @@ function collect(dir, out) {
 const args = process.argv.slice(2);
 const flags = args.filter((a) => a.startsWith("--"));
 const dirs = args.filter((a) => !a.startsWith("--"));
-const files = dirs.flatMap((d) => collect(d, []));
+const files = dirs.flatMap((d) => (statSync(d).isDirectory() ? collect(d, []) : [d]));
 if (files.length === 0) {
   console.error("no test files found under", dirs.join(", "));
   process.exit(1);

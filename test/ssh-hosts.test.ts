@@ -7,7 +7,9 @@
 // kubeconfig, and deleting the cluster leaves no file, unit or process of Slipway's on any host (looked at
 // over SSH). The lab's stand-in kubeadm emulates the cluster (src/providers/ssh/testing/stand-ins.ts).
 // Last, a mixed cluster: its control plane on a host, a pool in the sim cloud, whose machine joins the
-// host's API over the network (the sim cloud is told the lab's range is reachable from it).
+// host's API over the network (the sim cloud is told the lab's range is reachable from it), and to which
+// a pool of hosts applied on its own (MachinePool → HostMachinePool, BootstrapConfig) is added: adopted,
+// one host per replica, all or nothing, released and cleaned with the cluster.
 // Skips (saying why) where it cannot run: it needs root and sshd.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -83,6 +85,31 @@ spec:
       replicas: ${pool.replicas}
 `;
 }
+
+/** A pool of the rack's hosts h2 and h3 for the cluster "mixed", applied on its own. */
+const HOST_POOL = JSON.stringify({
+  apiVersion: "v1",
+  kind: "List",
+  items: [
+    { apiVersion: "slipway.dev/v1alpha1", kind: "BootstrapConfig", metadata: { name: "racked-join" }, spec: {} },
+    { apiVersion: "slipway.dev/v1alpha1", kind: "HostMachinePool", metadata: { name: "racked-hosts" }, spec: { hosts: ["h2", "h3"] } },
+    {
+      apiVersion: "slipway.dev/v1alpha1",
+      kind: "MachinePool",
+      metadata: { name: "racked" },
+      spec: {
+        clusterName: "mixed",
+        connection: "rack",
+        machineType: "host",
+        replicas: 1,
+        template: {
+          infrastructureRef: { apiVersion: "slipway.dev/v1alpha1", kind: "HostMachinePool", name: "racked-hosts" },
+          bootstrap: { configRef: { apiVersion: "slipway.dev/v1alpha1", kind: "BootstrapConfig", name: "racked-join" } },
+        },
+      },
+    },
+  ],
+});
 
 const CLUSTER = cluster("onprem", { name: "pool-a", connection: "rack", machineType: "host", replicas: 2 });
 
@@ -204,7 +231,7 @@ describe("bring your own hosts over SSH", { skip: unavailable }, () => {
     }
   });
 
-  it("builds a mixed cluster, its control plane on a host and a pool in the sim cloud, whose machine joins the host's API", async () => {
+  it("builds a mixed cluster, its control plane on a host and a pool in the sim cloud, whose machine joins the host's API, and adds a pool of hosts applied on its own", async () => {
     const leader = lab.hosts[0]!;
     const mixed = [connection("cloud", "sim", "sim-east-1"), cluster("mixed", { name: "cloud", connection: "cloud", machineType: "s1.small", replicas: 1 })].join("---\n");
     kubectlOk(kc, ["apply", "-f", "-"], mixed);
@@ -221,8 +248,39 @@ describe("bring your own hosts over SSH", { skip: unavailable }, () => {
     assert.equal(instances.length, 1);
     assert.deepEqual(nodes.items.map((n) => n.spec?.providerID ?? "").filter((id) => id.startsWith("sim://")), [`sim://sim-east-1/${instances[0]!.id}`]);
 
+    // A pool of hosts applied on its own: a MachinePool whose template names a HostMachinePool (the other
+    // two hosts) and a BootstrapConfig. It claims one host per replica, all or nothing; each host joins
+    // under its own host name (the lab's, not the Host object's name) and has no provider ID of its own.
+    kubectlOk(kc, ["apply", "-f", "-"], HOST_POOL);
+    const pool = () => JSON.parse(ok("get", "machinepool", "racked", "-o", "json")) as { metadata: { ownerReferences?: { kind: string; name: string }[] }; spec: { providerIDList?: string[] }; status?: { phase?: string; readyReplicas?: number } };
+    const hostPool = () => JSON.parse(ok("get", "hostmachinepool", "racked-hosts", "-o", "json")) as { metadata: { ownerReferences?: { kind: string; name: string }[] }; status?: { available?: number; hostNames?: string[]; providerIDList?: string[]; reason?: string; message?: string } };
+    const readyNodes = () => (JSON.parse(kubectlOk(kubeconfig, ["get", "nodes", "-o", "json"])) as typeof nodes).items.filter((n) => n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")).map((n) => n.metadata.name).sort();
+    const labName = (hostObject: string) => lab.hosts[Number(hostObject.slice(1)) - 1]!.name;
+    await eventually(() => pool().status?.phase === "Running" && pool().status?.readyReplicas === 1, { what: "the pool of hosts to run one replica", timeoutMs: 120_000, intervalMs: 500 });
+    assert.deepEqual(pool().metadata.ownerReferences?.map((o) => `${o.kind}/${o.name}`), ["Cluster/mixed"], "the pool is adopted by its cluster");
+    assert.deepEqual(hostPool().metadata.ownerReferences?.map((o) => `${o.kind}/${o.name}`), ["MachinePool/racked"], "the HostMachinePool is owned by its pool");
+    const [held = ""] = hostPool().status?.hostNames ?? [];
+    assert.ok(held === "h2" || held === "h3", `one of the selected hosts is held: ${held}`);
+    assert.equal(hostPool().status?.available, 1);
+    assert.ok(readyNodes().includes(labName(held)), `the node of ${held} is Ready under its host name: ${readyNodes().join(", ")}`);
+    assert.equal(ok("get", "machine", `racked-${held}`, "-o", "jsonpath={.status.nodeName}"), labName(held));
+    assert.deepEqual(pool().spec.providerIDList, hostPool().status?.providerIDList);
+    assert.equal(pool().spec.providerIDList?.length, 1);
+
+    // More replicas than selected hosts: reported by the HostMachinePool naming the field, and nothing more is claimed.
+    ok("scale", "machinepool", "racked", "--replicas", "3");
+    await eventually(() => hostPool().status?.reason === "InsufficientHosts", { what: "the HostMachinePool to report too few hosts", timeoutMs: 30_000 });
+    assert.match(hostPool().status?.message ?? "", /spec\.replicas of MachinePool racked \(3\) exceeds the hosts available/);
+    assert.deepEqual(hostPool().status?.hostNames, [held], "no host is claimed while the pool asks for more than there are");
+    ok("scale", "machinepool", "racked", "--replicas", "2");
+    await eventually(() => pool().status?.readyReplicas === 2, { what: "the pool to run on both selected hosts", timeoutMs: 120_000, intervalMs: 500 });
+    assert.deepEqual(hostPool().status?.hostNames, ["h2", "h3"]);
+    assert.deepEqual(readyNodes().filter((n) => n.startsWith("host-")).sort(), [lab.hosts[1]!.name, lab.hosts[2]!.name]);
+
     ok("delete", "cluster", "mixed", "--wait=true", "--timeout=180s");
     assert.deepEqual((await sim.resourcesOf("default/mixed")).filter((r) => !["terminated", "deleted"].includes(r.state)).map((r) => `${r.kind} ${r.id}`), [], "nothing is left in the sim cloud");
-    assert.deepEqual(await lab.writtenFiles(leader), [], "the host is as it was found");
+    assert.equal(kubectl(kc, ["get", "machinepool", "racked"]).status, 1, "the pool went with its cluster");
+    assert.equal(ok("get", "hosts", "-o", "jsonpath={.items[*].status.clusterRef.name}").trim(), "", "every host is released");
+    for (const h of lab.hosts) assert.deepEqual(await lab.writtenFiles(h), [], `${h.name} is as it was found`);
   });
 });

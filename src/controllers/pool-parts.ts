@@ -54,6 +54,16 @@ export function awaitPoolOwner<T extends KubeObject>(what: string, field: string
   };
 }
 
+/**
+ * A pool being deleted launches and claims nothing more: its machines remove their instances one by one
+ * (each lowering the desired capacity), and raising the capacity again to the pool's replicas would have
+ * the cloud launch — or the hosts be claimed — again behind them. The set goes with this object.
+ */
+export const holdWhilePoolDeleting: Phase<PoolPartScope<KubeObject>> = (_ctx, scope) => {
+  const pool = scope.pool;
+  if (pool?.metadata.deletionTimestamp) return waitFor(scope, "PoolDeleting", `MachinePool ${pool.metadata.name} is being deleted: its machines remove their instances and nothing more is launched`);
+};
+
 /** The pool controlling an object, from the pools' cache. */
 export function owningPool(pools: Informer<MachinePoolObject>, object: KubeObject): MachinePoolObject | undefined {
   const owner = controllerOf(object);

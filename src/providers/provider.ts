@@ -351,6 +351,12 @@ export interface PoolInstanceInfo {
   instanceId: string;
   /** The id Kubernetes nodes carry (`spec.providerID`), as for the machines capability. */
   providerId: string;
+  /**
+   * The name the instance's node registers under, when it is not the instance id: a pool's instances
+   * share one bootstrap data that names no node, so each joins under its own host name (a cloud's
+   * instance is named after its id; a host of one's own has a name of its own).
+   */
+  nodeName?: string;
   zone: string;
   /** pending (booting), ready (in service), leaving (removed, replaced or scaled in; no longer counted). */
   state: "pending" | "ready" | "leaving";

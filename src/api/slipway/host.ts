@@ -39,6 +39,7 @@ export const HostFactsSchema = Struct(
     architecture: Type.String({ description: "Machine architecture (uname -m)." }),
     cpus: Type.Integer({ description: "Processors." }),
     memoryMiB: Type.Integer({ description: "Memory in MiB." }),
+    hostname: Type.Optional(Type.String({ description: "Host name (uname -n, lower case): the name its node registers under when it joins a pool of hosts." })),
   },
   { description: "What the host is, as read from it." },
 );

@@ -45,7 +45,8 @@ export const MachineSpecSchema = Struct(
       Struct(
         {
           scaleSetId: Type.String({ minLength: 1, description: "Cloud ID of the scale set." }),
-          instanceId: Type.String({ minLength: 1, description: "Cloud ID of the instance; its node is named after it (its host name)." }),
+          instanceId: Type.String({ minLength: 1, description: "Cloud ID of the instance; its node is named after it (its host name) unless nodeName says otherwise." }),
+          nodeName: Type.Optional(Type.String({ minLength: 1, description: "The name the instance's node registers under when it is not the instance id (a host of one's own, by its host name)." })),
         },
         {
           description:

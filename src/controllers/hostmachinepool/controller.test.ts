@@ -6,6 +6,7 @@ import type { PoolInfo, PoolInstanceInfo, PoolSpec } from "../../providers/provi
 import { Client } from "../../runtime/client.ts";
 import { ManualClock, memoryObjects, reconcileContext } from "../../runtime/testing.ts";
 import { poolWithBootstrapData } from "../testing.ts";
+import { holdWhilePoolDeleting } from "../pool-parts.ts";
 import { awaitOwner, ensureHostSet, freeHosts, releaseHosts, type HostMachinePoolScope } from "./controller.ts";
 
 function host(name: string, labels: Record<string, string>, claimed = false): HostObject {
@@ -77,6 +78,14 @@ describe("the HostMachinePool controller", () => {
     assert.match(scope.waiting?.message ?? "", /spec\.replicas of MachinePool w \(3\) exceeds the hosts available to HostMachinePool w-hosts: 2 \(0 held, 2 free/);
     assert.equal(made.length, 0, "no host is claimed");
     assert.equal(scope.object.status?.available, 2);
+  });
+
+  it("claims nothing more once its pool is being deleted, whose machines release their hosts", async () => {
+    const { ctx, scope } = await setUp(2);
+    assert.equal(await holdWhilePoolDeleting(ctx, scope), undefined, "a live pool goes on");
+    scope.pool!.metadata.deletionTimestamp = "2026-01-01T00:00:00Z";
+    assert.equal((await holdWhilePoolDeleting(ctx, scope))?.halt, true);
+    assert.equal(scope.waiting?.reason, "PoolDeleting");
   });
 
   it("counts the hosts its set already holds as held when the provider has to make the set again (after a restart)", async () => {

@@ -19,7 +19,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import type { Phase } from "../../runtime/reconciler.ts";
 import { launchTemplateKey } from "../machinepool/template.ts";
-import { awaitPoolOwner, connectionPools, poolBootstrapData, poolCreateOptions, registerPoolInfrastructureController, summarizePoolInfrastructure, userDataHash, waitFor, type PoolInfrastructureScope } from "../pool-parts.ts";
+import { awaitPoolOwner, connectionPools, holdWhilePoolDeleting, poolBootstrapData, poolCreateOptions, registerPoolInfrastructureController, summarizePoolInfrastructure, userDataHash, waitFor, type PoolInfrastructureScope } from "../pool-parts.ts";
 import type { ProviderResolver } from "../providers.ts";
 
 export const HOST_MACHINE_POOL_COMPONENT = "slipway.dev/hostmachinepool-controller";
@@ -162,7 +162,7 @@ export function registerHostMachinePoolController(manager: ControllerManager, de
     component: HOST_MACHINE_POOL_COMPONENT,
     finalizer: FINALIZER_HOST_MACHINE_POOL,
     defaultConcurrency: 4,
-    phases: [awaitOwner, awaitConnection, ensureHostSet],
+    phases: [awaitOwner, holdWhilePoolDeleting, awaitConnection, ensureHostSet],
     deletePhases: [releaseHosts],
     scope: (base, connectionName) => ({
       ...base,

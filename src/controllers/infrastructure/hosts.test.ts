@@ -1,6 +1,7 @@
 // An Infrastructure in a connection of hosts: nothing is made but the control-plane endpoint's reservation,
 // which the Infrastructure's status then names as its load balancer; a refused reservation says why and
-// is tried again; deleting gives the reservation back under the same token.
+// is tried again; a host is reserved once, not again after its machine released it; deleting gives the
+// reservation back under the same token.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { ConnectionObject, InfrastructureObject } from "../../api/kinds.ts";
@@ -58,6 +59,17 @@ describe("an Infrastructure on hosts", () => {
 
     assert.equal(await openConnectionForDelete(context, { ...scope, object: structuredClone(scope.object) }), undefined);
     assert.deepEqual(endpoints.released, [["h1", "uid-infra/endpoint"]], "deleting gives the reservation back under its token");
+  });
+
+  it("reserves a host once: the endpoint's host released by its machine is not replaced by another", async () => {
+    const endpoints = new FakeEndpoints();
+    const scope = scopeOf(endpoints, true);
+    await openConnection(context, scope);
+    assert.equal(endpoints.reserved.length, 1);
+    // The control-plane machine took h1 and released it (its cluster is being deleted); another host is free.
+    assert.deepEqual(await openConnection(context, scope), { halt: true });
+    assert.equal(endpoints.reserved.length, 1, "no second reservation");
+    assert.deepEqual(scope.object.status?.loadBalancer?.id, "h1", "the endpoint it had stays recorded for the release");
   });
 
   it("reserves nothing in a workers' connection", async () => {

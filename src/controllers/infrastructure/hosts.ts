@@ -52,6 +52,10 @@ export async function ensureHostsInfrastructure(ctx: ReconcileContext, scope: In
     setCondition(status, { type: RESOURCE_CONDITIONS[kind].condition, status: "True", reason: "NotNeeded", message: `no ${RESOURCE_NAMES[kind].noun}: the hosts are on their own network` }, now);
   }
   if (!infra.spec.controlPlane) return { halt: true };
+  // Reserved once: the endpoint's host is then the control-plane machine's, and once that machine has
+  // cleaned and released it (the cluster being deleted), reserving again would claim another free host —
+  // one a pool of the same cluster had just released — and move the endpoint.
+  if (status.loadBalancer) return { halt: true };
   let endpoint: { id: string; host: string; port: number };
   try {
     endpoint = await endpoints.reserve({ token: reservationToken(scope), tags: cloudTags(scope.cluster!, infra, ENDPOINT_ROLE) });

@@ -176,9 +176,10 @@ function waitWatched(ctx: ReconcileContext, scope: MachineScope, input: Conditio
   return { halt: true, requeueAfterMs: 30 * scope.timings.pollMs, idle: true };
 }
 
-/** The name of the machine's node: a scale-set instance's host name (its instance id), else the machine's name. */
+/** The name of the machine's node: a scale-set instance's host name (its id unless named), else the machine's name. */
 export function nodeNameOf(machine: MachineObject): string {
-  return machine.spec.scaleSetInstance?.instanceId ?? machine.metadata.name!;
+  const instance = machine.spec.scaleSetInstance;
+  return instance ? (instance.nodeName ?? instance.instanceId) : machine.metadata.name!;
 }
 
 /**

@@ -48,13 +48,13 @@ export interface ScaleSetSurroundings {
  * The Machine a pool makes for an instance of its scale set, labelled with the pool's current template
  * when the instance was launched from it (`current`), else with none, so a roll replaces it.
  */
-export function instanceMachine(pool: MachinePoolObject, scaleSetId: string, instance: { instanceId: string; providerId: string }, current = true): MachineObject {
+export function instanceMachine(pool: MachinePoolObject, scaleSetId: string, instance: { instanceId: string; providerId: string; nodeName?: string }, current = true): MachineObject {
   return poolWorkerMachine(pool, `${pool.metadata.name!}-${instance.instanceId}`, current ? poolTemplate(pool.spec).hash : "", {
     machineType: pool.spec.machineType,
     image: pool.spec.image,
     ...(pool.spec.version && current ? { version: pool.spec.version } : {}),
     providerID: instance.providerId,
-    scaleSetInstance: { scaleSetId, instanceId: instance.instanceId },
+    scaleSetInstance: { scaleSetId, instanceId: instance.instanceId, ...(instance.nodeName ? { nodeName: instance.nodeName } : {}) },
   });
 }
 

@@ -19,7 +19,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import type { Phase } from "../../runtime/reconciler.ts";
 import { TAG_OWNER_UID } from "../contract.ts";
-import { awaitPoolOwner, connectionPools, poolBootstrapData, poolCreateOptions, poolsOfCluster, registerPoolInfrastructureController, summarizePoolInfrastructure, userDataHash, waitFor, type PoolInfrastructureScope } from "../pool-parts.ts";
+import { awaitPoolOwner, connectionPools, holdWhilePoolDeleting, poolBootstrapData, poolCreateOptions, poolsOfCluster, registerPoolInfrastructureController, summarizePoolInfrastructure, userDataHash, waitFor, type PoolInfrastructureScope } from "../pool-parts.ts";
 import { readyForMachines } from "../infrastructure/status.ts";
 import { launchTemplateKey } from "../machinepool/template.ts";
 import type { ProviderResolver } from "../providers.ts";
@@ -171,7 +171,7 @@ export function registerSimMachinePoolController(manager: ControllerManager, dep
     component: SIM_MACHINE_POOL_COMPONENT,
     finalizer: FINALIZER_SIM_MACHINE_POOL,
     defaultConcurrency: 8,
-    phases: [awaitOwner, awaitPlacement, ensureScaleSet],
+    phases: [awaitOwner, holdWhilePoolDeleting, awaitPlacement, ensureScaleSet],
     deletePhases: [deleteScaleSet],
     scope: (base) => ({
       ...base,

@@ -1,5 +1,6 @@
 // What a host is, as Slipway records it in the Host's status after it logs in: operating system, kernel,
-// processors, memory and architecture, read from the host itself (os-release, uname, nproc, meminfo).
+// processors, memory and architecture, read from the host itself (os-release, uname, nproc, meminfo), and
+// its host name, which a kubelet told no node name registers its node under.
 import { CommandFailedError, type SshSession } from "./session.ts";
 
 export interface HostFacts {
@@ -8,6 +9,8 @@ export interface HostFacts {
   architecture: string;
   cpus: number;
   memoryMiB: number;
+  /** The host's name as its kubelet names its node by default (uname -n, in lower case). */
+  hostname?: string;
 }
 
 const SCRIPT = [
@@ -15,6 +18,7 @@ const SCRIPT = [
   'echo "kernel=$(uname -r)"',
   'echo "architecture=$(uname -m)"',
   'echo "cpus=$(nproc)"',
+  'echo "hostname=$(uname -n)"',
   "echo \"memoryKiB=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)\"",
 ].join("\n");
 
@@ -32,5 +36,6 @@ export async function gatherFacts(session: SshSession, timeoutMs = FACTS_TIMEOUT
     architecture: values.get("architecture") ?? "unknown",
     cpus: Number(values.get("cpus") ?? 0),
     memoryMiB: Math.floor(Number(values.get("memoryKiB") ?? 0) / 1024),
+    ...(values.get("hostname") ? { hostname: values.get("hostname")!.trim().toLowerCase() } : {}),
   };
 }

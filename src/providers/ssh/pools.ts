@@ -162,6 +162,7 @@ export class HostPools implements PoolInfrastructure {
         return {
           instanceId: h.name,
           providerId: instance?.providerId ?? "",
+          ...(h.facts?.hostname ? { nodeName: h.facts.hostname } : {}),
           zone: this.provider.region,
           state,
           healthy: instance?.state !== "failed",

@@ -78,13 +78,14 @@ describe("SSH steps on real hosts", { skip }, () => {
     await assert.rejects(SshSession.connect(nowhere, { timeoutMs: 3000 }), (e: unknown) => e instanceof SshError && e.reason === "Unreachable" && e.message.includes(`${lab.subnet}.99`));
   });
 
-  it("gathers the host's facts", async () => {
+  it("gathers the host's facts, its host name among them", async () => {
     const facts = await withSession(target(lab.hosts[0]!), gatherFacts);
     assert.equal(facts.kernel, release());
     assert.ok(facts.os.length > 0 && facts.os !== "unknown", facts.os);
     assert.ok(facts.cpus >= 1);
     assert.ok(facts.memoryMiB > 100);
     assert.match(facts.architecture, /^(x86_64|aarch64|arm64)$/);
+    assert.equal(facts.hostname, lab.hosts[0]!.name, "the host's own name, which its node registers under");
   });
 
   it("abandons a command that does not finish in time, naming it and the host", async () => {

@@ -222,8 +222,10 @@ export class SshLab {
     // Root's home is the host's own and empty, as on a fresh host: the login shell sshd starts for each
     // command reads ~/.bashrc, and the machine's own (a tool's init script, its locks) must not run there.
     const home = "mount -n -t tmpfs -o mode=700 tmpfs /root";
-    const setup = [...mounts, "mount -t tmpfs -o mode=755 tmpfs /run", home, "mkdir -p /run/sshd", `exec ${SSHD} -D -e -f ${config}`].join(" && ");
-    const sshd = spawn("ip", ["netns", "exec", host.netns, "unshare", "--mount", "--propagation", "private", "--", "sh", "-c", setup], { stdio: ["ignore", "ignore", "pipe"] });
+    // Each host has its own host name (its own UTS namespace), as separate machines do: a kubelet told no
+    // node name registers under it.
+    const setup = [`hostname ${host.name}`, ...mounts, "mount -t tmpfs -o mode=755 tmpfs /run", home, "mkdir -p /run/sshd", `exec ${SSHD} -D -e -f ${config}`].join(" && ");
+    const sshd = spawn("ip", ["netns", "exec", host.netns, "unshare", "--mount", "--uts", "--propagation", "private", "--", "sh", "-c", setup], { stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     sshd.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     host.sshd = sshd;
@@ -252,7 +254,7 @@ export class SshLab {
     const pid = this.find(host).sshd?.pid;
     if (!pid) throw new Error(`${host.name} is not running`);
     return new Promise((resolve) => {
-      execFile("nsenter", ["-t", String(pid), "-n", "-m", "--", "sh", "-c", script], { timeout: 20_000 }, (error, stdout, stderr) => {
+      execFile("nsenter", ["-t", String(pid), "-n", "-m", "-u", "--", "sh", "-c", script], { timeout: 20_000 }, (error, stdout, stderr) => {
         const code = error ? (typeof (error as { code?: unknown }).code === "number" ? ((error as { code: number }).code) : -1) : 0;
         resolve({ code, stdout, stderr });
       });
