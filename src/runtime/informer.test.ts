@@ -5,7 +5,7 @@ import { apiVersionOf } from "../api/registry.ts";
 import { connectionKind } from "../api/slipway/connection.ts";
 import type { ConnectionObject } from "../api/kinds.ts";
 import { ObjectService, type ObjectEvent, type ObjectWatch, type WatchOptions } from "../apiserver/objects.ts";
-import { Informer } from "./informer.ts";
+import { Informer, safetyNetInterval } from "./informer.ts";
 import { Client } from "./client.ts";
 import { ManualClock, memoryObjects, silentLogger, until } from "./testing.ts";
 
@@ -170,12 +170,31 @@ describe("Informer", () => {
     informer.stop();
   });
 
+  it("resyncs a cache of more objects than its rate allows in a period less often, so its cost stays the same", async () => {
+    const objects = await memoryObjects();
+    const connections = new Client(objects).of(connectionKind);
+    for (const name of ["a", "b", "c", "d", "e", "f"]) await connections.create(connection(name));
+    const clock = new ManualClock();
+    // Six objects at most one a minute on average: every six minutes rather than every minute.
+    const informer = new Informer(objects, connectionKind, { log: silentLogger, clock, resyncMs: 60_000, resyncPerSecond: 1 / 60 });
+    const seen = recorder(informer);
+    await informer.start();
+    clock.advance(359_999);
+    assert.equal(seen.filter((s) => s.startsWith("resync")).length, 0);
+    clock.advance(1);
+    assert.equal(seen.filter((s) => s.startsWith("resync")).length, 6);
+    informer.stop();
+    assert.equal(safetyNetInterval(600_000, 1_000), 600_000, "1,000 objects at two a second: the 10 minutes stand");
+    assert.equal(safetyNetInterval(600_000, 10_000), 5_000_000, "10,000: every 5,000 s");
+    assert.equal(safetyNetInterval(600_000, 10_000, 0), 600_000, "no bound");
+  });
+
   it("resyncs many objects a slice at a time, letting other work run between, and leaves out what changed meanwhile", async () => {
     const objects = await memoryObjects();
     const connections = new Client(objects).of(connectionKind);
     for (let i = 0; i < 1200; i++) await connections.create(connection(`c${String(i).padStart(4, "0")}`));
     const clock = new ManualClock();
-    const informer = new Informer(objects, connectionKind, { log: silentLogger, clock, resyncMs: 60_000 });
+    const informer = new Informer(objects, connectionKind, { log: silentLogger, clock, resyncMs: 60_000, resyncPerSecond: 0 });
     const seen = recorder(informer);
     await informer.start();
     clock.advance(60_000);

@@ -2,7 +2,8 @@
 // change. A watch that ends with 410 Gone (its resourceVersion was compacted away) relists and tells
 // the handlers what changed meanwhile; any other watch failure resumes from the last resourceVersion
 // seen. Every resync period the handlers hear of every cached object again, so a controller that missed
-// something catches up.
+// something catches up; the period grows with the cache so that a fleet's resyncs cost the same on
+// average whatever its size (safetyNetInterval).
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { KindDefinition } from "../api/registry.ts";
@@ -24,8 +25,13 @@ export interface InformerHandler<T> {
 export interface InformerOptions {
   log: Logger;
   clock?: Clock;
-  /** How often handlers hear of every cached object again (0: never). Default 10 minutes. */
+  /**
+   * How often handlers hear of every cached object again (0: never). Default 10 minutes, or longer where
+   * the cache holds more than `resyncPerSecond` objects per second of it.
+   */
   resyncMs?: number;
+  /** Most objects a resync hands out per second on average (default SAFETY_CHECKS_PER_SECOND; 0: no bound). */
+  resyncPerSecond?: number;
   /** Objects per page when listing. Default 500. */
   pageSize?: number;
   /** First and longest wait before retrying a failed list or watch. Default 200 ms and 10 s. */
@@ -34,6 +40,19 @@ export interface InformerOptions {
 }
 
 const DEFAULT_RESYNC_MS = 10 * 60_000;
+
+/**
+ * How many safety-net checks a second — a resync's idle checks of a kind, a Running machine's look at what
+ * its watches already follow — a fleet pays for on average. They are there for a change nobody told, so
+ * their cost is held the same at any size: a fixed period up to `perSecond × period` objects, longer beyond
+ * (at 2 a second, 1,200 objects are looked at every 10 minutes, 10,000 about every 83 minutes).
+ */
+export const SAFETY_CHECKS_PER_SECOND = 2;
+
+/** The period of a safety net over `count` objects: `baseMs`, or long enough to look at only `perSecond` of them a second. */
+export function safetyNetInterval(baseMs: number, count: number, perSecond = SAFETY_CHECKS_PER_SECOND): number {
+  return perSecond > 0 ? Math.max(baseMs, Math.ceil((count * 1000) / perSecond)) : baseMs;
+}
 /** Objects a resync hands out per turn of the event loop. */
 const RESYNC_SLICE = 500;
 
@@ -43,6 +62,7 @@ export class Informer<T extends KubeObject> {
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly resyncMs: number;
+  private readonly resyncPerSecond: number;
   private readonly pageSize: number;
   private readonly retryBaseMs: number;
   private readonly retryCapMs: number;
@@ -63,6 +83,7 @@ export class Informer<T extends KubeObject> {
     this.clock = options.clock ?? systemClock;
     this.log = options.log.child({ informer: kind.plural });
     this.resyncMs = options.resyncMs ?? DEFAULT_RESYNC_MS;
+    this.resyncPerSecond = options.resyncPerSecond ?? SAFETY_CHECKS_PER_SECOND;
     this.pageSize = options.pageSize ?? 500;
     this.retryBaseMs = options.retryBaseMs ?? 200;
     this.retryCapMs = options.retryCapMs ?? 10_000;
@@ -209,7 +230,7 @@ export class Informer<T extends KubeObject> {
 
   private scheduleResync(): void {
     if (this.resyncMs <= 0 || this.stopped) return;
-    this.cancelResync = this.clock.setTimer(() => void this.resync(), this.resyncMs);
+    this.cancelResync = this.clock.setTimer(() => void this.resync(), safetyNetInterval(this.resyncMs, this.cache.size, this.resyncPerSecond));
   }
 
   /**

@@ -107,6 +107,7 @@ export function registerMachineController(
         timings,
         instancesFollowed: instanceWatch.follows(namespace, connection),
         nodes: nodeWatch,
+        fleetMachines: machines.cache.size,
         cluster,
         ...(reservation ? { reservationId: reservation.reservationId, reservationZone: reservation.zone } : {}),
         connection: connections.cache.get(keyFor(namespace, connection)),

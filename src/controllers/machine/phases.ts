@@ -15,6 +15,7 @@ import { KubeApiError, type KubeClient } from "../../kubeclient/index.ts";
 import { ProviderError, type Capabilities, type CapabilityName, type InstanceInfo } from "../../providers/provider.ts";
 import { getCondition, removeCondition, setCondition, type ConditionInput } from "../../runtime/conditions.ts";
 import type { ReconcileContext } from "../../runtime/controller.ts";
+import { safetyNetInterval } from "../../runtime/informer.ts";
 import type { Phase, PhaseResult, Scope } from "../../runtime/reconciler.ts";
 import { cloudTags, controllerRef, idempotencyToken, TAG_OWNER_UID } from "../contract.ts";
 import { CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
@@ -74,7 +75,8 @@ export interface MachineTimings {
   /**
    * The same where, besides, the node's changes requeue the machine (one watch of its cluster's nodes,
    * node-watch.ts, current): both ways a Running machine can break are followed, so the check only
-   * guards against a change that was never told.
+   * guards against a change that was never told. The least delay: beyond SAFETY_CHECKS_PER_SECOND per
+   * second over the fleet's machines it grows with the fleet (safetyNetInterval).
    */
   watchedHealthCheckMs: number;
   /** The instance must run within this long of its creation. */
@@ -94,6 +96,8 @@ export interface MachineScope extends Scope<MachineObject> {
   instancesFollowed?: boolean;
   /** The watches of the workload clusters' nodes: a machine reads its node there while its cluster's is current. */
   nodes?: NodeWatch;
+  /** How many machines the controller holds: the safety-net check of a Running machine is spread over them. */
+  fleetMachines?: number;
   /** From the informer caches (undefined: not there). */
   cluster?: ClusterObject;
   connection?: ConnectionObject;
@@ -484,9 +488,10 @@ export const registerLoadBalancerTarget: Phase<MachineScope> = async (ctx, scope
 };
 
 /** When a Running machine is checked again: rarely where its instance's changes requeue it, more rarely where its node's do too. */
-function healthCheckDelay(scope: MachineScope): number {
+export function healthCheckDelay(scope: MachineScope): number {
   if (!scope.instancesFollowed) return scope.timings.healthCheckMs;
-  return nodeWatched(scope) ? scope.timings.watchedHealthCheckMs : scope.timings.followedHealthCheckMs;
+  // Followed both ways, the check is only a safety net: its rate over the fleet is held (safetyNetInterval).
+  return nodeWatched(scope) ? safetyNetInterval(scope.timings.watchedHealthCheckMs, scope.fleetMachines ?? 0) : scope.timings.followedHealthCheckMs;
 }
 
 /** What the workload API says of the machine's node: there, absent, or nothing (with why). */
