@@ -2,13 +2,14 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { SimMachinePoolObject } from "../../api/slipway/simmachinepool.ts";
 import { joinBootstrap, renderUserData } from "../../bootstrap/cloudinit.ts";
-import type { BootstrapSecretInfo, BootstrapSecretSpec, PoolInfo, PoolSpec, PoolTemplate } from "../../providers/provider.ts";
+import type { BootstrapSecretInfo, BootstrapSecretSpec, PoolChange, PoolInfo, PoolSpec, PoolTemplate } from "../../providers/provider.ts";
 import { Client } from "../../runtime/client.ts";
 import { ManualClock, memoryObjects, reconcileContext } from "../../runtime/testing.ts";
 import { BOOTSTRAP_PARTS_KEY } from "../bootstrapconfig/controller.ts";
 import { TAG_OWNER_UID } from "../contract.ts";
 import { poolWithBootstrapData } from "../testing.ts";
-import { deleteScaleSet, ensureScaleSet, type SimMachinePoolScope } from "./controller.ts";
+import { holdWhilePoolDeleting } from "../pool-parts.ts";
+import { deleteScaleSet, ensureScaleSet, lowerFloorForDeletion, type SimMachinePoolScope } from "./controller.ts";
 
 const TOKEN = "abcdef.0123456789abcdef";
 const HOUR = 3_600_000;
@@ -41,15 +42,18 @@ async function setUp(withSecrets: boolean) {
   };
   let set: PoolInfo | undefined;
   const templates: PoolTemplate[] = [];
+  const changes: PoolChange[] = [];
   const pools = {
     create: async (spec: PoolSpec) => {
       templates.push({ machineType: spec.machineType, imageId: spec.imageId, userData: spec.userData });
-      return (set = { id: "asg-1", name: spec.name, state: "ready", cloudState: "active", tags: {}, zones: ["a"], minSize: 0, maxSize: 10, desired: spec.desired, replicas: 0, readyReplicas: 0, instances: [] } as PoolInfo);
+      return (set = { id: "asg-1", name: spec.name, state: "ready", cloudState: "active", tags: {}, zones: ["a"], minSize: spec.minSize, maxSize: 10, desired: spec.desired, replicas: 0, readyReplicas: 0, instances: [] } as PoolInfo);
     },
     get: async () => set,
     findTagged: async () => (set ? [set] : []),
-    update: async (_id: string, change: { template?: PoolTemplate }) => {
+    update: async (_id: string, change: PoolChange) => {
+      changes.push(change);
       if (change.template) templates.push(change.template);
+      if (change.minSize !== undefined) set!.minSize = change.minSize;
       return set!;
     },
     protect: async () => {},
@@ -71,7 +75,7 @@ async function setUp(withSecrets: boolean) {
     connection,
     infrastructure: { metadata: { name: "demo-sim" }, status: { zones: ["a"], subnets: { a: "subnet-1" }, securityGroupId: "sg-1", images: { "ubuntu-22.04": "img-1" } } },
   } as unknown as SimMachinePoolScope;
-  return { ctx, scope, clock, secrets, templates, events, deleteSet: () => void (set = undefined) };
+  return { ctx, scope, clock, secrets, templates, changes, events, deleteSet: () => void (set = undefined) };
 }
 
 describe("the SimMachinePool's launch template", () => {
@@ -115,5 +119,25 @@ describe("the SimMachinePool's launch template", () => {
     await ensureScaleSet(ctx, scope);
     assert.match(templates[0]!.userData, new RegExp(TOKEN));
     assert.doesNotMatch(templates[0]!.userData, /slipway-bootstrap-fetch/);
+  });
+});
+
+describe("the SimMachinePool of a pool being deleted", () => {
+  it("lowers its scale set's minSize to 0, so the machines can each remove their instance, and raises nothing", async () => {
+    const { ctx, scope, changes, events } = await setUp(false);
+    scope.object.spec = { minSize: 1, maxSize: 10 };
+    await ensureScaleSet(ctx, scope);
+    await lowerFloorForDeletion(ctx, scope);
+    assert.equal(await holdWhilePoolDeleting(ctx, scope), undefined, "a live pool goes on");
+    assert.deepEqual(changes, [], "nothing changes while the pool lives");
+
+    scope.pool!.metadata.deletionTimestamp = "2026-01-01T00:00:00Z";
+    await lowerFloorForDeletion(ctx, scope);
+    assert.deepEqual(changes, [{ minSize: 0 }]);
+    assert.ok(events.some((e) => /^ScaleSetResized: minSize of scale set asg-1 set to 0/.test(e)), events.join("\n"));
+    assert.equal((await holdWhilePoolDeleting(ctx, scope))?.halt, true, "the desired capacity is the machines' to lower");
+    assert.equal(scope.waiting?.reason, "PoolDeleting");
+    await lowerFloorForDeletion(ctx, scope);
+    assert.equal(changes.length, 1, "once");
   });
 });

@@ -47,6 +47,20 @@ async function findScaleSet(scope: SimMachinePoolScope): Promise<PoolInfo | unde
 /** Nothing is done before a pool owns the object (the pool adopts it). */
 export const awaitOwner: Phase<SimMachinePoolScope> = awaitPoolOwner("this scale set", "spec.template.infrastructureRef");
 
+/**
+ * A pool being deleted: its machines each remove their instance, lowering the desired capacity to
+ * nothing, which the scale set allows only once its minSize is 0 (as a cloud's does: "lower minSize first").
+ * The desired capacity itself is left to them (holdWhilePoolDeleting, next).
+ */
+export const lowerFloorForDeletion: Phase<SimMachinePoolScope> = async (ctx, scope) => {
+  if (!scope.pool?.metadata.deletionTimestamp || !scope.connection) return;
+  const set = await findScaleSet(scope);
+  if (!set || set.state === "deleting" || set.minSize === 0) return;
+  await (await connectionPools(scope)).update(set.id, { minSize: 0 });
+  ctx.log.info({ step: "lowerFloorForDeletion", scaleSet: set.id }, "scale set minSize lowered to 0 for its pool's deletion");
+  await ctx.event(scope.object, "Normal", "ScaleSetResized", `minSize of scale set ${set.id} set to 0: pool ${scope.pool.metadata.name} is being deleted`);
+};
+
 /** The scale set is placed in the cluster's infrastructure of the pool's connection, within its size limits. */
 export const awaitPlacement: Phase<SimMachinePoolScope> = (_ctx, scope) => {
   const pool = scope.pool!;
@@ -171,7 +185,7 @@ export function registerSimMachinePoolController(manager: ControllerManager, dep
     component: SIM_MACHINE_POOL_COMPONENT,
     finalizer: FINALIZER_SIM_MACHINE_POOL,
     defaultConcurrency: 8,
-    phases: [awaitOwner, holdWhilePoolDeleting, awaitPlacement, ensureScaleSet],
+    phases: [awaitOwner, lowerFloorForDeletion, holdWhilePoolDeleting, awaitPlacement, ensureScaleSet],
     deletePhases: [deleteScaleSet],
     scope: (base) => ({
       ...base,
