@@ -157,6 +157,29 @@ describe("Controller", () => {
     await manager.stop();
   });
 
+  it("on a resync of a watched kind, queues none of the keys it maps to: each is left to its own informer's resync", async () => {
+    const clock = new ManualClock();
+    const calls = new Map<string, number>();
+    const { connections, manager, controller } = await run(
+      async (ctx): Promise<Result> => {
+        calls.set(ctx.key, (calls.get(ctx.key) ?? 0) + 1);
+        return {};
+      },
+      { clock },
+    );
+    // Every Connection stands for a key of this controller that no Connection is (as a Connection's Infrastructures).
+    controller.watch(manager.informer(connectionKind), (c) => [`default/mapped-${c.metadata.name}`]);
+    await connections.create(connection("a"));
+    await until(() => calls.get("default/a") === 1 && calls.get("default/mapped-a") === 1, "the first reconciles");
+    clock.advance(10 * 60_000); // the informer's resync
+    await until(() => calls.get("default/a") === 2, "the resync's idle check of the controller's own key");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(calls.get("default/mapped-a"), 1, "the watched object's resync queues nothing");
+    await connections.patch("default", "a", "merge", { metadata: { labels: { changed: "yes" } } });
+    await until(() => calls.get("default/mapped-a") === 2, "a change of the watched object queues its keys");
+    await manager.stop();
+  });
+
   it("backs off a failing key, logging each failure, but retries conflicts quietly", async () => {
     const clock = new ManualClock();
     const { log, lines } = recordingLogger("info");
