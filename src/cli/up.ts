@@ -90,7 +90,7 @@ export function registerUpCommand(program: Command): void {
     .option("--poll-interval <duration>", "how often controllers look again at slow cloud work (a cluster that failed validation is checked again after 30 of these)", "1s")
     .option("--lease-warning <duration>", "how long before a Lease ends a LeaseEndingSoon Warning Event is recorded", "5m")
     .option("--resync-interval <duration>", "how often resources delivered to clusters (ResourceSyncs) are checked for drift, and registered clusters are asked", "30s")
-    .option("--sync-period <duration>", "how often every controller looks again at each object it holds: the safety net for what nothing could tell it (a Secret deleted by hand, a cloud resource lost; 0s: never)", "10m")
+    .option("--sync-period <duration>", "how often every controller looks again at each object it holds: the safety net for what nothing could tell it (a Secret deleted by hand, a cloud resource lost; longer for a kind of more than two objects a second of it; 0s: never)", "10m")
     .option("--orphan-sweep-interval <duration>", "how often each connection's cloud is searched for resources whose owner is gone", "5m")
     .option("--orphan-grace <duration>", "how long a cloud resource must stay without its owner before it is deleted", "10m")
     .option("--orphan-dry-run", "report orphaned cloud resources (Events, metric) without deleting them")

@@ -53,6 +53,7 @@ export const SAFETY_CHECKS_PER_SECOND = 2;
 export function safetyNetInterval(baseMs: number, count: number, perSecond = SAFETY_CHECKS_PER_SECOND): number {
   return perSecond > 0 ? Math.max(baseMs, Math.ceil((count * 1000) / perSecond)) : baseMs;
 }
+
 /** Objects a resync hands out per turn of the event loop. */
 const RESYNC_SLICE = 500;
 
