@@ -15,9 +15,10 @@ interface Entry extends InstanceEvent {
 }
 
 export class InstanceEventLog {
-  private readonly entries: Entry[] = [];
-  /** The sequence number of entries[0]. */
-  private first = 1;
+  /** The last `capacity` changes, a ring: change n is at (n - 1) % capacity. */
+  private readonly ring: (Entry | undefined)[];
+  /** The sequence number the next change gets. */
+  private next = 1;
   /** Last state seen per instance, to tell a state change from any other write. */
   private readonly states = new Map<string, string>();
   /** Differs per start of the cloud: a sequence number from an earlier start means nothing now. */
@@ -27,6 +28,7 @@ export class InstanceEventLog {
     state: StateStore,
     private readonly capacity = 100_000,
   ) {
+    this.ring = new Array<Entry | undefined>(capacity);
     for (const record of state.all("instance")) this.states.set(record.id, record.state);
     state.onChange((record, removed) => {
       if (record.kind === "instance") this.observe(record, removed);
@@ -39,17 +41,20 @@ export class InstanceEventLog {
     if (removed) this.states.delete(record.id);
     else this.states.set(record.id, after);
     if (before === after) return;
-    this.entries.push({ instanceId: record.id, state: after, account: record.account, region: record.region });
-    if (this.entries.length > this.capacity) {
-      const drop = this.entries.length - this.capacity;
-      this.entries.splice(0, drop);
-      this.first += drop;
-    }
+    // A ring, not an array shifted once full: each change past the capacity then cost a move of every
+    // entry kept (a quarter of the sim cloud's time while 40,000 instances were deleted).
+    this.ring[(this.next - 1) % this.capacity] = { instanceId: record.id, state: after, account: record.account, region: record.region };
+    this.next++;
   }
 
   /** The sequence number of the last change (0 before any). */
   get last(): number {
-    return this.first + this.entries.length - 1;
+    return this.next - 1;
+  }
+
+  /** The sequence number of the oldest change kept. */
+  private get first(): number {
+    return Math.max(1, this.next - this.capacity);
   }
 
   /**
@@ -65,7 +70,7 @@ export class InstanceEventLog {
     let cursor = after;
     for (let seq = after + 1; seq <= last && events.length < limit; seq++) {
       cursor = seq;
-      const entry = this.entries[seq - this.first]!;
+      const entry = this.ring[(seq - 1) % this.capacity]!;
       if (entry.account === account && entry.region === region) events.push({ instanceId: entry.instanceId, state: entry.state });
     }
     return { epoch: this.epoch, cursor, events, reset: false };
