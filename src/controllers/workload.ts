@@ -113,6 +113,11 @@ export class WorkloadClients {
     else this.held.delete(key);
   }
 
+  /** Whether a watch keeps the cluster's client open now. */
+  holds(namespace: string, cluster: string): boolean {
+    return this.held.has(`${namespace}/${cluster}`);
+  }
+
   /** Clients open now. */
   get size(): number {
     return this.clients.size;

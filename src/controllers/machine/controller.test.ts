@@ -500,4 +500,15 @@ describe("machine controller, following the cloud's instance changes", () => {
     // Joined, Ready and gone, all read from the watch its cluster's first machine started.
     assert.deepEqual(asked.filter((path) => path === "/api/v1/nodes/demo-w-1"), []);
   });
+
+  it("stops watching the nodes of a cluster once it is being deleted, its machines still there", async () => {
+    assert.ok(env.workloads.holds(NAMESPACE, CLUSTER), "the watch the machines above started");
+    const clusters = env.client.of<ClusterObject>(clusterKind);
+    const current = await clusters.get(NAMESPACE, CLUSTER);
+    // Held by a finalizer of the test's own (no cluster controller runs here): it stays, being deleted.
+    await clusters.update({ ...current, metadata: { ...current.metadata, finalizers: [...(current.metadata.finalizers ?? []), "test.slipway.dev/hold"] } });
+    await clusters.delete(NAMESPACE, CLUSTER);
+    await waitFor(() => !env.workloads.holds(NAMESPACE, CLUSTER), "the cluster's node watch to stop", 5_000);
+    assert.equal((await machines().list(NAMESPACE)).items.length, 3, "its machines are not gone yet");
+  });
 });

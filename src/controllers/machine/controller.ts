@@ -142,6 +142,15 @@ export function registerMachineController(
       if (machines.cache.indexKeys(MACHINE_CLUSTER_INDEX, cluster).length === 0) nodeWatch.forget(m.metadata.namespace!, m.spec.clusterName);
     },
   });
+  // Nor are those of a cluster being deleted: its machines ask its API nothing more (no drain, no etcd
+  // member to remove, no node to delete), and a watch kept to its end would reconnect, one TLS handshake
+  // after another, to an API whose control plane is gone.
+  clusters.on({
+    updated: (_previous, cluster) => {
+      if (cluster.metadata.deletionTimestamp) nodeWatch.forget(cluster.metadata.namespace!, cluster.metadata.name!);
+    },
+    deleted: (cluster) => nodeWatch.forget(cluster.metadata.namespace!, cluster.metadata.name!),
+  });
   // Machines wait on their cluster's infrastructure (their own connection's, and the load balancer's).
   // Only what they read of it matters: whether machines may be made in it, its load balancer, its deletion.
   const awaited = (infra: InfrastructureObject) => JSON.stringify([readyForMachines(infra), infra.status?.ready, infra.status?.loadBalancer, infra.metadata.deletionTimestamp]);

@@ -502,7 +502,8 @@ async function findNode(scope: MachineScope, kube: KubeClient | undefined): Prom
   const { metadata, spec } = scope.object;
   const name = nodeNameOf(scope.object);
   let node: WorkloadNode | undefined;
-  const watched = scope.nodes?.lookup(metadata.namespace!, spec.clusterName, kube, name);
+  // A cluster being deleted is not watched (controller.ts); its API is asked, if at all, directly.
+  const watched = clusterGoing(scope) ? undefined : scope.nodes?.lookup(metadata.namespace!, spec.clusterName, kube, name);
   if (watched) node = watched.node;
   else {
     try {
