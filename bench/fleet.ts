@@ -412,7 +412,14 @@ async function main(): Promise<void> {
   await tracker.start();
   onTeardown(() => tracker.close());
 
-  const scrape = async (): Promise<Sample[]> => parseMetrics((await api.send("GET", "/metrics")).body.toString("utf8"));
+  // Retried: a scrape 10 s after the last may meet a kept-alive connection the server is closing.
+  const scrape = async (): Promise<Sample[]> => {
+    let text = "";
+    await withRetries(async () => {
+      text = (await api.send("GET", "/metrics")).body.toString("utf8");
+    });
+    return parseMetrics(text);
+  };
   const reconciles = (samples: Sample[]) => sumOf(samples, "slipway_reconcile_duration_seconds_count");
   /** The store's revision: it rises by one with every write. */
   const storeRevision = async () => Number((await api.json<{ metadata: { resourceVersion: string } }>("GET", `${CONNECTIONS}?limit=1`)).metadata.resourceVersion);
