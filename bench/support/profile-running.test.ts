@@ -27,9 +27,11 @@ describe("profile-running", () => {
       assert.ok(names.has("spinTheWheel"), `the busy function is in the profile (functions: ${[...names].join(", ")})`);
       let closed = false;
       for (let attempt = 0; attempt < 50 && !closed; attempt++) {
-        closed = await fetch("http://127.0.0.1:9229/json/list").then(
+        // Bounded: a fetch has no deadline of its own, and an inspector that accepts without answering
+        // held this test until the runner's timeout once.
+        closed = await fetch("http://127.0.0.1:9229/json/list", { signal: AbortSignal.timeout(2_000) }).then(
           () => false,
-          () => true,
+          (error: Error) => error.name !== "TimeoutError", // refused: closed; no answer: not closed
         );
         if (!closed) await new Promise((resolve) => setTimeout(resolve, 100));
       }
