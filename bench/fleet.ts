@@ -260,6 +260,8 @@ class Probe {
 interface ProcessGroup {
   name: string;
   pids: number[];
+  /** One Node process, whose main thread's share is told apart in the idle window. */
+  node?: boolean;
 }
 
 function cpuMsOf(group: ProcessGroup): number {
@@ -399,8 +401,8 @@ async function main(): Promise<void> {
   }
 
   const groups: ProcessGroup[] = [
-    { name: "slipway up", pids: [slipway.process.pid!] },
-    { name: "sim cloud", pids: [sim.process.pid!] },
+    { name: "slipway up", pids: [slipway.process.pid!], node: true },
+    { name: "sim cloud", pids: [sim.process.pid!], node: true },
     ...(etcd ? [{ name: "etcd (3 members)", pids: etcd.members.map((m) => m.pid) }] : []),
   ];
   const memory = new MemorySampler();
@@ -433,6 +435,7 @@ async function main(): Promise<void> {
   const history: { at: number; running: number }[] = [];
   let submitted = 0;
   let lastReconciles = reconciles(metricsBefore);
+  let lastPaced = sumOf(metricsBefore, "slipway_controller_paced_seconds_total");
   let lastTick = started;
   // The server's event-loop delay, per scrape window (prom-client's histogram restarts at each scrape),
   // while clusters are provisioned; and this process's own, which a probe's latency also holds.
@@ -447,13 +450,17 @@ async function main(): Promise<void> {
         if (provisioning) serverLoop.push({ p99Ms: loopDelayMs(sumOf(samples, "nodejs_eventloop_lag_p99_seconds") * 1e9), maxMs: loopDelayMs(sumOf(samples, "nodejs_eventloop_lag_max_seconds") * 1e9) });
         const total = reconciles(samples);
         const rate = (total - lastReconciles) / ((now - lastTick) / 1000);
+        const pacedTotal = sumOf(samples, "slipway_controller_paced_seconds_total");
+        // Workers held back by the loop pacer (runtime/pacer.ts), on average over the 10 s.
+        const held = (pacedTotal - lastPaced) / ((now - lastTick) / 1000);
+        lastPaced = pacedTotal;
         lastReconciles = total;
         lastTick = now;
         history.push({ at: now, running: tracker.count("Running") });
         const phases = Object.entries(tracker.byPhase()).map(([p, c]) => `${p} ${c}`).join(", ");
         const rss = groups.map((g) => `${g.name} ${formatBytes(memory.current(g.name))}`).join(", ");
         const heap = formatBytes(sumOf(samples, "nodejs_heap_size_used_bytes"));
-        progress(`[${fixed((now - started) / 1000, 0)} s] submitted ${submitted}/${n}; ${phases || "no clusters"}; ${fixed(rate, 0)} reconciles/s; ${rss} (heap ${heap})`);
+        progress(`[${fixed((now - started) / 1000, 0)} s] submitted ${submitted}/${n}; ${phases || "no clusters"}; ${fixed(rate, 0)} reconciles/s (${fixed(held, 1)} workers held by the pacer); ${rss} (heap ${heap})`);
       },
       (error: unknown) => progress(`metrics scrape failed: ${(error as Error).message}`),
     );
@@ -516,7 +523,9 @@ async function main(): Promise<void> {
   let idle: IdleFigures | undefined;
   if (runningAt !== undefined && plan.idleSeconds > 0) {
     progress(`measuring the idle fleet for ${plan.idleSeconds} s, ${plan.idleSettleSeconds} s after the last cluster turned Running`);
-    idle = await measureIdleFleet({ groups: groups.map((g) => ({ name: g.name, cpuMs: () => cpuMsOf(g) })), scrape, storeRevision }, plan.idleSettleSeconds * 1000, plan.idleSeconds * 1000);
+    // Each Node process's main thread apart: the rest is its garbage collector's and libuv's threads.
+    const mainThreads = groups.filter((g) => g.node).map((g) => ({ name: `${g.name}, main thread`, cpuMs: () => processCpuMs(g.pids[0], g.pids[0]) }));
+    idle = await measureIdleFleet({ groups: [...groups.map((g) => ({ name: g.name, cpuMs: () => cpuMsOf(g) })), ...mainThreads], scrape, storeRevision }, plan.idleSettleSeconds * 1000, plan.idleSeconds * 1000);
     const since = (at: number) => ((at - slipwayStartedAt) / 1000).toFixed(0);
     if (plan.cpuProfDir) progress(`the idle window in slipway up's profile: cpu-summary.ts --from ${since(idle.window.start)} --to ${since(idle.window.end)}`);
   }

@@ -14,11 +14,14 @@ export interface CpuShare {
   generatorPct: number;
 }
 
-/** CPU time (user + system, all threads) of process `pid`, in ms; NaN where /proc is unavailable. */
-export function processCpuMs(pid: number | undefined): number {
+/**
+ * CPU time (user + system) of process `pid`, in ms: all its threads, or only thread `tid` (the main
+ * thread's is the pid); NaN where /proc is unavailable.
+ */
+export function processCpuMs(pid: number | undefined, tid?: number): number {
   if (pid === undefined) return Number.NaN;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, "utf8");
     // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     const ticks = Number(fields[11]) + Number(fields[12]);

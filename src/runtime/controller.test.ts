@@ -11,6 +11,7 @@ import { ManualClock, memoryObjects, recordingLogger, silentLogger, until } from
 import type { ShardCoordinator, ShardSet } from "./shards.ts";
 import type { Clock } from "./clock.ts";
 import type { Logger } from "pino";
+import { Registry } from "prom-client";
 
 function connection(name: string): ConnectionObject {
   return { apiVersion: apiVersionOf(connectionKind), kind: "Connection", metadata: { name, namespace: "default" }, spec: { provider: "sim", region: "sim-east-1" } };
@@ -26,10 +27,20 @@ async function run(
     coordinator?: (shards: ShardSet) => ShardCoordinator;
     changed?: (previous: ConnectionObject, object: ConnectionObject) => boolean;
     resyncs?: (object: ConnectionObject) => boolean;
+    metrics?: Registry;
+    pacer?: { maxLagMs: number; sampleMs?: number };
   } = {},
 ) {
   const objects = options.objects ?? (await memoryObjects());
-  const manager = new ControllerManager({ objects, replica: "test", log: options.log ?? silentLogger, clock: options.clock, coordinator: options.coordinator });
+  const manager = new ControllerManager({
+    objects,
+    replica: "test",
+    log: options.log ?? silentLogger,
+    clock: options.clock,
+    coordinator: options.coordinator,
+    metrics: options.metrics,
+    pacer: options.pacer,
+  });
   const controller = manager.add({
     name: "test",
     component: "slipway.dev/test-controller",
@@ -218,6 +229,40 @@ describe("Controller", () => {
     clock.advance(100);
     await until(() => calls === 2, "the retry after the conflict");
     assert.equal(lines().filter((l) => l.level >= 40 && l.msg !== "reconcile failed").length, 0, "a conflict is not worth a warning");
+    await manager.stop();
+  });
+
+  it("holds a worker that has a key while the event loop lags, and counts the wait; a lag with nothing to do holds nobody", async () => {
+    const blockLoop = (ms: number) => {
+      const until = performance.now() + ms;
+      while (performance.now() < until) {
+        // the event loop cannot turn meanwhile
+      }
+    };
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const registry = new Registry();
+    const paced = async () => (await registry.getSingleMetricAsString("slipway_controller_paced_seconds_total")).match(/controller="test"} (\S+)/)?.[1];
+    const reconciled: string[] = [];
+    const { connections, manager } = await run(
+      async (ctx) => {
+        reconciled.push(ctx.name);
+        if (ctx.name === "a") {
+          // A long task, and time for the pacer to see the loop lag.
+          blockLoop(150);
+          await pause(30);
+        }
+      },
+      { concurrency: 1, metrics: registry, pacer: { maxLagMs: 5 } },
+    );
+    blockLoop(150);
+    await pause(100);
+    assert.equal(await paced(), "0", "workers without a key are not held");
+    await connections.create(connection("a"));
+    await until(() => reconciled.includes("a"), "the first key");
+    await connections.create(connection("b"));
+    await until(() => reconciled.includes("b"), "the second key");
+    const held = Number(await paced());
+    assert.ok(held >= 0.02, `the second key waited ${held} s for the loop`);
     await manager.stop();
   });
 

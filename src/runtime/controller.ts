@@ -227,9 +227,16 @@ export class Controller<T extends KubeObject> {
 
   private async work(): Promise<void> {
     for (;;) {
-      await this.deps.pacer?.admit();
       const key = await this.queue.get();
       if (key === undefined) return;
+      // With the key in hand, so that the pacer is asked right before the work and holds only workers
+      // that have some.
+      const held = (await this.deps.pacer?.admit()) ?? 0;
+      if (held > 0) this.deps.metrics?.paced.inc({ controller: this.name }, held / 1000);
+      if (this.queue.closed) {
+        this.queue.done(key);
+        return;
+      }
       const ticket = this.deps.shards.begin(this.shardOf(key));
       if (!ticket) {
         // The shard moved to another replica while the key waited.

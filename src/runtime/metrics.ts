@@ -11,6 +11,7 @@ export class ControllerMetrics {
   readonly retries: Counter<"controller">;
   readonly duration: Histogram<"controller" | "outcome">;
   readonly shardsHeld: Gauge;
+  readonly paced: Counter<"controller">;
 
   constructor(registry: Registry) {
     this.depth = new Gauge({
@@ -38,6 +39,12 @@ export class ControllerMetrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     });
+    this.paced = new Counter({
+      name: "slipway_controller_paced_seconds_total",
+      help: "Time workers waited for room on the event loop before taking a key, summed over workers, by controller.",
+      labelNames: ["controller"],
+      registers: [registry],
+    });
     this.shardsHeld = new Gauge({
       name: "slipway_controller_shards_active",
       help: "Shards of the controllers' work this replica works on.",
@@ -50,6 +57,7 @@ export class ControllerMetrics {
     this.depth.set({ controller }, 0);
     this.retries.inc({ controller }, 0);
     this.adds.inc({ controller }, 0);
+    this.paced.inc({ controller }, 0);
     return {
       depth: (keys) => this.depth.set({ controller }, keys),
       added: () => this.adds.inc({ controller }),

@@ -13,13 +13,14 @@ test("admits at once on an idle loop, holds work back while the loop lags, and l
   const pacer = new LoopPacer({ maxLagMs: 10, sampleMs: 5 });
   pacer.start();
   try {
-    await pacer.admit();
+    assert.equal(await pacer.admit(), 0, "an idle loop holds nobody");
     blockLoop(150);
     await new Promise((resolve) => setTimeout(resolve, 1));
     await new Promise((resolve) => setImmediate(resolve));
     assert.ok(pacer.lag > 10, `lag after a blocked loop: ${pacer.lag} ms`);
-    await pacer.admit();
+    const held = await pacer.admit();
     assert.ok(pacer.lag <= 10, `admitted with a lag of ${pacer.lag} ms`);
+    assert.ok(held >= 5, `held for ${held} ms, at least one sample`);
   } finally {
     pacer.stop();
   }

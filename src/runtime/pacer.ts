@@ -45,10 +45,16 @@ export class LoopPacer {
     this.lagMs = 0;
   }
 
-  /** Resolves once the loop has room for more controller work (at once when it has; never after stop). */
-  async admit(signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves once the loop has room for more controller work (at once when it has; never after stop),
+   * with how long it held the caller, ms.
+   */
+  async admit(signal?: AbortSignal): Promise<number> {
+    if (!this.timer || this.lagMs <= this.options.maxLagMs) return 0;
+    const since = performance.now();
     while (this.timer && this.lagMs > this.options.maxLagMs && !signal?.aborted) {
       await delay(this.sampleMs);
     }
+    return performance.now() - since;
   }
 }

@@ -219,6 +219,11 @@ export class WorkQueue {
     this.makeReady(key, line);
   }
 
+  /** Whether shutDown() was called. */
+  get closed(): boolean {
+    return this.shuttingDown;
+  }
+
   /** Hands out no more keys; waiting workers get undefined. Keys being processed may still finish. */
   shutDown(): void {
     if (this.shuttingDown) return;

@@ -153,7 +153,7 @@ function fromWireError(wire: WireError): Error {
 
 export interface ServeObjectsOptions {
   /** Resolves when the serving thread has room for the next call (API requests first); default at once. */
-  admit?: () => Promise<void>;
+  admit?: () => Promise<unknown>;
 }
 
 /** Answers a RemoteObjectService's calls on `port` through `objects`. close() ends its watches. */
