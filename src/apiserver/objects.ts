@@ -706,9 +706,10 @@ export class ObjectService {
         if (!(await read.stillLatest())) continue;
         throw e;
       }
-      if ((context.dryRun || sameJson(merged, current)) && !(await read.stillLatest())) continue;
+      const unchanged = sameJson(merged, current);
+      if ((context.dryRun || unchanged) && !(await read.stillLatest())) continue;
       if (context.dryRun) return { object: merged, warnings, previous: current };
-      if (sameJson(merged, current)) return this.written("UPDATE", def, merged, current, request, warnings);
+      if (unchanged) return this.written("UPDATE", def, merged, current, request, warnings);
       const removing = merged.metadata.deletionTimestamp && (merged.metadata.finalizers ?? []).length === 0 && !retainedWhileDeleting(def, merged);
       let stored: KubeObject;
       try {

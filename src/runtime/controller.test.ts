@@ -266,6 +266,27 @@ describe("Controller", () => {
     await manager.stop();
   });
 
+  it("lets the event loop turn between keys, even when reconciles never wait on anything outside the process", async () => {
+    const objects = await memoryObjects();
+    const client = new ControllerManager({ objects, replica: "setup", log: silentLogger }).client.of(connectionKind);
+    for (let i = 0; i < 200; i++) await client.create(connection(`c-${i}`));
+    let reconciled = 0;
+    let reconciledWhenTimerFired: number | undefined;
+    const { manager } = await run(
+      async () => {
+        if (reconciled++ === 0) setTimeout(() => (reconciledWhenTimerFired = reconciled), 0);
+        const until = performance.now() + 0.2;
+        while (performance.now() < until) {
+          // work that keeps the loop, as a status computed and written to the in-process store does
+        }
+      },
+      { objects, concurrency: 1 },
+    );
+    await until(() => reconciled === 200 && reconciledWhenTimerFired !== undefined, "every key, and the timer");
+    assert.ok(reconciledWhenTimerFired! < 200, `a timer due at the first key fired after ${reconciledWhenTimerFired} of 200 keys`);
+    await manager.stop();
+  });
+
   it("works only on keys of active shards, and queues a shard's cached keys when it becomes active", async () => {
     const reconciled: string[] = [];
     const idle: ShardCoordinator = { shards: undefined as unknown as ShardSet, start: async () => {}, stop: async () => {}, unready: () => undefined };
