@@ -25,11 +25,16 @@ function event(name: string, lastTimestamp: string): EventObject {
   } as EventObject;
 }
 
+/** An object service on an in-memory store, with the default namespaces, and the Event kind. */
+async function eventStore() {
+  const objects = new ObjectService(defaultRegistry(), SqliteStore.open(":memory:"));
+  await ensureDefaultNamespaces(objects);
+  return { objects, def: objects.registry.byKind("v1", eventKind.kind)! };
+}
+
 describe("EventExpiry", () => {
   it("deletes the Events not updated within the TTL, page after page, and keeps the others", async () => {
-    const objects = new ObjectService(defaultRegistry(), SqliteStore.open(":memory:"));
-    await ensureDefaultNamespaces(objects);
-    const def = objects.registry.byKind("v1", eventKind.kind)!;
+    const { objects, def } = await eventStore();
     for (let i = 0; i < 7; i++) await objects.create(def, "default", event(`old-${i}`, "2026-06-01T10:30:00Z"));
     await objects.create(def, "default", event("repeated-lately", "2026-06-01T11:30:00Z"));
     await objects.create(def, "default", event("recent", "2026-06-01T11:59:00Z"));
@@ -43,9 +48,7 @@ describe("EventExpiry", () => {
   });
 
   it("keeps its index current from a watch: sweeps read no Event, judge an updated one by its new time, and expire later ones in turn", async () => {
-    const objects = new ObjectService(defaultRegistry(), SqliteStore.open(":memory:"));
-    await ensureDefaultNamespaces(objects);
-    const def = objects.registry.byKind("v1", eventKind.kind)!;
+    const { objects, def } = await eventStore();
     for (let i = 0; i < 4; i++) await objects.create(def, "default", event(`old-${i}`, "2026-06-01T10:30:00Z"));
     let lists = 0;
     const list = objects.list.bind(objects);
@@ -76,9 +79,7 @@ describe("EventExpiry", () => {
   });
 
   it("reads the Events again when its watch breaks, and then knows those written meanwhile", async () => {
-    const objects = new ObjectService(defaultRegistry(), SqliteStore.open(":memory:"));
-    await ensureDefaultNamespaces(objects);
-    const def = objects.registry.byKind("v1", eventKind.kind)!;
+    const { objects, def } = await eventStore();
     await objects.create(def, "default", event("first", "2026-06-01T10:30:00Z"));
     const breaks: ((error: Error) => void)[] = [];
     const watches: { close(): void }[] = [];
@@ -105,9 +106,7 @@ describe("EventExpiry", () => {
   });
 
   it("rests after each page it reads or deletes, to keep to its share of the process's time, and a stop ends a sweep under way", async () => {
-    const objects = new ObjectService(defaultRegistry(), SqliteStore.open(":memory:"));
-    await ensureDefaultNamespaces(objects);
-    const def = objects.registry.byKind("v1", eventKind.kind)!;
+    const { objects, def } = await eventStore();
     for (let i = 0; i < 9; i++) await objects.create(def, "default", event(`old-${i}`, "2026-06-01T10:30:00Z"));
 
     // Each page takes 10 ms on this clock; a quarter of the time is 30 ms of rest after each.
