@@ -41,7 +41,7 @@ export class ControllerMetrics {
     });
     this.paced = new Counter({
       name: "slipway_controller_paced_seconds_total",
-      help: "Time workers waited for room on the event loop before taking a key, summed over workers, by controller.",
+      help: "Time workers waited for room on the event loop before starting a key they hold, summed over workers, by controller.",
       labelNames: ["controller"],
       registers: [registry],
     });
