@@ -336,6 +336,21 @@ async function measureLists(client: BenchClient, clusters: number, workers: numb
   return rows;
 }
 
+/** Reconciles by controller and outcome between two scrapes, and the time they took (awaits included). */
+function reconcileRows(before: Sample[], after: Sample[], n: number): string[][] {
+  const pairs = (samples: Sample[], name: string) => sumBy(samples, name, "controller", "outcome");
+  const counts = pairs(after, "slipway_reconcile_duration_seconds_count");
+  const countsBefore = pairs(before, "slipway_reconcile_duration_seconds_count");
+  const spent = pairs(after, "slipway_reconcile_duration_seconds_sum");
+  const spentBefore = pairs(before, "slipway_reconcile_duration_seconds_sum");
+  return [...counts.keys()].sort().map((key) => {
+    const [controller, outcome] = key.split("\u0000");
+    const count = counts.get(key)! - (countsBefore.get(key) ?? 0);
+    const seconds = spent.get(key)! - (spentBefore.get(key) ?? 0);
+    return [controller!, outcome!, String(count), fixed(count / n, 1), fixed(seconds, 0), count ? fixed((seconds / count) * 1000, 1) : "-"];
+  });
+}
+
 async function main(): Promise<void> {
   const plan = readPlan(process.argv.slice(2));
   const machine = describeMachine();
@@ -532,9 +547,12 @@ async function main(): Promise<void> {
   const listRows = runningAt !== undefined ? await measureLists(probeClient, n, plan.workers) : undefined;
 
   // Deletion: every cluster, at the same rate; then until the sim cloud holds nothing.
-  let deletion: { clustersGoneMs?: number; cloudEmptyMs?: number; remaining?: number; deletes: Awaited<ReturnType<typeof paced>> } | undefined;
+  let deletion:
+    | { clustersGoneMs?: number; cloudEmptyMs?: number; remaining?: number; deletes: Awaited<ReturnType<typeof paced>>; metricsBefore: Sample[]; metricsAfter: Sample[]; writes: number }
+    | undefined;
   if (runningAt !== undefined) {
     progress(`all ${n} clusters Running after ${seconds(runningAt - started)}; deleting them`);
+    const [deletionMetricsBefore, deletionRevisionBefore] = [await scrape(), await storeRevision()];
     const deleteStart = performance.now();
     const gone = tracker.until(() => tracker.size === 0);
     const deletes = await paced(n, plan.rate, plan.connections * 4, (index) =>
@@ -558,6 +576,9 @@ async function main(): Promise<void> {
     deletion = {
       deletes,
       remaining,
+      metricsBefore: deletionMetricsBefore,
+      metricsAfter: await scrape(),
+      writes: (await storeRevision()) - deletionRevisionBefore,
       ...(goneAt !== undefined ? { clustersGoneMs: goneAt - deleteStart } : {}),
       ...(emptyAt !== undefined ? { cloudEmptyMs: emptyAt - deleteStart } : {}),
     };
@@ -610,21 +631,11 @@ async function main(): Promise<void> {
       ["deletion: requests", `${fixed((n - deletion.deletes.failures) / (deletion.deletes.elapsedMs / 1000), 1)}/s over ${seconds(deletion.deletes.elapsedMs)}`, "", ""],
       ["deletion: until no cluster is left", deletion.clustersGoneMs !== undefined ? seconds(deletion.clustersGoneMs) : `not reached: ${tracker.size} left`, "", ""],
       ["deletion: until the sim cloud holds nothing", deletion.cloudEmptyMs !== undefined ? seconds(deletion.cloudEmptyMs) : `not reached: ${deletion.remaining} resources left`, "", ""],
+      ["deletion: store writes", `${deletion.writes} (${fixed(deletion.writes / n, 1)} per cluster)`, "", ""],
     );
     if (deletion.cloudEmptyMs === undefined) process.exitCode = 1;
   }
-  // Reconciles by controller and outcome, and the time they took (awaits included), over the run.
-  const pairs = (samples: typeof metricsAfter, name: string) => sumBy(samples, name, "controller", "outcome");
-  const counts = pairs(metricsAfter, "slipway_reconcile_duration_seconds_count");
-  const countsBefore = pairs(metricsBefore, "slipway_reconcile_duration_seconds_count");
-  const spent = pairs(metricsAfter, "slipway_reconcile_duration_seconds_sum");
-  const spentBefore = pairs(metricsBefore, "slipway_reconcile_duration_seconds_sum");
-  const reconcileRows = [...counts.keys()].sort().map((key) => {
-    const [controller, outcome] = key.split("\u0000");
-    const count = counts.get(key)! - (countsBefore.get(key) ?? 0);
-    const seconds = spent.get(key)! - (spentBefore.get(key) ?? 0);
-    return [controller!, outcome!, String(count), fixed(count / n, 1), fixed(seconds, 0), count ? fixed((seconds / count) * 1000, 1) : "-"];
-  });
+  const header = ["outcome", "count", "per cluster", "seconds", "ms each"];
   const output = [
     "",
     `slipway fleet benchmark: ${n} clusters of 1 control-plane machine + ${plan.workers} workers${plan.scaleSets ? " (a pool on a scale set)" : ""}, sim cloud 'instant', ${plan.store === "etcd" ? "3-member etcd" : "SQLite"}, poll interval ${plan.pollInterval}${plan.controllersInWorker ? ", controllers on a worker thread" : ""}${plan.syncPeriod ? `, sync period ${plan.syncPeriod}` : ""}`,
@@ -634,8 +645,9 @@ async function main(): Promise<void> {
     "",
     ...(writesBy ? [formatTable(writesRows(writesBy, writes, n)), ""] : []),
     ...(stages ? [formatTable(stageRows(stages)), ""] : []),
-    formatTable([["reconciles until all Running", "outcome", "count", "per cluster", "seconds", "ms each"], ...reconcileRows]),
+    formatTable([["reconciles until all Running", ...header], ...reconcileRows(metricsBefore, metricsAfter, n)]),
     "",
+    ...(deletion ? [formatTable([["reconciles while deleting", ...header], ...reconcileRows(deletion.metricsBefore, deletion.metricsAfter, n)]), ""] : []),
     ...(listRows ? [formatTable(listRows), `lists once all were Running, one at a time, ${LIST_ROUNDS} of each, client side (whole response read)`, ""] : []),
     `slipway.log: ${formatBytes(logBytes)}; watch restarts of the benchmark's cluster watch: ${tracker.restarts}`,
     "API latency targets apply while clusters are being provisioned: from the first submission until all are Running.",

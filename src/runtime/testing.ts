@@ -1,6 +1,6 @@
 // Helpers for the runtime's tests and for controllers' tests: a clock driven by hand, an object service
 // on an in-memory store with the default namespaces, a logger whose lines can be read back, and polling
-// on a condition.
+// on a condition, and a record of the keys a controller queues.
 import { Writable } from "node:stream";
 import pino, { type Logger } from "pino";
 import { defaultRegistry } from "../api/kinds.ts";
@@ -8,7 +8,8 @@ import { ObjectService } from "../apiserver/objects.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { Clock } from "./clock.ts";
 import { Client } from "./client.ts";
-import type { ReconcileContext } from "./controller.ts";
+import type { Controller, ReconcileContext } from "./controller.ts";
+import type { KubeObject } from "../api/meta.ts";
 
 interface ManualTimer {
   at: number;
@@ -100,4 +101,15 @@ export async function until<R>(check: () => R | Promise<R>, what: string, timeou
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
+}
+
+/** Records the keys a controller queues from now on (its watches' and its own informer's). */
+export function queuedKeys(controller: Pick<Controller<KubeObject>, "enqueue">): string[] {
+  const keys: string[] = [];
+  const enqueue = controller.enqueue.bind(controller);
+  controller.enqueue = (key) => {
+    keys.push(key);
+    enqueue(key);
+  };
+  return keys;
 }

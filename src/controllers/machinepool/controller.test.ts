@@ -11,6 +11,7 @@ import { waitFor } from "../../simcloud/test-support.ts";
 import { registerMachineController } from "../machine/controller.ts";
 import { applyNetworkPlugin, clusterFixture, registerControlPlaneInitialized, CLUSTER, CONNECTION, NAMESPACE, REGION, workloadNodes, type ClusterFixture } from "../machine/test-support.ts";
 import { controllerTestEnv, type ControllerTestEnv } from "../testing.ts";
+import { queuedKeys, until } from "../../runtime/testing.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
 import { registerMachinePoolController } from "./controller.ts";
 import { INFRASTRUCTURE_READY } from "./status.ts";
@@ -233,6 +234,52 @@ describe("machine pool controller, with machines driven by hand", () => {
     await h.pools().delete(NAMESPACE, POOL);
     await env.waitFor(machinePoolKind, NAMESPACE, POOL, (p) => p === undefined);
     assert.deepEqual(await h.machinesOfPool(), []);
+  });
+});
+
+describe("machine pool controller, being deleted", () => {
+  let env: ControllerTestEnv;
+  let queued: string[];
+  const h = helpers(() => env);
+  const HOLD = "test.slipway.dev/hold";
+  const POOL_KEY = `${NAMESPACE}/${POOL}`;
+
+  before(async () => {
+    env = await controllerTestEnv();
+    const controller = registerMachinePoolController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20 });
+    releaseMachineFinalizers(env);
+    await env.start();
+    await createCluster(env);
+    queued = queuedKeys(controller);
+  });
+  after(() => env.close());
+
+  it("looks again only when a machine goes, not at each status change of a machine on its way out", async () => {
+    await h.pools().create(pool(2));
+    await until(async () => (await h.machinesOfPool()).length === 2, "the pool's two machines", 10_000);
+    // One machine held on its way out, as the machine controller holds one while it drains and terminates.
+    const [held] = await h.machinesOfPool();
+    held!.metadata.finalizers = [...(held!.metadata.finalizers ?? []), HOLD];
+    await h.machines().update(held!);
+    await h.pools().delete(NAMESPACE, POOL);
+    const cache = env.manager.informer(machineKind).cache;
+    await until(() => cache.list().length === 1 && cache.list()[0]!.metadata.deletionTimestamp !== undefined, "one machine left, being deleted", 10_000);
+
+    queued.length = 0;
+    // Its steps out: drained, deregistered, terminated — each a status write.
+    for (const step of ["NodeDrained", "TargetDeregistered", "InstanceTerminated"]) {
+      const m = await h.machines().get(NAMESPACE, held!.metadata.name!);
+      m.status = { ...m.status, phase: "Deleting", conditions: [...(m.status?.conditions ?? []), { type: step, status: "True", reason: "Done", lastTransitionTime: "2025-01-01T00:00:00Z" }] };
+      const last = (await h.machines().updateStatus(m)).metadata.resourceVersion!;
+      await until(() => cache.get(`${NAMESPACE}/${held!.metadata.name}`)?.metadata.resourceVersion === last, "the status change seen", 5_000);
+    }
+    assert.deepEqual(queued.filter((k) => k === POOL_KEY), [], "a status change of a machine on its way out queued the pool being deleted");
+
+    const gone = await h.machines().get(NAMESPACE, held!.metadata.name!);
+    gone.metadata.finalizers = gone.metadata.finalizers!.filter((f) => f !== HOLD);
+    await h.machines().update(gone);
+    await env.waitFor(machinePoolKind, NAMESPACE, POOL, (p) => p === undefined);
+    assert.ok(queued.includes(POOL_KEY), "the machine's going queues the pool");
   });
 });
 

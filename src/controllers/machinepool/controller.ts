@@ -141,10 +141,14 @@ export function registerMachinePoolController(
       return pool ? keyFor(pool.metadata.namespace, pool.spec.clusterName) : key;
     },
   });
-  controller.watch<MachineObject>(machines, (machine) => {
+  const ownerOf = (machine: MachineObject) => {
     const owner = controllerOf(machine);
     return owner?.kind === machinePoolKind.kind ? [keyFor(machine.metadata.namespace, owner.name)] : [];
-  });
+  };
+  // A pool being deleted waits for its machines to go (deleteAllMachines): of a machine already on its way
+  // out, only its going (a delete event, always delivered) matters then.
+  const leavingWithPool = (previous: MachineObject) => previous.metadata.deletionTimestamp !== undefined && pools.cache.get(ownerOf(previous)[0] ?? "")?.metadata.deletionTimestamp !== undefined;
+  controller.watch<MachineObject>(machines, ownerOf, (previous) => !leavingWithPool(previous));
   // A pool needs of its cluster only that it exists, is not being deleted (no new machines then) and is
   // not paused; the cluster's many status writes are not the pool's business. A pool whose remediation is
   // paused also needs the control plane's initialisation: machines that failed before it are then replaced.

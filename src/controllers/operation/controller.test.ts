@@ -7,7 +7,7 @@ import { eventKind } from "../../api/core.ts";
 import type { ClusterObject, ClusterStatus, OperationObject } from "../../api/kinds.ts";
 import { ControllerManager } from "../../runtime/manager.ts";
 import type { ObjectService } from "../../apiserver/objects.ts";
-import { memoryObjects, silentLogger, until } from "../../runtime/testing.ts";
+import { memoryObjects, queuedKeys, silentLogger, until } from "../../runtime/testing.ts";
 import { OPERATION_COMPONENT, registerOperationController } from "./controller.ts";
 
 const managers: ControllerManager[] = [];
@@ -18,7 +18,7 @@ after(async () => {
 async function setup(objects?: ObjectService) {
   objects ??= await memoryObjects();
   const manager = new ControllerManager({ objects, replica: "replica-a", log: silentLogger });
-  registerOperationController(manager);
+  const controller = registerOperationController(manager);
   await manager.start();
   managers.push(manager);
   const clusters = manager.client.of(clusterKind);
@@ -57,7 +57,8 @@ async function setup(objects?: ObjectService) {
   const phaseOf = async (name: string) => (await operations.get("default", name)).status?.phase;
   const eventsOf = async (op: OperationObject) =>
     (await events.list("default", { fieldSelector: `involvedObject.uid=${op.metadata.uid}` })).items;
-  return { manager, createCluster, createOperation, setClusterStatus, built, phaseOf, eventsOf, operations, clusters };
+  const queued = () => queuedKeys(controller);
+  return { manager, createCluster, createOperation, setClusterStatus, built, phaseOf, eventsOf, operations, clusters, queued };
 }
 
 describe("operation controller", () => {
@@ -128,6 +129,24 @@ describe("operation controller", () => {
     await until(async () => (await env.phaseOf("marker")) === "Succeeded", "a later operation on the same cluster");
     assert.equal((await env.operations.get("default", "create-demo")).metadata.resourceVersion, recovered.metadata.resourceVersion);
     assert.ok(marker);
+  });
+
+  it("leaves an ended operation out of its target's later changes, and follows those in progress", async () => {
+    const env = await setup();
+    const cluster = await env.createCluster("demo");
+    await env.createOperation("create-demo", "Create", cluster);
+    await env.setClusterStatus("demo", env.built(1));
+    // Its end seen by the controller's own cache (the event of its last status write delivered).
+    const cache = env.manager.informer(operationKind).cache;
+    await until(async () => cache.get("default/create-demo")?.status?.phase === "Succeeded", "the create to succeed");
+
+    const queued = env.queued();
+    await env.setClusterStatus("demo", { ...env.built(1), message: "a later status" });
+    await env.createOperation("delete-demo", "Delete", await env.clusters.get("default", "demo"));
+    await until(async () => (await env.phaseOf("delete-demo")) === "InProgress", "the delete to start");
+    await env.setClusterStatus("demo", { ...env.built(1), phase: "Deleting" });
+    await until(async () => queued.filter((k) => k === "default/delete-demo").length >= 2, "the delete to follow the cluster");
+    assert.ok(!queued.includes("default/create-demo"), `the ended create was queued again: ${queued.join(", ")}`);
   });
 
   it("cancels a create when the cluster is deleted, and completes a delete when it is gone", async () => {
