@@ -1,11 +1,12 @@
-// What queues the cluster controller: a cluster being deleted waits for its children to go, and looks
-// again when one goes — not at every step of a child already on its way out.
+// What queues the cluster controller: a cluster being deleted waits for its children to go (machines,
+// then infrastructures), and looks again when one goes — not at every step of a child on its way out.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { ClusterObject, MachineObject } from "../../api/kinds.ts";
+import type { ClusterObject, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
 import { apiVersionOf } from "../../api/registry.ts";
 import { clusterKind, LABEL_CLUSTER } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
+import { infrastructureKind } from "../../api/slipway/infrastructure.ts";
 import { machineKind } from "../../api/slipway/machine.ts";
 import { queuedKeys, until } from "../../runtime/testing.ts";
 import { controllerTestEnvs } from "../testing.ts";
@@ -16,7 +17,7 @@ const HOLD = "test.slipway.dev/hold";
 const newEnv = controllerTestEnvs();
 
 describe("cluster controller, being deleted", () => {
-  it("looks again when a machine goes, not at each status change of a machine on its way out", async () => {
+  it("looks again when a machine or an infrastructure goes, not at each status change of one on its way out", async () => {
     const env = await newEnv();
     const controller = registerClusterController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20, revalidateMs: 60_000 });
     await env.start();
@@ -42,7 +43,8 @@ describe("cluster controller, being deleted", () => {
     await env.waitFor(clusterKind, NS, "leaving", (c) => c?.status?.message === "waiting for 1 machine(s) to be deleted");
     const cache = env.manager.informer(machineKind).cache;
     const clusters = env.manager.informer(clusterKind).cache;
-    await until(() => clusters.get(`${NS}/leaving`)?.metadata.deletionTimestamp !== undefined, "the deletion seen");
+    await until(() => clusters.get(`${NS}/leaving`)?.metadata.deletionTimestamp !== undefined, "the cluster's deletion seen");
+    await until(() => cache.get(`${NS}/leaving-w-0`)?.metadata.deletionTimestamp !== undefined, "the machine's deletion seen");
 
     const queued = queuedKeys(controller);
     // Its steps out — the node drained, the instance terminated, the node gone — each a status write.
@@ -58,6 +60,24 @@ describe("cluster controller, being deleted", () => {
     last.metadata.finalizers = [];
     await machines.update(last);
     await until(() => queued.includes(`${NS}/leaving`), "the machine's going to queue the cluster");
-    await env.waitFor(clusterKind, NS, "leaving", (c) => c === undefined || !/machine/.test(c.status?.message ?? ""));
+
+    // Then its infrastructure, held the same way (no infrastructure controller runs here to release it).
+    const infras = env.client.of<InfrastructureObject>(infrastructureKind);
+    await env.waitFor(infrastructureKind, NS, "leaving-east", (i) => i?.metadata.deletionTimestamp !== undefined);
+    await env.waitFor(clusterKind, NS, "leaving", (c) => c?.status?.message === "waiting for 1 infrastructure(s) to be deleted");
+    const infraCache = env.manager.informer(infrastructureKind).cache;
+    await until(() => infraCache.get(`${NS}/leaving-east`)?.metadata.deletionTimestamp !== undefined, "the infrastructure's deletion seen");
+    queued.length = 0;
+    for (const resource of ["LoadBalancerDeleted", "SubnetDeleted", "NetworkDeleted"]) {
+      const infra = await infras.get(NS, "leaving-east");
+      infra.status = { ...infra.status, conditions: [...(infra.status?.conditions ?? []), { type: resource, status: "True", reason: "Deleted", lastTransitionTime: "2025-01-01T00:00:00Z" }] };
+      const written = await infras.updateStatus(infra);
+      await until(() => infraCache.get(`${NS}/leaving-east`)?.metadata.resourceVersion === written.metadata.resourceVersion, "the status change seen");
+    }
+    assert.equal(queued.length, 0, `a status change of an infrastructure on its way out queued the cluster being deleted: ${queued.join(", ")}`);
+    const infra = await infras.get(NS, "leaving-east");
+    infra.metadata.finalizers = [];
+    await infras.update(infra);
+    await env.waitFor(clusterKind, NS, "leaving", (c) => c === undefined);
   });
 });

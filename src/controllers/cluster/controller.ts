@@ -121,14 +121,14 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
     const cluster = o.metadata.labels?.[LABEL_CLUSTER];
     return cluster ? [keyFor(o.metadata.namespace, cluster)] : [];
   };
-  controller.watch(infrastructures, ownerKey);
-  // Of a pool and of a machine, the cluster reads a few fields (status.ts, phases.ts): a change of any
-  // other (a machine passes half a dozen conditions on its way) does not requeue it.
   // A cluster being deleted waits for its children to go (deletion.ts): of a child already on its way out,
   // only its going (a delete event, always delivered) matters then. Deleting 10,000 clusters, every step of
   // every machine's deletion queued its cluster, which wrote a new status each time.
-  const leavingWithCluster = (previous: MachineObject | MachinePoolObject) =>
+  const leavingWithCluster = (previous: MachineObject | MachinePoolObject | InfrastructureObject) =>
     previous.metadata.deletionTimestamp !== undefined && clusters.cache.get(ownerKey(previous)[0] ?? "")?.metadata.deletionTimestamp !== undefined;
+  controller.watch(infrastructures, ownerKey, (previous) => !leavingWithCluster(previous));
+  // Of a pool and of a machine, the cluster reads a few fields (status.ts, phases.ts): a change of any
+  // other (a machine passes half a dozen conditions on its way) does not requeue it.
   controller.watch(pools, ownerKey, (previous, pool) => !leavingWithCluster(previous) && poolView(previous) !== poolView(pool));
   controller.watch(machines, ownerKey, (previous, machine) => !leavingWithCluster(previous) && machineView(previous) !== machineView(machine));
   controller.watch(connections, (c) =>
