@@ -199,6 +199,27 @@ describe("kube client over HTTPS", () => {
     assert.deepEqual(events, ["ADDED 8", "MODIFIED 9", "BOOKMARK 10"]);
   });
 
+  it("keeps the connection of a watch the server ended for the requests after it", async () => {
+    routes.set("/clusters/abc/api/v1/nodes", (req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      if (!/watch=true/.test(req.url ?? "")) return res.end(JSON.stringify({ kind: "NodeList", metadata: { resourceVersion: "5" }, items: [] }));
+      // The server's time limit: a bookmark, then the end of the stream.
+      res.end(JSON.stringify({ type: "BOOKMARK", object: { kind: "Node", metadata: { resourceVersion: "6" } } }) + "\n");
+    });
+    let connections = 0;
+    const count = () => connections++;
+    server.on("secureConnection", count);
+    try {
+      const kube = client();
+      await kube.list("/api/v1/nodes");
+      for (let i = 0; i < 3; i++) await kube.watch("/api/v1/nodes", { resourceVersion: "5" }, () => {}).done;
+      await kube.list("/api/v1/nodes");
+      assert.equal(connections, 1, "each watch the server ended cost a new TLS connection");
+    } finally {
+      server.off("secureConnection", count);
+    }
+  });
+
   it("ends a watch cleanly when it is closed", async () => {
     routes.set("/clusters/abc/api/v1/namespaces", (_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });

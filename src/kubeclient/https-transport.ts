@@ -110,16 +110,19 @@ export class HttpsTransport implements Transport {
     };
     const described = describeRequest(req);
     const request = pool.module.request(requestOptions);
-    const timeout = new KubeTimeoutError(this.server, `${described}: no complete answer from ${this.server} within ${req.timeoutMs} ms`);
-    let expired = false;
-    const timer = setTimeout(() => {
-      expired = true;
-      request.destroy(timeout);
-    }, req.timeoutMs);
+    // Errors are made only when they happen: each captures a stack, and a fleet's workload clients make
+    // thousands of requests a minute that end well.
+    let timeout: KubeTimeoutError | undefined;
+    const timedOut = () => (timeout ??= new KubeTimeoutError(this.server, `${described}: no complete answer from ${this.server} within ${req.timeoutMs} ms`));
+    const timer = setTimeout(() => request.destroy(timedOut()), req.timeoutMs);
     const response = new Promise<http.IncomingMessage>((resolve, reject) => {
-      request.once("response", resolve);
       // Destroyed before an answer without an error (abandoned): settle all the same.
-      request.once("close", () => reject(new KubeUnreachableError(this.server, `${described}: the request to ${this.server} was abandoned`)));
+      const abandoned = () => reject(new KubeUnreachableError(this.server, `${described}: the request to ${this.server} was abandoned`));
+      request.once("close", abandoned);
+      request.once("response", (res) => {
+        request.off("close", abandoned);
+        resolve(res);
+      });
       request.on("error", (error) => {
         clearTimeout(timer);
         if (request.reusedSocket && (error as NodeJS.ErrnoException).code === "ECONNRESET") {
@@ -134,7 +137,7 @@ export class HttpsTransport implements Transport {
       else req.signal.addEventListener("abort", () => request.destroy(), { once: true });
     }
     request.end(req.body);
-    const failure = (error: unknown) => (expired ? timeout : this.unreachable(error, `${described}: the answer from ${this.server} broke off`));
+    const failure = (error: unknown) => timeout ?? this.unreachable(error, `${described}: the answer from ${this.server} broke off`);
     return { request, response, timer, failure };
   }
 
