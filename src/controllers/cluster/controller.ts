@@ -122,8 +122,8 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
     return cluster ? [keyFor(o.metadata.namespace, cluster)] : [];
   };
   // A cluster being deleted waits for its children to go (deletion.ts): of a child already on its way out,
-  // only its going (a delete event, always delivered) matters then. Deleting 10,000 clusters, every step of
-  // every machine's deletion queued its cluster, which wrote a new status each time.
+  // only its going (a delete event, always delivered) matters then, not the status writes of its way out
+  // (a machine's drain, deregistration and termination; each resource an infrastructure deletes).
   const leavingWithCluster = (previous: MachineObject | MachinePoolObject | InfrastructureObject) =>
     previous.metadata.deletionTimestamp !== undefined && clusters.cache.get(ownerKey(previous)[0] ?? "")?.metadata.deletionTimestamp !== undefined;
   controller.watch(infrastructures, ownerKey, (previous) => !leavingWithCluster(previous));
