@@ -36,6 +36,15 @@ export function controllerOf(object: KubeObject): OwnerReferenceT | undefined {
 }
 
 /**
+ * A parent being deleted waits for its children to go: of a child already on its way out, only its going
+ * (a delete event, always delivered) concerns the parent, not the status writes of its way out (a
+ * machine's drain, deregistration and termination; each resource an infrastructure deletes).
+ */
+export function leavingWithParent(previous: KubeObject, parent: KubeObject | undefined): boolean {
+  return previous.metadata.deletionTimestamp !== undefined && parent?.metadata.deletionTimestamp !== undefined;
+}
+
+/**
  * Whether a cluster's pause holds an object made for it (or the cluster itself): while `spec.paused` is
  * set, the controllers leave the cluster and everything of it as it is, status included, as Cluster API
  * pauses; what is being deleted still goes.

@@ -13,7 +13,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { heldByPause } from "../contract.ts";
+import { heldByPause, leavingWithParent } from "../contract.ts";
 import { ETCD_MEMBER_REMOVED } from "../machine/etcd.ts";
 import { isRegisteredTarget } from "../machine/status.ts";
 import { KubeconfigTargets } from "./kubeconfig.ts";
@@ -121,11 +121,8 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
     const cluster = o.metadata.labels?.[LABEL_CLUSTER];
     return cluster ? [keyFor(o.metadata.namespace, cluster)] : [];
   };
-  // A cluster being deleted waits for its children to go (deletion.ts): of a child already on its way out,
-  // only its going (a delete event, always delivered) matters then, not the status writes of its way out
-  // (a machine's drain, deregistration and termination; each resource an infrastructure deletes).
-  const leavingWithCluster = (previous: MachineObject | MachinePoolObject | InfrastructureObject) =>
-    previous.metadata.deletionTimestamp !== undefined && clusters.cache.get(ownerKey(previous)[0] ?? "")?.metadata.deletionTimestamp !== undefined;
+  // A cluster being deleted waits for its children to go (deletion.ts).
+  const leavingWithCluster = (previous: MachineObject | MachinePoolObject | InfrastructureObject) => leavingWithParent(previous, clusters.cache.get(ownerKey(previous)[0] ?? ""));
   controller.watch(infrastructures, ownerKey, (previous) => !leavingWithCluster(previous));
   // Of a pool and of a machine, the cluster reads a few fields (status.ts, phases.ts): a change of any
   // other (a machine passes half a dozen conditions on its way) does not requeue it.

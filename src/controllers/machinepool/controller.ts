@@ -19,7 +19,7 @@ import type { Controller } from "../../runtime/controller.ts";
 import { keyFor, objectKey } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { controllerOf, unlessPaused } from "../contract.ts";
+import { controllerOf, leavingWithParent, unlessPaused } from "../contract.ts";
 import { poolsOfCluster } from "../pool-parts.ts";
 import type { ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
@@ -145,10 +145,8 @@ export function registerMachinePoolController(
     const owner = controllerOf(machine);
     return owner?.kind === machinePoolKind.kind ? [keyFor(machine.metadata.namespace, owner.name)] : [];
   };
-  // A pool being deleted waits for its machines to go (deleteAllMachines): of a machine already on its way
-  // out, only its going (a delete event, always delivered) matters then.
-  const leavingWithPool = (previous: MachineObject) => previous.metadata.deletionTimestamp !== undefined && pools.cache.get(ownerOf(previous)[0] ?? "")?.metadata.deletionTimestamp !== undefined;
-  controller.watch<MachineObject>(machines, ownerOf, (previous) => !leavingWithPool(previous));
+  // A pool being deleted waits for its machines to go (deleteAllMachines).
+  controller.watch<MachineObject>(machines, ownerOf, (previous) => !leavingWithParent(previous, pools.cache.get(ownerOf(previous)[0] ?? "")));
   // A pool needs of its cluster only that it exists, is not being deleted (no new machines then) and is
   // not paused; the cluster's many status writes are not the pool's business. A pool whose remediation is
   // paused also needs the control plane's initialisation: machines that failed before it are then replaced.
