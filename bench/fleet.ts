@@ -548,7 +548,16 @@ async function main(): Promise<void> {
 
   // Deletion: every cluster, at the same rate; then until the sim cloud holds nothing.
   let deletion:
-    | { clustersGoneMs?: number; cloudEmptyMs?: number; remaining?: number; deletes: Awaited<ReturnType<typeof paced>>; metricsBefore: Sample[]; metricsAfter: Sample[]; writes: number }
+    | {
+        clustersGoneMs?: number;
+        cloudEmptyMs?: number;
+        remaining?: number;
+        deletes: Awaited<ReturnType<typeof paced>>;
+        metricsBefore: Sample[];
+        metricsAfter: Sample[];
+        writes: number;
+        writesBy?: Map<string, number>;
+      }
     | undefined;
   if (runningAt !== undefined) {
     progress(`all ${n} clusters Running after ${seconds(runningAt - started)}; deleting them`);
@@ -573,12 +582,16 @@ async function main(): Promise<void> {
       if (performance.now() >= deadline) break;
       await sleep(2_000);
     }
+    // The deletion's writes by resource (a deletion of up to ~5 minutes is still in the store's history).
+    const deletedWritesBy =
+      plan.store === "sqlite" ? readStoreCopy(dataDir, (db) => writesByResource(db, deletionRevisionBefore), plan.keepStore ? `${plan.keepStore}.deleted` : undefined) : undefined;
     deletion = {
       deletes,
       remaining,
       metricsBefore: deletionMetricsBefore,
       metricsAfter: await scrape(),
       writes: (await storeRevision()) - deletionRevisionBefore,
+      ...(deletedWritesBy ? { writesBy: deletedWritesBy } : {}),
       ...(goneAt !== undefined ? { clustersGoneMs: goneAt - deleteStart } : {}),
       ...(emptyAt !== undefined ? { cloudEmptyMs: emptyAt - deleteStart } : {}),
     };
@@ -647,6 +660,7 @@ async function main(): Promise<void> {
     ...(stages ? [formatTable(stageRows(stages)), ""] : []),
     formatTable([["reconciles until all Running", ...header], ...reconcileRows(metricsBefore, metricsAfter, n)]),
     "",
+    ...(deletion?.writesBy ? [formatTable(writesRows(deletion.writesBy, deletion.writes, n, "store writes while deleting")), ""] : []),
     ...(deletion ? [formatTable([["reconciles while deleting", ...header], ...reconcileRows(deletion.metricsBefore, deletion.metricsAfter, n)]), ""] : []),
     ...(listRows ? [formatTable(listRows), `lists once all were Running, one at a time, ${LIST_ROUNDS} of each, client side (whole response read)`, ""] : []),
     `slipway.log: ${formatBytes(logBytes)}; watch restarts of the benchmark's cluster watch: ${tracker.restarts}`,

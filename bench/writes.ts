@@ -44,6 +44,24 @@ function status(round: number) {
   };
 }
 
+/** An Event as a controller records it about the Cluster. */
+function event(round: number) {
+  const time = new Date(Date.UTC(2026, 0, 1, 0, 0, round % 60)).toISOString();
+  return {
+    metadata: { name: `busy.${round.toString(16)}`, namespace: "default" },
+    involvedObject: { apiVersion: "slipway.dev/v1alpha1", kind: "Cluster", namespace: "default", name: "busy", uid: "5d7c1a0e-0b55-4c9b-9e5e-3f1f4b2b8a11" },
+    reason: "MachineCreated",
+    message: `created machine busy-worker-${round}`,
+    type: "Normal",
+    count: 1,
+    firstTimestamp: time,
+    lastTimestamp: time,
+    source: { component: "slipway.dev/cluster-controller" },
+    reportingComponent: "slipway.dev/cluster-controller",
+    reportingInstance: "slipway-0",
+  };
+}
+
 async function timed(name: string, write: (round: number) => Promise<unknown>): Promise<string> {
   for (let i = 0; i < WARM_UP; i++) await write(i);
   const start = performance.now();
@@ -61,14 +79,21 @@ async function main(): Promise<void> {
   const objects = new ObjectService(registry, store);
   await objects.create(registry.byKind("v1", "Namespace")!, undefined, { metadata: { name: "default" } });
   await objects.create(clusters, "default", manifest(1), as("kubectl-create"));
+  const events = registry.byKind("v1", "Event")!;
+  let busy = await objects.get(clusters, "default", "busy");
   const lines = [
+    // What a controller's reconcile sends: the object it read, its status changed (PUT /status).
+    await timed("status update (controller)", async (i) => {
+      busy = (await objects.updateStatus(clusters, "default", "busy", { ...busy, status: status(i) }, as("cluster-controller"))).object;
+    }),
+    await timed("create of an Event", (i) => objects.create(events, "default", event(i), as("cluster-controller"))),
     await timed("status merge patch (controller)", (i) => objects.patch(clusters, "default", "busy", "merge", { status: status(i) }, { ...as("cluster-controller"), subresource: "status" })),
     await timed("merge patch of the spec", (i) => objects.patch(clusters, "default", "busy", "merge", { spec: { controlPlane: { replicas: 1 + (i % 2) * 2 } } }, as("kubectl-patch"))),
   ];
   if ("apply" in objects) {
     lines.push(await timed("server-side apply of the spec", (i) => objects.apply(clusters, "default", "busy", manifest(1 + (i % 2) * 2), { ...as("ci"), force: true })));
   }
-  const busy = await objects.get(clusters, "default", "busy");
+  busy = await objects.get(clusters, "default", "busy");
   const { managedFields, ...metadata } = busy.metadata;
   lines.push(`the Cluster: ${JSON.stringify({ ...busy, metadata }).length} bytes, its managedFields ${JSON.stringify(managedFields ?? []).length} bytes`);
   process.stdout.write(`object service writes, in process (${WRITES} each, after ${WARM_UP} to warm up)\n${lines.join("\n")}\n`);

@@ -57,9 +57,9 @@ export function writesByResource(db: Database.Database, afterRevision: number): 
 }
 
 /** Rows of the report's table: writes by resource, per cluster, and those compacted away. */
-export function writesRows(byResource: Map<string, number>, total: number, clusters: number): string[][] {
+export function writesRows(byResource: Map<string, number>, total: number, clusters: number, title = "store writes until all Running"): string[][] {
   const counted = [...byResource.values()].reduce((a, b) => a + b, 0);
   const rows = [...byResource].map(([resource, count]) => [resource, String(count), fixed(count / clusters, 1)]);
   if (counted < total) rows.push(["(compacted, not attributed)", String(total - counted), fixed((total - counted) / clusters, 1)]);
-  return [["store writes until all Running", "count", "per cluster"], ...rows, ["all", String(total), fixed(total / clusters, 1)]];
+  return [[title, "count", "per cluster"], ...rows, ["all", String(total), fixed(total / clusters, 1)]];
 }

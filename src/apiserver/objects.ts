@@ -215,8 +215,28 @@ class WriteRead {
   }
 }
 
-function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+/**
+ * An update's `next`: the first attempt takes the requested object the service built from the request's
+ * body as it is (it is the write's own); an attempt after a concurrent change builds it again, since the
+ * attempt before may have changed it.
+ */
+function firstThenAgain(object: KubeObject, build: () => KubeObject): () => KubeObject {
+  let first = true;
+  return () => {
+    if (!first) return build();
+    first = false;
+    return object;
+  };
+}
+
+/**
+ * The object just stored, with the version the store gave it: what a read would answer, without parsing
+ * the text just written again (the object is the write's own, built for it from the request and the
+ * stored text).
+ */
+function withVersion(object: KubeObject, kv: KeyValue): KubeObject {
+  object.metadata.resourceVersion = String(kv.modRevision);
+  return object;
 }
 
 export class ObjectService {
@@ -301,6 +321,11 @@ export class ObjectService {
   private encode(def: KindDefinition, object: KubeObject): string {
     const { apiVersion: _apiVersion, kind: _kind, metadata: { resourceVersion: _rv, ...metadata }, ...rest } = object;
     return JSON.stringify({ apiVersion: apiVersionOf(def), kind: def.kind, metadata, ...rest });
+  }
+
+  /** The text encode() makes of `current`, the object decoded from `kv`: its stored text when stored in that form. */
+  private storedText(def: KindDefinition, kv: KeyValue, current: KubeObject): string {
+    return kv.value.startsWith(storedHead(def)) ? kv.value : this.encode(def, current);
   }
 
   /**
@@ -539,7 +564,7 @@ export class ObjectService {
     for (let attempt = 0; ; attempt++) {
       try {
         const kv = await this.store.create(objectKey(def, meta.namespace, meta.name!), this.encode(def, object));
-        return await this.written("CREATE", def, this.decode(def, kv), undefined, request, warnings);
+        return await this.written("CREATE", def, withVersion(object, kv), undefined, request, warnings);
       } catch (e) {
         if (!(e instanceof KeyExistsError)) throw e;
         if (!generate || attempt >= 8) throw new AlreadyExistsError(refOf(def, meta.name));
@@ -550,19 +575,22 @@ export class ObjectService {
 
   /** PUT: replaces the object (its status is kept when the kind has a status subresource). */
   async update(def: KindDefinition, namespace: string | undefined, name: string, body: unknown, options: WriteOptions = {}): Promise<WriteResult> {
-    const object = objectOfBody(def, body, namespace);
-    if (object.metadata.name && object.metadata.name !== name) {
-      throw new BadRequestError(`the name of the object (${object.metadata.name}) does not match the name on the URL (${name})`);
-    }
-    object.metadata.name = name;
-    return this.write(def, namespace, name, () => structuredClone(object), "update", undefined, options, false);
+    const build = () => {
+      const object = objectOfBody(def, body, namespace);
+      if (object.metadata.name && object.metadata.name !== name) {
+        throw new BadRequestError(`the name of the object (${object.metadata.name}) does not match the name on the URL (${name})`);
+      }
+      object.metadata.name = name;
+      return object;
+    };
+    return this.write(def, namespace, name, firstThenAgain(build(), build), "update", undefined, options, false);
   }
 
   /** PUT on /status: only the status of the object changes. */
   async updateStatus(def: KindDefinition, namespace: string | undefined, name: string, body: unknown, options: WriteOptions = {}): Promise<WriteResult> {
     this.requireStatus(def);
-    const object = objectOfBody(def, body, namespace);
-    return this.write(def, namespace, name, () => structuredClone(object), "update", "status", options, false);
+    const build = () => objectOfBody(def, body, namespace);
+    return this.write(def, namespace, name, firstThenAgain(build(), build), "update", "status", options, false);
   }
 
   async patch(
@@ -578,8 +606,8 @@ export class ObjectService {
       def,
       namespace,
       name,
-      (current) => {
-        const patched = applyPatch(type, current, body, def.schema as PatchSchema);
+      (_current, copy) => {
+        const patched = applyPatch(type, copy(), body, def.schema as PatchSchema);
         return objectOfBody(def, patched, namespace);
       },
       "patch",
@@ -609,7 +637,7 @@ export class ObjectService {
     config.metadata.name = name;
     const apply = { ...managedWrite(context, options.subresource), force: options.force ?? false };
     const update = () =>
-      this.write(def, namespace, name, (current) => applyConfiguration(def, current, config, apply), "patch", options.subresource, options, true);
+      this.write(def, namespace, name, (_current, copy) => structuredClone(applyConfiguration(def, copy(), config, apply)), "patch", options.subresource, options, true);
     try {
       return await update();
     } catch (e) {
@@ -630,8 +658,9 @@ export class ObjectService {
 
   /**
    * The read-modify-write loop shared by update, status update and patch. `next` builds the requested
-   * object from the current one; a resourceVersion it carries is a precondition, otherwise a concurrent
-   * change is retried transparently (admission runs again on the newer object).
+   * object from the current one, which it must not change (`copy` gives it a copy of its own); the
+   * requested object is the write's own from then on. A resourceVersion it carries is a precondition,
+   * otherwise a concurrent change is retried transparently (admission runs again on the newer object).
    *
    * The first read may answer a copy older than the latest write (GetOptions.mayLag: on etcd it saves a
    * quorum read). The write compares that copy's modRevision, so a stale copy is refused there and the
@@ -643,7 +672,7 @@ export class ObjectService {
     def: KindDefinition,
     namespace: string | undefined,
     name: string,
-    next: (current: KubeObject) => KubeObject,
+    next: (current: KubeObject, copy: () => KubeObject) => KubeObject,
     verb: "update" | "patch",
     subresource: WriteSubresource | undefined,
     options: WriteOptions,
@@ -662,7 +691,9 @@ export class ObjectService {
       let warnings: string[];
       try {
         current = this.decode(def, kv);
-        const requested = next(structuredClone(current));
+        // Copies of the current object are parsed again from the stored text (cheaper than a deep clone).
+        const copy = () => this.decode(def, kv);
+        const requested = next(current, copy);
         const rv = requested.metadata.resourceVersion;
         if (rv && rv !== current.metadata.resourceVersion) {
           throw new ConflictError(refOf(def, name), "the object has been modified; please apply your changes to the latest version and try again");
@@ -679,7 +710,7 @@ export class ObjectService {
           if (verb === "patch") throw new InvalidError(refOf(def, name), [{ field: "metadata.name", reason: "FieldValueRequired", message: "Required value: name is required and cannot be removed" }]);
           requested.metadata.name = name;
         }
-        merged = subresource === "status" ? prepareForStatusUpdate(requested, current) : prepareForUpdate(def, requested, current);
+        merged = subresource === "status" ? prepareForStatusUpdate(requested, copy()) : prepareForUpdate(def, requested, current);
         if (!applied) recordWrite(def, current, merged, managedWrite(context, subresource));
         else if (requested.metadata.managedFields) merged.metadata.managedFields = requested.metadata.managedFields;
         const admission: WriteAdmission = {
@@ -706,7 +737,9 @@ export class ObjectService {
         if (!(await read.stillLatest())) continue;
         throw e;
       }
-      const unchanged = sameJson(merged, current);
+      // The stored text of the result, compared with the current one's: equal, there is nothing to write.
+      const encoded = this.encode(def, merged);
+      const unchanged = encoded === this.storedText(def, kv, current);
       if ((context.dryRun || unchanged) && !(await read.stillLatest())) continue;
       if (context.dryRun) return { object: merged, warnings, previous: current };
       if (unchanged) return this.written("UPDATE", def, merged, current, request, warnings);
@@ -717,7 +750,7 @@ export class ObjectService {
           await this.store.delete(key, kv.modRevision);
           stored = merged;
         } else {
-          stored = this.decode(def, await this.store.update(key, this.encode(def, merged), kv.modRevision));
+          stored = withVersion(merged, await this.store.update(key, encoded, kv.modRevision));
         }
       } catch (e) {
         // Changed since it was read: a resourceVersion the request carries is checked again on the

@@ -29,10 +29,10 @@ export function prepareForCreate(def: KindDefinition, object: KubeObject): void 
 /**
  * The object an update of the main resource stores: the requested one with the server's fields of the
  * current one (identity, creation, deletion, generation, resourceVersion) and, with a status
- * subresource, its status.
+ * subresource, its status. `requested` is the write's own: it is changed into the result.
  */
 export function prepareForUpdate(def: KindDefinition, requested: KubeObject, current: KubeObject): KubeObject {
-  const merged = structuredClone(requested);
+  const merged = requested;
   const meta = merged.metadata;
   const cur = current.metadata;
   meta.namespace = cur.namespace;
@@ -56,12 +56,14 @@ export function prepareForUpdate(def: KindDefinition, requested: KubeObject, cur
   return merged;
 }
 
-/** The object a write of the status subresource stores: the current one with the requested status. */
+/**
+ * The object a write of the status subresource stores: the current one with the requested status.
+ * `current` is a copy of the current object that is the write's own: it is changed into the result.
+ */
 export function prepareForStatusUpdate(requested: KubeObject, current: KubeObject): KubeObject {
-  const merged = structuredClone(current);
-  if (requested.status === undefined) delete merged.status;
-  else merged.status = requested.status;
-  return merged;
+  if (requested.status === undefined) delete current.status;
+  else current.status = requested.status;
+  return current;
 }
 
 /** The parts of an object that make up its desired state: all but metadata and status. */

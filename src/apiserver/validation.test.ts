@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parseAllDocuments } from "yaml";
 import { defaultRegistry } from "../api/kinds.ts";
@@ -38,6 +39,20 @@ describe("applyDefaults", () => {
       const actual = applyDefaults(def.schema, structuredClone(object));
       assert.deepEqual(actual, expected, `${object.kind} ${object.metadata.name}`);
     }
+  });
+
+  it("for a status write, gives the defaults of the status only", () => {
+    const def = registry.byKind("slipway.dev/v1alpha1", "Cluster")!;
+    const sparse = samples().at(-1)!;
+    const withDefaultedStatus = (status: unknown) => {
+      const schema = { ...def.schema, properties: { ...def.schema.properties, status: Type.Object({ note: Type.String({ default: "none" }), phase: Type.Optional(Type.String()) }) } };
+      return applyDefaults(schema, { ...structuredClone(sparse), status }, { statusOnly: true }) as { spec: unknown; status: unknown };
+    };
+    const defaulted = withDefaultedStatus({ phase: "Running" });
+    assert.deepEqual(defaulted.status, { phase: "Running", note: "none" });
+    assert.deepEqual(defaulted.spec, sparse.spec, "the spec is left as it is");
+    const full = applyDefaults(def.schema, structuredClone(sparse)) as { spec: { controlPlane: { replicas?: number } } };
+    assert.equal(full.spec.controlPlane.replicas, 1, "a whole write defaults the spec");
   });
 
   it("fills in the defaults of a sparse cluster and leaves its status as it was", () => {

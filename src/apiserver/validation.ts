@@ -57,13 +57,26 @@ function reducedForDefaults(schema: TSchema): TSchema {
 }
 
 const reducedSchemas = new WeakMap<TSchema, TSchema>();
+const reducedStatusSchemas = new WeakMap<TSchema, TSchema>();
 
-/** Applies the schema's defaults to the value (mutating it where it can), as Value.Default does. */
-export function applyDefaults(schema: TSchema, value: unknown): unknown {
-  let reduced = reducedSchemas.get(schema);
+/** An object's schema with every property but its status taken as Unknown (no defaults there). */
+function statusOnly(schema: TSchema): TSchema {
+  if (schema[Kind] !== "Object") return schema;
+  const properties = Object.fromEntries(Object.entries(schema.properties as Record<string, TSchema>).map(([k, v]) => [k, k === "status" ? v : Type.Unknown()]));
+  return { ...schema, properties };
+}
+
+/**
+ * Applies the schema's defaults to the value (mutating it where it can), as Value.Default does. With
+ * `statusOnly`, only those of its status: a write of the status subresource changes nothing else, and
+ * the rest was defaulted when it was written.
+ */
+export function applyDefaults(schema: TSchema, value: unknown, options: { statusOnly?: boolean } = {}): unknown {
+  const cache = options.statusOnly ? reducedStatusSchemas : reducedSchemas;
+  let reduced = cache.get(schema);
   if (!reduced) {
-    reduced = reducedForDefaults(schema);
-    reducedSchemas.set(schema, reduced);
+    reduced = reducedForDefaults(options.statusOnly ? statusOnly(schema) : schema);
+    cache.set(schema, reduced);
   }
   return Value.Default(reduced, value);
 }
@@ -155,7 +168,7 @@ export const defaulting: AdmissionPlugin = {
       const dropped = pruneUnknownFields(def.schema, object);
       if (request.fieldValidation === "Warn") request.warnings.push(...dropped.map((f) => `unknown field "${f}"`));
     }
-    const defaulted = applyDefaults(def.schema, object) as KubeObject;
+    const defaulted = applyDefaults(def.schema, object, { statusOnly: request.request.resource.subresource === "status" }) as KubeObject;
     if (defaulted !== object) Object.assign(object, defaulted);
     const errors = schemaErrors(def.schema, object);
     if (errors.length > 0) throw new InvalidError(refOf(def, object.metadata.name), errors);
