@@ -119,7 +119,7 @@ export interface WatchOptions extends RequestOptions {
 
 export interface ObjectWatch {
   close(): void;
-  /** The revision up to which every event has been delivered. */
+  /** The revision up to which every event has been delivered (what a bookmark carries). */
   progress(): number;
 }
 
@@ -919,7 +919,8 @@ export class ObjectService {
         else onError(error);
       },
     });
-    return { close: () => watch.close(), progress: () => progress };
+    // Past the last change of the kind, to what the store has handed over of all of them (when it can tell).
+    return { close: () => watch.close(), progress: () => Math.max(progress, watch.progress?.() ?? 0) };
   }
 
   private translate(def: KindDefinition, event: WatchEvent, matches: (o: KubeObject) => boolean): ObjectEvent | undefined {

@@ -26,6 +26,8 @@ export interface RecordedWatch {
   error: Error | undefined;
   /** Resolves once `condition` holds; rejects (showing what arrived) after the wait limit. */
   until(condition: () => boolean, what: string): Promise<void>;
+  /** The watch's progress (Watch.progress), undefined where the store cannot tell. */
+  progress(): number | undefined;
   close(): void;
 }
 
@@ -51,6 +53,9 @@ export function recordWatch(store: Store, prefix: string, afterRevision: number,
         checks.add(check);
         check();
       });
+    },
+    progress() {
+      return watch.progress?.();
     },
     close() {
       watch.close();

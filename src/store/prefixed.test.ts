@@ -55,4 +55,25 @@ describe("PrefixedStore", () => {
     wb.close();
     assert.equal(family.watchers, 0, "closed watches leave the family");
   });
+
+  it("tells how far a member's watch is in the whole store: past other views' writes, and not while its own wait", async () => {
+    const quiet = family.view("pq");
+    const busy = family.view("pb");
+    const watch = recordWatch(quiet, "/", await base.revision());
+    for (let i = 0; i < 3; i++) await busy.create(`/k${i}`, "v");
+    await handedOver(() => watch.progress() === undefined);
+    assert.equal(watch.progress(), await base.revision(), "as far as the store once the other views' changes went by");
+
+    await quiet.create("/mine", "v");
+    assert.equal(watch.progress(), undefined, "its own change is not handed over yet");
+    await watch.until(() => watch.events.length === 1, "its own change");
+    await handedOver(() => watch.progress() === undefined);
+    assert.equal(watch.progress(), await base.revision());
+    watch.close();
+  });
 });
+
+/** Lets queued watch events go out (each channel hands them over on a later turn) while `waiting` holds, at most 100 turns. */
+async function handedOver(waiting: () => boolean): Promise<void> {
+  for (let turn = 0; turn < 100 && waiting(); turn++) await new Promise((resolve) => setImmediate(resolve));
+}

@@ -143,6 +143,7 @@ export class PrefixedStore implements Store {
           this.watches.delete(handle);
           direct.close();
         },
+        progress: () => direct.progress?.(),
       };
       watch = handle;
     }
@@ -209,10 +210,15 @@ export class PrefixedStoreFamily {
       view,
       prefix,
       afterRevision: options.afterRevision,
-      channel: new WatchChannel(options, () => {
-        this.unsubscribe(subscriber);
-        onEnd();
-      }),
+      // Every change the shared watch has handed over is dispatched at once: the member is as far as it.
+      channel: new WatchChannel(
+        options,
+        () => {
+          this.unsubscribe(subscriber);
+          onEnd();
+        },
+        () => this.shared?.progress?.(),
+      ),
     };
     let set = this.byView.get(view.prefix);
     if (!set) this.byView.set(view.prefix, (set = new Set()));

@@ -171,6 +171,29 @@ describe("SqliteStore", () => {
     }
   });
 
+  it("tells how far a watch is in the whole store: the head once live and handed over, not while replaying or holding events", async () => {
+    const store = SqliteStore.open(":memory:");
+    try {
+      const start = await store.revision();
+      for (let i = 0; i < 3; i++) await store.create(`/mine/${i}`, "v");
+      for (let i = 0; i < 3; i++) await store.create(`/other/${i}`, "v");
+      const w = recordWatch(store, "/mine/", start);
+      assert.equal(w.progress(), undefined, "its history is not handed over yet");
+      await w.until(() => w.events.length === 3, "the history");
+      assert.equal(w.progress(), await store.revision(), "past the other prefix's writes");
+      await store.create("/other/late", "v");
+      assert.equal(w.progress(), await store.revision(), "a write elsewhere moves it at once");
+      await store.create("/mine/late", "v");
+      assert.equal(w.progress(), undefined, "its own change waits to be handed over");
+      await w.until(() => w.events.length === 4, "its own change");
+      assert.equal(w.progress(), await store.revision());
+      w.close();
+      assert.equal(w.progress(), undefined, "a closed watch tells nothing");
+    } finally {
+      await store.close();
+    }
+  });
+
   it("hands over from a long replay to live delivery without a gap or a duplicate", async () => {
     const store = SqliteStore.open(":memory:");
     try {

@@ -357,7 +357,12 @@ export class SqliteStore implements Store {
   watch(prefix: string, options: WatchOptions): Watch {
     const watcher: LiveWatcher = {
       prefix,
-      channel: new WatchChannel(options, () => this.watchers.delete(watcher)),
+      // A live watcher has been pushed every change up to the head: notify() runs in the write itself.
+      channel: new WatchChannel(
+        options,
+        () => this.watchers.delete(watcher),
+        () => (watcher.live ? this.head : undefined),
+      ),
       cursor: options.afterRevision,
       live: false,
     };

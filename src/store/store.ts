@@ -84,6 +84,13 @@ export interface WatchOptions {
 
 export interface Watch {
   close(): void;
+  /**
+   * The revision up to which every change under the watched prefix has been handed to `onEvent`, when
+   * the store can tell now (nothing is waiting to be handed over); undefined when it cannot. It moves
+   * with the whole store's writes, not only the prefix's, as etcd's progress notification does: a
+   * bookmark that carries it lets a watch of a quiet prefix resume after history elsewhere was compacted.
+   */
+  progress?(): number | undefined;
 }
 
 export interface Store {

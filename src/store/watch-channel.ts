@@ -13,7 +13,15 @@ export class WatchChannel implements Watch {
   constructor(
     private readonly options: WatchOptions,
     private readonly onEnd: () => void = () => {},
+    /** The revision up to which the source has pushed every change it will push (undefined: unknown). */
+    private readonly pushedTo: () => number | undefined = () => undefined,
   ) {}
+
+  /** The revision up to which every change has been handed to `onEvent`: the source's, once the queue is empty. */
+  progress(): number | undefined {
+    if (this.isEnded || this.queue.length > 0) return undefined;
+    return this.pushedTo();
+  }
 
   /** True once the watch was closed or failed; later pushes are dropped. */
   get isEnded(): boolean {
