@@ -108,4 +108,27 @@ describe("WatchChannel", () => {
     assert.deepEqual(r.errors, [failure]);
     assert.equal(r.ended, 1);
   });
+
+  it("answers no progress from inside a delivery, while the rest of its batch is still due", async () => {
+    const r = recorder();
+    const seen: (number | undefined)[] = [];
+    const channel: WatchChannel = new WatchChannel(
+      {
+        ...r.options,
+        onEvent: (event) => {
+          r.options.onEvent(event);
+          seen.push(channel.progress());
+        },
+      },
+      r.onEnd,
+      () => 3,
+    );
+    channel.push(put(1));
+    channel.push(put(2));
+    channel.push(put(3));
+    assert.equal(channel.progress(), undefined, "queued changes are not handed over");
+    await r.settled;
+    assert.deepEqual(seen, [undefined, undefined, undefined]);
+    assert.equal(channel.progress(), 3, "the source's revision once the batch is delivered");
+  });
 });

@@ -9,6 +9,8 @@ export class WatchChannel implements Watch {
   private pendingError: Error | undefined;
   private scheduled = false;
   private ended = false;
+  /** True while a batch is being handed over: its later events are out of the queue but not yet delivered. */
+  private delivering = false;
 
   constructor(
     private readonly options: WatchOptions,
@@ -17,9 +19,12 @@ export class WatchChannel implements Watch {
     private readonly pushedTo: () => number | undefined = () => undefined,
   ) {}
 
-  /** The revision up to which every change has been handed to `onEvent`: the source's, once the queue is empty. */
+  /**
+   * The revision up to which every change has been handed to `onEvent`: the source's, once the queue is
+   * empty and no batch is being handed over (asked from inside `onEvent`, the rest of its batch is still due).
+   */
   progress(): number | undefined {
-    if (this.isEnded || this.queue.length > 0) return undefined;
+    if (this.isEnded || this.delivering || this.queue.length > 0) return undefined;
     return this.pushedTo();
   }
 
@@ -61,15 +66,20 @@ export class WatchChannel implements Watch {
     this.scheduled = false;
     const batch = this.queue;
     this.queue = [];
-    for (const event of batch) {
-      if (this.ended) return;
-      try {
-        this.options.onEvent(event);
-      } catch (error) {
-        this.queue = [];
-        this.finish(error instanceof Error ? error : new Error(String(error)));
-        return;
+    this.delivering = true;
+    try {
+      for (const event of batch) {
+        if (this.ended) return;
+        try {
+          this.options.onEvent(event);
+        } catch (error) {
+          this.queue = [];
+          this.finish(error instanceof Error ? error : new Error(String(error)));
+          return;
+        }
       }
+    } finally {
+      this.delivering = false;
     }
     if (this.queue.length > 0) return;
     if (this.pendingError !== undefined) this.finish(this.pendingError);
