@@ -9,6 +9,11 @@ import type { Transport, TransportRequest, TransportResponse, TransportStream } 
 
 const object = (name: string, resourceVersion: string, phase = "Pending"): KubeObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, resourceVersion }, data: { phase } });
 const line = (type: string, o: unknown) => `${JSON.stringify({ type, object: o })}\n`;
+/** A random source that answers the given numbers in turn, over and over. */
+const seeded = (numbers: number[]) => {
+  let i = 0;
+  return () => numbers[i++ % numbers.length]!;
+};
 
 /** Lists answer the next scripted list; watches stream the next scripted events (or fail). */
 class Script implements Transport {
@@ -68,6 +73,7 @@ describe("LiveCollection", () => {
           if (collection.items.size === 1 && collection.items.has("c") && retries.length > 0) resolve();
         },
         (error) => retries.push(error.message),
+        { random: seeded([0, 0.5, 0.999]) },
       );
     });
     const { watching } = await collection!.start();
@@ -80,8 +86,8 @@ describe("LiveCollection", () => {
     assert.deepEqual(transport.requests.slice(0, 3), [
       "/api/v1/namespaces/default/configmaps?labelSelector=app%3Ddemo",
       "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=10&labelSelector=app%3Ddemo&allowWatchBookmarks=true&timeoutSeconds=300",
-      "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=3&labelSelector=app%3Ddemo&allowWatchBookmarks=true&timeoutSeconds=300",
-    ], "each watch goes on from the last version seen");
+      "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=3&labelSelector=app%3Ddemo&allowWatchBookmarks=true&timeoutSeconds=450",
+    ], "each watch goes on from the last version seen, and asks for 5 to 10 minutes");
   });
 
   it("does not open watch after watch in a tight loop when the server refuses each at once, and stops at once when told", async () => {
@@ -117,7 +123,7 @@ describe("LiveCollection", () => {
         {},
         () => collection.items.size === 2 && resolve(),
         () => {},
-        (o) => ({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name } }),
+        { keep: (o) => ({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name } }) },
       );
     });
     const { watching } = await collection!.start();

@@ -8,12 +8,23 @@ import type { KubeWatch, WatchEvent } from "./watch.ts";
 const RETRY_MS = 1000;
 /** The longest pause between watches that keep ending at once. */
 const MAX_PAUSE_MS = 30_000;
-/** How long the server keeps one watch open before the client opens the next. */
-const WATCH_SECONDS = 300;
+/**
+ * The shortest time the server keeps one watch open before the client opens the next; each watch asks for
+ * between this and twice this, at random (client-go's reflector does the same), so the watches a process
+ * keeps — one per workload cluster — do not all end and open again together, and end less often.
+ */
+export const MIN_WATCH_SECONDS = 300;
 
 export interface Selector {
   labelSelector?: string;
   fieldSelector?: string;
+}
+
+export interface LiveCollectionOptions<T> {
+  /** What is kept of each object (by default all of it): a large collection held long keeps only what its reader reads. */
+  keep?: (object: T) => T;
+  /** A number in [0, 1) for each watch's length (default Math.random; tests give a seeded one). */
+  random?: () => number;
 }
 
 /** The objects of a collection (in one namespace, or cluster-scoped) that match a selector, kept current, by name. */
@@ -32,9 +43,12 @@ export class LiveCollection<T extends KubeObject> {
     private readonly onChange: () => void,
     /** Told when the server cannot be reached and the watch is retried. */
     private readonly onRetry: (error: KubeUnreachableError) => void,
-    /** What is kept of each object (by default all of it): a large collection held long keeps only what its reader reads. */
-    private readonly keep: (object: T) => T = (object) => object,
+    private readonly options: LiveCollectionOptions<T> = {},
   ) {}
+
+  private keep(object: T): T {
+    return this.options.keep ? this.options.keep(object) : object;
+  }
 
   /** Lists the objects; then keeps them current until `stop`. The promise it answers ends when watching ends. */
   async start(): Promise<{ watching: Promise<void> }> {
@@ -74,10 +88,11 @@ export class LiveCollection<T extends KubeObject> {
     while (!this.stopped) {
       const openedAt = Date.now();
       let told = false;
+      const timeoutSeconds = Math.floor(MIN_WATCH_SECONDS * (1 + (this.options.random ?? Math.random)()));
       try {
         this.current = this.client.watch<T>(
           this.path,
-          { ...this.selector, allowWatchBookmarks: true, timeoutSeconds: WATCH_SECONDS, ...(this.resourceVersion ? { resourceVersion: this.resourceVersion } : {}) },
+          { ...this.selector, allowWatchBookmarks: true, timeoutSeconds, ...(this.resourceVersion ? { resourceVersion: this.resourceVersion } : {}) },
           (event) => {
             told = true;
             this.apply(event);

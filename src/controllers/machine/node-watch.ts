@@ -123,7 +123,7 @@ export class NodeWatch implements EventSource {
           entry.current = false;
           this.options.onRetry?.(clusterKey, error);
         },
-        nodeAsRead,
+        { keep: nodeAsRead },
       ),
     };
     this.clusters.set(clusterKey, entry);
