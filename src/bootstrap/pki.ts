@@ -226,8 +226,14 @@ export async function createServiceAccountKeyPair(): Promise<{ publicKeyPem: str
   });
 }
 
+/** The hashes of the CA certificates most recently hashed, by PEM (a cluster's machines share one CA). */
+const recentCaHashes = new Map<string, string>();
+const RECENT_CA_HASHES = 1024;
+
 /** kubeadm's --discovery-token-ca-cert-hash: SHA-256 of the CA certificate's DER SubjectPublicKeyInfo. */
 export function caCertHash(caCertPem: string): string {
+  const known = recentCaHashes.get(caCertPem);
+  if (known !== undefined) return known;
   // Node's own parser: a join is rendered for every machine, and this is several times cheaper than
   // the ASN.1 decoding of the x509 library.
   let spki: Buffer;
@@ -236,7 +242,10 @@ export function caCertHash(caCertPem: string): string {
   } catch (error) {
     throw new PkiError("not a valid PEM certificate", { cause: error });
   }
-  return "sha256:" + createHash("sha256").update(spki).digest("hex");
+  const hash = "sha256:" + createHash("sha256").update(spki).digest("hex");
+  recentCaHashes.set(caCertPem, hash);
+  if (recentCaHashes.size > RECENT_CA_HASHES) recentCaHashes.delete(recentCaHashes.keys().next().value!);
+  return hash;
 }
 
 export function certificateInfo(certPem: string): CertificateInfo {
