@@ -256,7 +256,17 @@ describe("bring your own hosts over SSH", { skip: unavailable }, () => {
     const hostPool = () => JSON.parse(ok("get", "hostmachinepool", "racked-hosts", "-o", "json")) as { metadata: { ownerReferences?: { kind: string; name: string }[] }; status?: { available?: number; hostNames?: string[]; providerIDList?: string[]; reason?: string; message?: string } };
     const readyNodes = () => (JSON.parse(kubectlOk(kubeconfig, ["get", "nodes", "-o", "json"])) as typeof nodes).items.filter((n) => n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")).map((n) => n.metadata.name).sort();
     const labName = (hostObject: string) => lab.hosts[Number(hostObject.slice(1)) - 1]!.name;
-    await eventually(() => pool().status?.phase === "Running" && pool().status?.readyReplicas === 1, { what: "the pool of hosts to run one replica", timeoutMs: 120_000, intervalMs: 500 });
+    // What the pool, its hosts and machines say, should it not get there (asked only on a timeout).
+    const poolState = () =>
+      [
+        kubectl(kc, ["get", "machinepool,hostmachinepool,machine,host", "-o", "wide"]).stdout,
+        kubectl(kc, ["get", "machinepool", "racked", "-o", "jsonpath={.status}"]).stdout,
+        kubectl(kc, ["get", "hostmachinepool", "racked-hosts", "-o", "jsonpath={.status}"]).stdout,
+        kubectl(kc, ["get", "events", "--sort-by=.lastTimestamp"]).stdout.split("\n").slice(-40).join("\n"),
+        kubectl(kubeconfig, ["get", "nodes", "-o", "wide"]).stdout,
+        server.output().split("\n").filter((l) => /"level":(40|50)/.test(l)).slice(-20).join("\n"),
+      ].join("\n");
+    await eventually(() => pool().status?.phase === "Running" && pool().status?.readyReplicas === 1, { what: "the pool of hosts to run one replica", timeoutMs: 120_000, intervalMs: 500, describe: poolState });
     assert.deepEqual(pool().metadata.ownerReferences?.map((o) => `${o.kind}/${o.name}`), ["Cluster/mixed"], "the pool is adopted by its cluster");
     assert.deepEqual(hostPool().metadata.ownerReferences?.map((o) => `${o.kind}/${o.name}`), ["MachinePool/racked"], "the HostMachinePool is owned by its pool");
     const [held = ""] = hostPool().status?.hostNames ?? [];
@@ -273,7 +283,7 @@ describe("bring your own hosts over SSH", { skip: unavailable }, () => {
     assert.match(hostPool().status?.message ?? "", /spec\.replicas of MachinePool racked \(3\) exceeds the hosts available/);
     assert.deepEqual(hostPool().status?.hostNames, [held], "no host is claimed while the pool asks for more than there are");
     ok("scale", "machinepool", "racked", "--replicas", "2");
-    await eventually(() => pool().status?.readyReplicas === 2, { what: "the pool to run on both selected hosts", timeoutMs: 120_000, intervalMs: 500 });
+    await eventually(() => pool().status?.readyReplicas === 2, { what: "the pool to run on both selected hosts", timeoutMs: 120_000, intervalMs: 500, describe: poolState });
     assert.deepEqual(hostPool().status?.hostNames, ["h2", "h3"]);
     assert.deepEqual(readyNodes().filter((n) => n.startsWith("host-")).sort(), [lab.hosts[1]!.name, lab.hosts[2]!.name]);
 

@@ -161,7 +161,15 @@ export class StopWaiting extends Error {
  * throws are retried (the API may be briefly away) and the last is reported at the timeout — except
  * StopWaiting, which ends the wait at once.
  */
-export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, options: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
+/**
+ * Waits until `check` answers something (not undefined or false). On timeout the error names `what`, the
+ * check's last error, and what `describe` says of the state at that moment (for a failure in CI, where
+ * nothing else of the run is kept).
+ */
+export async function eventually<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  options: { timeoutMs?: number; intervalMs?: number; what?: string; describe?: () => string | Promise<string> } = {},
+): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 20_000);
   let last: unknown;
   while (Date.now() < deadline) {
@@ -174,5 +182,13 @@ export async function eventually<T>(check: () => T | undefined | false | Promise
     }
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 100));
   }
-  throw new Error(`timed out waiting for ${options.what ?? "a condition"}${last ? `: ${(last as Error).message}` : ""}`);
+  let state = "";
+  if (options.describe) {
+    try {
+      state = `\n${await options.describe()}`;
+    } catch (e) {
+      state = `\n(the state could not be described: ${(e as Error).message})`;
+    }
+  }
+  throw new Error(`timed out waiting for ${options.what ?? "a condition"}${last ? `: ${(last as Error).message}` : ""}${state}`);
 }
