@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import type { KindDefinition } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import type { Watch, WatchEvent } from "../store/store.ts";
-import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN, type ObjectService } from "./objects.ts";
+import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN, storedHead, type ObjectService } from "./objects.ts";
 import { objectKey, REGISTRY_ROOT, StorageLayout } from "./storage-keys.ts";
 import { deleteIfPresent } from "../api/presence.ts";
 
@@ -147,7 +147,10 @@ export class Collectors {
     const def = this.layout.parse(key)?.def;
     if (!def) return;
     if (event.type === "put") {
-      if (!this.byKey.has(key) && unremarkable(def, event.kv.value)) return;
+      const indexed = this.byKey.get(key);
+      if (!indexed && unremarkable(def, event.kv.value)) return;
+      // Most updates are status writes: what the index holds of the object is as it was, and it was acted on then.
+      if (indexed && event.prev && !mayChangeIndex(def, event.kv.value, event.prev.value)) return;
       const entry = this.index(key, def, JSON.parse(event.kv.value) as KubeObject);
       if (entry.pending) this.enqueue({ type: "finalize", key });
       if (entry.terminatingNamespace) this.enqueue({ type: "namespace", name: entry.name });
@@ -287,6 +290,36 @@ export class Collectors {
     this.log.info({ namespace: name }, "namespace is empty; removing it");
     await this.ignoreNotFound(this.objects.patch(nsDef, undefined, name, "merge", { spec: { finalizers: null } }));
   }
+}
+
+/**
+ * Whether an update of an indexed object can change what the index holds of it: its owners (the text of
+ * its ownerReferences) or its deletion (which brings deletionTimestamp, and with it the finalizers that
+ * matter). Its name, namespace and uid do not change in an update. In the stored form the metadata comes
+ * first, so the first `"ownerReferences":[` is the metadata's when it has one (a quote inside a string is
+ * escaped, so none is found there); a value in another form is always a change. Conservative: any
+ * deletionTimestamp, anywhere, counts as one.
+ */
+export function mayChangeIndex(def: KindDefinition, value: string, previous: string): boolean {
+  const head = storedHead(def);
+  if (!value.startsWith(head) || !previous.startsWith(head) || value.includes('"deletionTimestamp"')) return true;
+  return ownersText(value) !== ownersText(previous);
+}
+
+/** The text of the first `"ownerReferences":[…]` in a JSON text, to its closing bracket (brackets in strings skipped). */
+function ownersText(value: string): string | undefined {
+  const at = value.indexOf('"ownerReferences":[');
+  if (at < 0) return undefined;
+  let inString = false;
+  for (let i = at + '"ownerReferences":['.length; i < value.length; i++) {
+    const c = value[i];
+    if (inString) {
+      if (c === "\\") i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "]") return value.slice(at, i + 1);
+  }
+  return value.slice(at);
 }
 
 /**

@@ -945,7 +945,7 @@ const matchAll = (_object: KubeObject): boolean => true;
 const heads = new WeakMap<KindDefinition, string>();
 
 /** How every value encode() stores for a kind begins, up to the inside of its metadata. */
-function storedHead(def: KindDefinition): string {
+export function storedHead(def: KindDefinition): string {
   let head = heads.get(def);
   if (head === undefined) {
     head = `{"apiVersion":${JSON.stringify(apiVersionOf(def))},"kind":${JSON.stringify(def.kind)},"metadata":{`;
