@@ -6,7 +6,7 @@ import { timingSafeEqual, X509Certificate } from "node:crypto";
 import type { TLSSocket } from "node:tls";
 import type { FastifyRequest } from "fastify";
 import { certificateInfo, derToPem } from "../bootstrap/pki.ts";
-import { BoundedCache } from "./bounded-cache.ts";
+import { BoundedCache } from "../api/bounded-cache.ts";
 import { GROUP_AUTHENTICATED } from "./authorization/types.ts";
 import type { Identity } from "./request-context.ts";
 

@@ -6,6 +6,7 @@ import * as x509 from "@peculiar/x509";
 import { createHash, createPrivateKey, createPublicKey, generateKeyPair, randomBytes, webcrypto, X509Certificate } from "node:crypto";
 import { isIP } from "node:net";
 import type { TLSSocket } from "node:tls";
+import { BoundedCache } from "../api/bounded-cache.ts";
 
 // The library finds no WebCrypto by itself on Node; every call below uses this one.
 const subtleCrypto = webcrypto as unknown as Crypto;
@@ -227,8 +228,7 @@ export async function createServiceAccountKeyPair(): Promise<{ publicKeyPem: str
 }
 
 /** The hashes of the CA certificates most recently hashed, by PEM (a cluster's machines share one CA). */
-const recentCaHashes = new Map<string, string>();
-const RECENT_CA_HASHES = 1024;
+const recentCaHashes = new BoundedCache<string>(1024);
 
 /** kubeadm's --discovery-token-ca-cert-hash: SHA-256 of the CA certificate's DER SubjectPublicKeyInfo. */
 export function caCertHash(caCertPem: string): string {
@@ -244,7 +244,6 @@ export function caCertHash(caCertPem: string): string {
   }
   const hash = "sha256:" + createHash("sha256").update(spki).digest("hex");
   recentCaHashes.set(caCertPem, hash);
-  if (recentCaHashes.size > RECENT_CA_HASHES) recentCaHashes.delete(recentCaHashes.keys().next().value!);
   return hash;
 }
 

@@ -246,8 +246,8 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
     let result: Result = {};
     let failure: unknown;
     let statusWritten = false;
-    /** Whether writeStatus wrote: then `persisted` is the object as stored, newer than `scope.object`. */
-    let statusWrittenNow = false;
+    /** Whether writeStatus stored a change (`statusWritten`: whether it ran): then `persisted` is newer than `scope.object`. */
+    let statusStored = false;
     let removed = false;
     const at: { step?: string } = {};
 
@@ -274,7 +274,7 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
       persisted = written;
       // The reconcile ends with this write (the finalizer's removal starts from `persisted`): no working
       // copy of what was written is needed.
-      statusWrittenNow = true;
+      statusStored = true;
       // The events of a status change that was written are due even if the shard is lost meanwhile.
       await options.afterStatusWrite?.({ ...ctx, event: (o, type, reason, message) => ctx.event(o, type, reason, message, { written: true }) }, scope, previous, written);
     };
@@ -287,7 +287,7 @@ export function objectReconciler<T extends KubeObject, S extends Scope<T> = Scop
         if (finalizer && done) {
           // The status goes first: removing the last finalizer removes the object.
           await writeStatus(true);
-          const next = JSON.parse(JSON.stringify(statusWrittenNow ? persisted : scope.object)) as T;
+          const next = JSON.parse(JSON.stringify(statusStored ? persisted : scope.object)) as T;
           next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f) => f !== finalizer);
           await ownWrite(() => objects.update(next));
           own.forget(ctx.key);

@@ -159,12 +159,8 @@ export class StopWaiting extends Error {
 /**
  * Polls until `check` returns a value (not undefined/false), or fails after the timeout. Errors a check
  * throws are retried (the API may be briefly away) and the last is reported at the timeout — except
- * StopWaiting, which ends the wait at once.
- */
-/**
- * Waits until `check` answers something (not undefined or false). On timeout the error names `what`, the
- * check's last error, and what `describe` says of the state at that moment (for a failure in CI, where
- * nothing else of the run is kept).
+ * StopWaiting, which ends the wait at once. The timeout's error names `what`, the check's last error, and
+ * what `describe` says of the state at that moment (for a failure in CI, where nothing else of the run is kept).
  */
 export async function eventually<T>(
   check: () => T | undefined | false | Promise<T | undefined | false>,
