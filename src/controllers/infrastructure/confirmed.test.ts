@@ -17,7 +17,7 @@ function connection(resourceVersion: string): ConnectionObject {
   return { apiVersion: "slipway.dev/v1alpha1", kind: "Connection", metadata: { name: "east", namespace: "default", resourceVersion }, spec: { provider: "sim", region: "sim-east-1" } } as ConnectionObject;
 }
 
-const network = (state: ResourceInfo["state"]): ResourceInfo => ({ id: "vpc-1", state, cloudState: state === "ready" ? "available" : "pending", tags: {} }) as ResourceInfo;
+const network = (state: ResourceInfo["state"]): ResourceInfo => ({ id: "vpc-1", kind: "network", state, cloudState: state === "ready" ? "available" : "pending", tags: {} });
 
 describe("ConfirmedResources", () => {
   it("serves a resource seen ready to the next reconcile of the same versions, within its time", () => {

@@ -103,18 +103,17 @@ export class InstanceWatch implements EventSource {
    */
   async instance(namespace: string | undefined, connection: string, id: string, read: () => Promise<InstanceInfo | undefined>): Promise<InstanceInfo | undefined> {
     const key = instanceIndexKey(namespace, connection, id);
-    const feed = this.feeds.get(keyFor(namespace, connection));
+    const feed = () => this.feeds.get(keyFor(namespace, connection));
+    const resetAt = () => feed()?.resetAt ?? -Infinity;
     const ttl = this.options.runningForMs ?? 0;
     const sighting = this.sightings.get(key);
     const readAt = this.now();
-    if (sighting && "info" in sighting && feed?.cursor !== undefined && readAt - sighting.readAt < ttl && sighting.readAt > (feed.resetAt ?? -Infinity)) {
-      return sighting.info;
-    }
+    if (sighting && "info" in sighting && feed()?.cursor !== undefined && readAt - sighting.readAt < ttl && sighting.readAt > resetAt()) return sighting.info;
     const instance = await read();
     if (ttl <= 0) return instance;
     const since = this.sightings.get(key);
     // A change told of after the read began may be newer than what the read answered.
-    const changedSince = (since !== undefined && "changedAt" in since && since.changedAt >= readAt) || (this.feeds.get(keyFor(namespace, connection))?.resetAt ?? -Infinity) >= readAt;
+    const changedSince = (since !== undefined && "changedAt" in since && since.changedAt >= readAt) || resetAt() >= readAt;
     if (instance?.state === "ready" && !changedSince) this.sightings.set(key, { info: instance, readAt });
     else if (since !== undefined && "info" in since) this.sightings.delete(key);
     return instance;
