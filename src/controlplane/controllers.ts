@@ -15,7 +15,7 @@ import { registerAddonController } from "../controllers/addon/controller.ts";
 import { registerClusterAddonsController } from "../controllers/addon/cluster-status.ts";
 import { registerLogicalCloudController } from "../controllers/logicalcloud/controller.ts";
 import { registerHostController } from "../controllers/host/controller.ts";
-import { DEFAULT_INFRASTRUCTURE_SETTINGS, registerInfrastructureController } from "../controllers/infrastructure/controller.ts";
+import { registerInfrastructureController } from "../controllers/infrastructure/controller.ts";
 import { ProviderResolver } from "../controllers/providers.ts";
 import { registerMachineController } from "../controllers/machine/controller.ts";
 import { registerMachinePoolController } from "../controllers/machinepool/controller.ts";
@@ -119,10 +119,7 @@ export async function startControllers(options: ControllersOptions): Promise<Run
   // flight, more of them at once keep the CPU busy instead of the queues long.
   registerConnectionController(manager, { providers });
   registerClusterController(manager, { providers, workloads, pki }, { pollMs, concurrency: 16 });
-  // What an Infrastructure's reconcile saw ready serves the next ones for at most half a sync period, so
-  // that a resync still finds a resource lost behind its back.
-  const confirmedForMs = options.syncPeriodMs === undefined ? {} : { confirmedForMs: Math.min(DEFAULT_INFRASTRUCTURE_SETTINGS.confirmedForMs, options.syncPeriodMs / 2) };
-  registerInfrastructureController(manager, { providers }, { pollMs: Math.min(pollMs, 500), concurrency: 16, ...confirmedForMs });
+  registerInfrastructureController(manager, { providers }, { pollMs: Math.min(pollMs, 500), concurrency: 16 });
   registerMachinePoolController(manager, { providers, workloads }, { pollMs, concurrency: 16 });
   registerMachineController(manager, { providers, workloads }, { pollMs, concurrency: 32 });
   registerBootstrapConfigController(manager, { workloads }, { pollMs });

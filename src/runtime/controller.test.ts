@@ -191,33 +191,6 @@ describe("Controller", () => {
     await manager.stop();
   });
 
-  it("with `matters`, queues the keys of a watched object coming or going only when it matters", async () => {
-    const calls = new Map<string, number>();
-    const { connections, manager, controller } = await run(async (ctx): Promise<Result> => {
-      calls.set(ctx.key, (calls.get(ctx.key) ?? 0) + 1);
-      return {};
-    });
-    controller.watch(
-      manager.informer(connectionKind),
-      (c) => [`default/mapped-${c.metadata.name}`],
-      undefined,
-      (c) => c.metadata.labels?.["matters"] === "yes",
-    );
-    await connections.create({ ...connection("quiet"), metadata: { name: "quiet", namespace: "default" } });
-    await connections.create({ ...connection("loud"), metadata: { name: "loud", namespace: "default", labels: { matters: "yes" } } });
-    await until(() => calls.get("default/loud") === 1 && calls.get("default/quiet") === 1 && calls.get("default/mapped-loud") === 1, "the first reconciles");
-    await connections.delete("default", "quiet");
-    await connections.delete("default", "loud");
-    await until(() => calls.get("default/mapped-loud") === 2, "the one that matters queues its key when it goes");
-    // Keys are worked in the order queued: had the quiet one's creation or deletion queued its key, it would have run by now.
-    assert.equal(calls.get("default/mapped-quiet"), undefined, "the one that does not matter queued nothing, coming or going");
-    // An update is `changed`'s to judge, not `matters`': a change of the quiet kind still queues.
-    await connections.create({ ...connection("later"), metadata: { name: "later", namespace: "default" } });
-    await connections.patch("default", "later", "merge", { metadata: { labels: { touched: "yes" } } });
-    await until(() => calls.get("default/mapped-later") === 1, "an update queues whatever `matters` says");
-    await manager.stop();
-  });
-
   it("backs off a failing key, logging each failure, but retries conflicts quietly", async () => {
     const clock = new ManualClock();
     const { log, lines } = recordingLogger("info");

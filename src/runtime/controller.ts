@@ -173,24 +173,15 @@ export class Controller<T extends KubeObject> {
   /**
    * Changes to objects of another kind queue the keys `keysOf` names (e.g. an owner's key). With
    * `changed`, an update queues them only when it says the change matters to this controller (every
-   * status write of a busy kind would otherwise queue its watchers again); with `matters`, an object
-   * coming or going queues them only when it says the object matters to this controller.
+   * status write of a busy kind would otherwise queue its watchers again).
    */
-  watch<U extends KubeObject>(
-    informer: Informer<U>,
-    keysOf: (object: U) => readonly string[],
-    changed?: (previous: U, object: U) => boolean,
-    matters?: (object: U) => boolean,
-  ): void {
+  watch<U extends KubeObject>(informer: Informer<U>, keysOf: (object: U) => readonly string[], changed?: (previous: U, object: U) => boolean): void {
     const each = (object: U) => {
       for (const key of keysOf(object)) this.enqueue(key);
     };
-    const comingOrGoing = (object: U) => {
-      if (!matters || matters(object)) each(object);
-    };
     this.unsubscribe.push(
       informer.on({
-        added: comingOrGoing,
+        added: each,
         updated: (previous, object) => {
           // A resync of a watched kind queues nothing: this controller's own informer resyncs every key it
           // has, at a rate held over the fleet. Fanned out, one Connection's resync every 10 minutes
@@ -198,7 +189,7 @@ export class Controller<T extends KubeObject> {
           if (previous === object) return;
           if (!changed || changed(previous, object)) each(object);
         },
-        deleted: comingOrGoing,
+        deleted: each,
       }),
     );
   }

@@ -12,7 +12,7 @@ import { DEFAULT_ACCOUNT, type SimCloudOptions } from "../../simcloud/cloud.ts";
 import { controllerRef, TAG_CLUSTER_UID, TAG_OWNER_UID, TAG_ROLE } from "../contract.ts";
 import { names } from "../../api/slipway/names.ts";
 import { manifest } from "../../api/testing.ts";
-import { controllerTestEnvs, type ControllerTestEnv } from "../testing.ts";
+import { controllerTestEnvs } from "../testing.ts";
 import { registerInfrastructureController, type InfrastructureControllerOptions } from "./controller.ts";
 import { SSH_PRIVATE_KEY, SSH_PUBLIC_KEY } from "./sshkey.ts";
 
@@ -62,36 +62,6 @@ async function setup(cloud: SimCloudOptions = {}, options: InfrastructureControl
     return counts;
   };
   return { env, cluster, infras, createInfra, waitForPhase, owned, eventCounts };
-}
-
-/** Counts the reads of single resources (by kind) and the listings of DNS records the controller's providers make. */
-function countReads(env: ControllerTestEnv) {
-  const reads: string[] = [];
-  let dnsLists = 0;
-  const spied = new WeakSet<object>();
-  const open = env.providers.open.bind(env.providers);
-  env.providers.open = async (connection, needs) => {
-    const provider = await open(connection, needs);
-    const { clusterInfrastructure: infrastructure, dns } = provider.capabilities;
-    if (infrastructure && !spied.has(infrastructure)) {
-      spied.add(infrastructure);
-      const get = infrastructure.get.bind(infrastructure);
-      infrastructure.get = (kind, id) => {
-        reads.push(kind);
-        return get(kind, id);
-      };
-    }
-    if (dns && !spied.has(dns)) {
-      spied.add(dns);
-      const findTagged = dns.findTagged.bind(dns);
-      dns.findTagged = (tags) => {
-        dnsLists++;
-        return findTagged(tags);
-      };
-    }
-    return provider;
-  };
-  return { reads, dnsLists: () => dnsLists };
 }
 
 describe("infrastructure controller", () => {
@@ -214,29 +184,6 @@ describe("infrastructure controller", () => {
     const keyPairs = await owned(infra.metadata.uid!, "keyPair");
     assert.deepEqual(keyPairs.map((k) => k.id), [again!.status!.keyPairId]);
     assert.equal((await eventCounts(infra.metadata.uid!)).get("KeyPairLost"), 1);
-  });
-
-  it("asks the cloud again for the resources it saw ready only once the Infrastructure changes", async () => {
-    const { env, infras, createInfra, waitForPhase } = await setup({}, { confirmedForMs: 60_000 });
-    const spy = countReads(env);
-    await createInfra();
-    await waitForPhase("Ready");
-    // A reconcile of the Infrastructure as it was (its cluster's pause ended) reaches its DNS records
-    // without reading a resource: each was seen ready moments ago.
-    spy.reads.length = 0;
-    let lists = spy.dnsLists();
-    const clusters = env.client.of(clusterKind);
-    const cluster = await clusters.get(NS, "demo");
-    await clusters.update({ ...cluster, spec: { ...cluster.spec, paused: true } });
-    const paused = await clusters.get(NS, "demo");
-    await clusters.update({ ...paused, spec: { ...paused.spec, paused: false } });
-    await until(() => spy.dnsLists() > lists, "a reconcile once the pause ended");
-    assert.deepEqual(spy.reads, []);
-    // Any change of it reads every resource again.
-    lists = spy.dnsLists();
-    await infras.patch(NS, "demo-east", "merge", { metadata: { annotations: { touched: "1" } } });
-    await until(() => spy.dnsLists() > lists, "a reconcile of the changed Infrastructure");
-    assert.deepEqual([...spy.reads].sort(), ["keyPair", "loadBalancer", "network", "securityGroup", "subnet", "subnet", "subnet"]);
   });
 
   it("fails with CreateNetworkFailed when the network quota is used up, and recovers once it is raised", async () => {

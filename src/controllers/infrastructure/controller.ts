@@ -15,8 +15,7 @@ import type { BackoffOptions } from "../../runtime/queue.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
 import { unlessPaused } from "../contract.ts";
 import type { ProviderResolver } from "../providers.ts";
-import { ConfirmedResources } from "./confirmed.ts";
-import { crossCloudView, hasPublicAddress, machineAddressesChanged } from "./crosscloud.ts";
+import { crossCloudView, machineAddressesChanged } from "./crosscloud.ts";
 import { infrastructureDeletePhases, infrastructurePhases, type InfrastructureScope, type InfrastructureSettings } from "./phases.ts";
 import { collapseRepeats, statusEvents, summarizeInfrastructure } from "./status.ts";
 
@@ -46,7 +45,6 @@ export const DEFAULT_INFRASTRUCTURE_SETTINGS: InfrastructureSettings = {
   pollMs: 500,
   failureRetryMs: 30_000,
   dependencyRetryMs: 2_000,
-  confirmedForMs: 2 * 60_000,
 };
 
 export function registerInfrastructureController(
@@ -64,9 +62,7 @@ export function registerInfrastructureController(
     pollMs: options.pollMs ?? DEFAULT_INFRASTRUCTURE_SETTINGS.pollMs,
     failureRetryMs: options.failureRetryMs ?? DEFAULT_INFRASTRUCTURE_SETTINGS.failureRetryMs,
     dependencyRetryMs: options.dependencyRetryMs ?? DEFAULT_INFRASTRUCTURE_SETTINGS.dependencyRetryMs,
-    confirmedForMs: options.confirmedForMs ?? DEFAULT_INFRASTRUCTURE_SETTINGS.confirmedForMs,
   };
-  const confirmed = new ConfirmedResources(settings.confirmedForMs);
   infrastructures.cache.addIndex(CONNECTION_INDEX, (infra) => [keyFor(infra.metadata.namespace, infra.spec.connection)]);
   infrastructures.cache.addIndex(INFRA_CLUSTER_INDEX, (infra) => [keyFor(infra.metadata.namespace, infra.spec.clusterName)]);
   machines.cache.addIndex(MACHINE_CLUSTER_INDEX, (machine) => [keyFor(machine.metadata.namespace, machine.spec.clusterName)]);
@@ -76,34 +72,27 @@ export function registerInfrastructureController(
     cache: infrastructures.cache,
     finalizer: FINALIZER_INFRASTRUCTURE,
     observedGeneration: true,
-    scope: (ctx, base) => {
-      const connection = connections.cache.get(keyFor(base.object.metadata.namespace, base.object.spec.connection)) as ConnectionObject | undefined;
-      const deleting = base.object.metadata.deletionTimestamp !== undefined;
-      if (deleting) confirmed.forget(base.object);
-      return {
-        ...base,
-        settings,
-        providers: deps.providers,
-        connection,
-        ...(deleting ? {} : { sightings: confirmed.of(base.object, connection, ctx.clock.now()) }),
-        notices: [],
-        crossCloud: () => {
-          const clusterKey = keyFor(base.object.metadata.namespace, base.object.spec.clusterName);
-          const connectionOf = (name: string) => connections.cache.get(keyFor(base.object.metadata.namespace, name)) as ConnectionObject | undefined;
-          return crossCloudView(base.object, {
-            connectionOf,
-            infrastructures: infrastructures.cache.byIndex(INFRA_CLUSTER_INDEX, clusterKey),
-            machines: machines.cache.byIndex(MACHINE_CLUSTER_INDEX, clusterKey),
-            cluster: clusters.cache.get(clusterKey) as ClusterObject | undefined,
-          });
-        },
-      };
-    },
+    scope: (_ctx, base) => ({
+      ...base,
+      settings,
+      providers: deps.providers,
+      connection: connections.cache.get(keyFor(base.object.metadata.namespace, base.object.spec.connection)) as ConnectionObject | undefined,
+      notices: [],
+      crossCloud: () => {
+        const clusterKey = keyFor(base.object.metadata.namespace, base.object.spec.clusterName);
+        const connectionOf = (name: string) => connections.cache.get(keyFor(base.object.metadata.namespace, name)) as ConnectionObject | undefined;
+        return crossCloudView(base.object, {
+          connectionOf,
+          infrastructures: infrastructures.cache.byIndex(INFRA_CLUSTER_INDEX, clusterKey),
+          machines: machines.cache.byIndex(MACHINE_CLUSTER_INDEX, clusterKey),
+          cluster: clusters.cache.get(clusterKey) as ClusterObject | undefined,
+        });
+      },
+    }),
     phases: infrastructurePhases,
     deletePhases: infrastructureDeletePhases,
     summarize: summarizeInfrastructure,
     afterStatusWrite: async (ctx, scope, previous, written) => {
-      confirmed.written(previous, written);
       const events = collapseRepeats([...scope.notices.splice(0), ...statusEvents(previous.status, written.status)]);
       for (const event of events) await ctx.event(written, event.type, event.reason, event.message);
     },
@@ -125,13 +114,11 @@ export function registerInfrastructureController(
   controller.watch(connections, (connection) =>
     infrastructures.cache.indexKeys(CONNECTION_INDEX, keyFor(connection.metadata.namespace, connection.metadata.name ?? "")),
   );
-  // A machine's public address, coming or going, changes the rules of the other clouds' security groups; a
-  // machine made or deleted without one changes nothing here (a cluster in one cloud has only such machines).
+  // A machine's public address, coming or going, changes the rules of the other clouds' security groups.
   controller.watch<MachineObject>(
     machines,
     (machine) => infrastructures.cache.indexKeys(INFRA_CLUSTER_INDEX, keyFor(machine.metadata.namespace, machine.spec.clusterName)),
     machineAddressesChanged,
-    hasPublicAddress,
   );
   // Of its cluster, an infrastructure waits only for the end of a pause.
   controller.watch<ClusterObject>(

@@ -68,7 +68,7 @@ describe("cross-cloud rules", () => {
 
 describe("the cross-cloud rules of an Infrastructure", () => {
   const context = { clock: { now: () => Date.parse("2025-01-01T00:00:00Z") } } as unknown as ReconcileContext;
-  const settings = { deadlineMs: 1, loadBalancerDeadlineMs: 1, pollMs: 1, failureRetryMs: 30_000, dependencyRetryMs: 1, confirmedForMs: 0 };
+  const settings = { deadlineMs: 1, loadBalancerDeadlineMs: 1, pollMs: 1, failureRetryMs: 30_000, dependencyRetryMs: 1 };
   const connections: Record<string, Pick<ConnectionObject, "spec">> = {
     a: { spec: { provider: "sim", region: "sim-east-1", endpoint: "http://a" } },
     b: { spec: { provider: "sim", region: "sim-west-1", endpoint: "http://b" } },

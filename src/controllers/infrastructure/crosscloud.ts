@@ -133,11 +133,6 @@ function externalAddressOf(machine: Pick<MachineObject, "status">): string | und
   return machine.status?.addresses?.find((a) => a.type === "ExternalIP")?.address;
 }
 
-/** Whether a machine counts in the rules between clouds at all: only its public address gives it a rule. */
-export function hasPublicAddress(machine: Pick<MachineObject, "status">): boolean {
-  return externalAddressOf(machine) !== undefined;
-}
-
 /** A change of a machine that changes the rules between clouds: its public address, role or connection. */
 export function machineAddressesChanged(previous: MachineObject, machine: MachineObject): boolean {
   return (

@@ -13,7 +13,7 @@ import { openConnection, openConnectionForDelete, type InfrastructureScope } fro
 import { summarizeInfrastructure } from "./status.ts";
 
 const context = { clock: { now: () => Date.parse("2025-01-01T00:00:00Z"), setTimer: () => () => {} } } as unknown as ReconcileContext;
-const settings = { deadlineMs: 1, loadBalancerDeadlineMs: 1, pollMs: 1, failureRetryMs: 30_000, dependencyRetryMs: 1, confirmedForMs: 0 };
+const settings = { deadlineMs: 1, loadBalancerDeadlineMs: 1, pollMs: 1, failureRetryMs: 30_000, dependencyRetryMs: 1 };
 
 class FakeEndpoints implements ControlPlaneEndpoints {
   reserved: CreateOptions[] = [];

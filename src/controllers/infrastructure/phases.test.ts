@@ -56,7 +56,7 @@ describe("nodeFirewallRules", () => {
 
 describe("openConnection", () => {
   const context = { clock: { now: () => Date.parse("2025-01-01T00:00:00Z"), setTimer: () => () => {} } } as unknown as ReconcileContext;
-  const settings = { deadlineMs: 1, loadBalancerDeadlineMs: 1, pollMs: 1, failureRetryMs: 30_000, dependencyRetryMs: 1, confirmedForMs: 0 };
+  const settings = { deadlineMs: 1, loadBalancerDeadlineMs: 1, pollMs: 1, failureRetryMs: 30_000, dependencyRetryMs: 1 };
 
   function scopeOf(owners: InfrastructureObject["metadata"]["ownerReferences"]): InfrastructureScope {
     const infra: InfrastructureObject = {

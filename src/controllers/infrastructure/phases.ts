@@ -27,8 +27,7 @@ import { cloudTags, controllerOf, TAG_OWNER_UID, TAG_ROLE, TAG_ZONE } from "../c
 import { FINALIZER_INFRASTRUCTURE } from "../../api/slipway/infrastructure.ts";
 import { names } from "../../api/slipway/names.ts";
 import { ConnectionUnusableError, type ProviderResolver } from "../providers.ts";
-import { DELETE_ORDER, deleteOwned, findOrCreate, RESOURCE_NAMES, TokenChainError, type FoundResource } from "./resources.ts";
-import type { Sightings } from "./confirmed.ts";
+import { DELETE_ORDER, deleteOwned, findOrCreate, RESOURCE_NAMES, TokenChainError } from "./resources.ts";
 import { ensureClusterSshKey, SshKeySecretError } from "./sshkey.ts";
 import { apiNamesOf, deleteApiRecords, endpointName, ensureApiRecords, type ApiNames } from "./api-names.ts";
 import { ensureHostsInfrastructure, hostEndpointsOf, releaseHostsInfrastructure } from "./hosts.ts";
@@ -66,11 +65,6 @@ export interface InfrastructureSettings {
   failureRetryMs: number;
   /** Delay before trying a delete again that something still depends on (instances terminating). */
   dependencyRetryMs: number;
-  /**
-   * How long a resource seen ready is taken for ready without asking the cloud again, while neither the
-   * Infrastructure nor its Connection changes (confirmed.ts); 0 asks at every reconcile.
-   */
-  confirmedForMs: number;
 }
 
 /** The cluster an Infrastructure belongs to, as its tags and its SSH key Secret name it. */
@@ -95,8 +89,6 @@ export interface InfrastructureScope extends Scope<InfrastructureObject> {
   cluster?: ClusterIdentity;
   /** Whether the cluster spans clouds and what this connection's rules for the others are made from. */
   crossCloud?: () => CrossCloudView | undefined;
-  /** Resources seen ready by the reconciles just before, while the Infrastructure is unchanged (confirmed.ts). */
-  sightings?: Sightings;
   /**
    * Events about what this reconcile did, recorded once its status is written: a reconcile that worked
    * from a stale read (its write is refused) did nothing worth telling.
@@ -263,30 +255,25 @@ async function runStep<K extends InfrastructureResourceKind>(ctx: ReconcileConte
       ? { state: "failed", afterMs: settings.failureRetryMs }
       : undefined;
   try {
-    // A resource seen ready just before, by a reconcile of the same Infrastructure, is not asked for again.
-    const remembered = step.recordedId ? scope.sightings?.ready(step.kind, step.recordedId) : undefined;
-    const found: FoundResource<K> = remembered
-      ? { info: remembered as ResourceInfos[K], origin: "recorded", duplicates: [] }
-      : await findOrCreate(scope.infrastructure!, {
-          kind: step.kind,
-          recordedId: step.recordedId,
-          identity: { [TAG_OWNER_UID]: infra.metadata.uid!, [TAG_ROLE]: step.kind, ...step.identity },
-          tags: { ...cloudTags(scope.cluster!, infra, step.kind), ...step.identity },
-          ownerUid: infra.metadata.uid!,
-          purpose: step.purpose,
-          spec: step.spec,
-          creating: () => {
-            // A first create is no Event of its own: the cluster's CreatingInfrastructure names what is being
-            // built, and <Resource>Ready says when it is. A create after one that an earlier reconcile began
-            // (it failed, or left no resource) is; one of a resource lost once ready is <Resource>Lost.
-            const before = getCondition(scope.original.status?.conditions, RESOURCE_CONDITIONS[step.kind].condition);
-            if (before && before.status !== "True" && before.reason !== "Pending") notify(scope, "Normal", `Creating${title}`, `creating the ${noun} again (${before.reason ?? "not ready"})`);
-            // From here on the resource is not ready, whatever the condition said before (it may have been lost).
-            stepInProgress(status, step.kind, "Creating", `creating the ${noun}`, nowOf(ctx), deadlineMs);
-          },
-        });
+    const found = await findOrCreate(scope.infrastructure!, {
+      kind: step.kind,
+      recordedId: step.recordedId,
+      identity: { [TAG_OWNER_UID]: infra.metadata.uid!, [TAG_ROLE]: step.kind, ...step.identity },
+      tags: { ...cloudTags(scope.cluster!, infra, step.kind), ...step.identity },
+      ownerUid: infra.metadata.uid!,
+      purpose: step.purpose,
+      spec: step.spec,
+      creating: () => {
+        // A first create is no Event of its own: the cluster's CreatingInfrastructure names what is being
+        // built, and <Resource>Ready says when it is. A create after one that an earlier reconcile began
+        // (it failed, or left no resource) is; one of a resource lost once ready is <Resource>Lost.
+        const before = getCondition(scope.original.status?.conditions, RESOURCE_CONDITIONS[step.kind].condition);
+        if (before && before.status !== "True" && before.reason !== "Pending") notify(scope, "Normal", `Creating${title}`, `creating the ${noun} again (${before.reason ?? "not ready"})`);
+        // From here on the resource is not ready, whatever the condition said before (it may have been lost).
+        stepInProgress(status, step.kind, "Creating", `creating the ${noun}`, nowOf(ctx), deadlineMs);
+      },
+    });
     const { info } = found;
-    if (!remembered) scope.sightings?.saw(step.kind, info);
     step.record(info);
     if (found.lostId) notify(scope, "Warning", `${title}Lost`, `${noun} ${found.lostId} no longer exists in the cloud; replaced by ${info.id}`);
     if (found.origin === "adopted") {

@@ -36,12 +36,6 @@ export const MACHINE_NODE_INDEX = "machine-controller.node";
 
 export interface MachineControllerOptions extends Partial<MachineTimings> {
   concurrency?: number;
-  /**
-   * How long a reconcile takes an instance seen running by the one before for running, without asking
-   * the cloud, while the feed tells of no change to it (default: 2 minutes, at most half the followed
-   * health check's interval, which always reads; 0 reads at every reconcile).
-   */
-  instanceRunningForMs?: number;
 }
 
 export const MACHINE_DEFAULTS: MachineTimings = {
@@ -83,7 +77,6 @@ export function registerMachineController(
     providers: deps.providers,
     enqueue: (key) => controller.enqueue(key),
     intervalMs: timings.pollMs,
-    runningForMs: options.instanceRunningForMs ?? Math.min(2 * 60_000, timings.followedHealthCheckMs / 2),
   });
   machines.cache.addIndex(MACHINE_NODE_INDEX, (m) => [`${keyFor(m.metadata.namespace, m.spec.clusterName)}\u0000${nodeNameOf(m)}`]);
   // One watch of each workload cluster's nodes, its client kept open while it runs.
@@ -113,7 +106,6 @@ export function registerMachineController(
         deps,
         timings,
         instancesFollowed: instanceWatch.follows(namespace, connection),
-        instanceOf: (id, read) => instanceWatch.instance(namespace, connection, id, read),
         nodes: nodeWatch,
         fleetMachines: machines.cache.size,
         cluster,

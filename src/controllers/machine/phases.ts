@@ -94,8 +94,6 @@ export interface MachineScope extends Scope<MachineObject> {
   timings: MachineTimings;
   /** Whether a change of the machine's instance requeues it (the connection's instance feed answers). */
   instancesFollowed?: boolean;
-  /** Reads the machine's instance through `read`, or answers it as seen running just before (instance-watch.ts). */
-  instanceOf?: (id: string, read: () => Promise<InstanceInfo | undefined>) => Promise<InstanceInfo | undefined>;
   /** The watches of the workload clusters' nodes: a machine reads its node there while its cluster's is current. */
   nodes?: NodeWatch;
   /** How many machines the controller holds: the safety-net check of a Running machine is spread over them. */
@@ -427,9 +425,7 @@ export const recordProviderId: Phase<MachineScope> = async (ctx, scope) => {
 export const followInstance: Phase<MachineScope> = async (ctx, scope) => {
   const machine = scope.object;
   const id = machine.status!.instanceId!;
-  const machines = await capabilityOf(scope, "machines");
-  const read = () => machines.get("instance", id);
-  const instance = await (scope.instanceOf ? scope.instanceOf(id, read) : read());
+  const instance = await (await capabilityOf(scope, "machines")).get("instance", id);
   const wasRunning = has(machine, INSTANCE_READY);
   if (!instance || instance.state === "gone" || instance.state === "deleting" || instance.state === "failed") {
     const reason = instance?.reason?.code ?? (instance?.state === "failed" ? REASONS.instanceFailed : REASONS.instanceGone);

@@ -27,10 +27,6 @@ import { SimPools } from "./pools.ts";
 import { SimReservations } from "./reservations.ts";
 import { SimBootstrapSecrets } from "./secrets.ts";
 import { instanceInfo, loadBalancerInfo, plainInfo } from "./views.ts";
-import { BoundedCache } from "../../api/bounded-cache.ts";
-
-/** Where a subnet lies: fixed for its life. */
-type SubnetPlace = Pick<Sim.Subnet, "zone" | "networkId">;
 
 /** What the provider does with one kind of resource. */
 interface KindOperations<K extends ResourceKind> {
@@ -81,7 +77,6 @@ export class SimProvider implements Provider, Catalogue, ClusterInfrastructure, 
   readonly provider = "sim";
   readonly capabilities: Capabilities;
   private readonly operations: OperationsByKind;
-  private readonly subnetPlaces = new BoundedCache<SubnetPlace>(16_384);
 
   /**
    * @param api the cloud, for the Connection's account
@@ -122,17 +117,9 @@ export class SimProvider implements Provider, Catalogue, ClusterInfrastructure, 
     }
   }
 
-  /**
-   * Where the subnet an instance or load balancer is placed in lies, to check it matches the rest of the
-   * spec. A subnet never moves to another zone or network, so each is looked up once (a deleted one is
-   * refused by the create that names it).
-   */
-  private async subnet(id: string, purpose: string): Promise<SubnetPlace> {
-    const known = this.subnetPlaces.get(id);
-    if (known) return known;
-    const { zone, networkId } = await this.call(`${purpose}: look up subnet ${id}`, () => this.api.getSubnet(this.region, id));
-    this.subnetPlaces.set(id, { zone, networkId });
-    return { zone, networkId };
+  /** The subnet an instance or load balancer is placed in, to check it matches the rest of the spec. */
+  private async subnet(id: string, purpose: string): Promise<Sim.Subnet> {
+    return this.call(`${purpose}: look up subnet ${id}`, () => this.api.getSubnet(this.region, id));
   }
 
   private invalid(message: string): ProviderError {
