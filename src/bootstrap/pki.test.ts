@@ -2,7 +2,7 @@ import "reflect-metadata";
 import { describe, it, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { X509Certificate, createHash, createSign, createVerify, createPrivateKey } from "node:crypto";
+import { X509Certificate, createHash, createSign, createVerify, createPrivateKey, generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import { createServer, request } from "node:https";
 import type { Server } from "node:https";
@@ -89,6 +89,10 @@ test("two CAs get different serial numbers and keys", async () => {
   assert.notEqual(certificateInfo(a.certPem).serialNumber, certificateInfo(b.certPem).serialNumber);
   assert.notEqual(caCertHash(a.certPem), caCertHash(b.certPem));
   assert.equal(keyMatchesCertificate({ certPem: a.certPem, keyPem: b.keyPem }), false);
+  const rsa = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs8", format: "pem" }) as string;
+  assert.equal(keyMatchesCertificate({ certPem: a.certPem, keyPem: rsa }), false, "a key of another type");
+  assert.throws(() => keyMatchesCertificate({ certPem: a.certPem, keyPem: "not a key" }), PkiError);
+  assert.throws(() => keyMatchesCertificate({ certPem: "not a certificate", keyPem: a.keyPem }), PkiError);
 });
 
 test("an issued certificate carries its names, groups and usages and chains to its CA", async () => {

@@ -339,10 +339,17 @@ export class SimCloud extends AccountCloud {
     return record ? loadBalancerView(this.core, record) : undefined;
   }
 
-  /** The load balancer, of any account, with that id (a workload cluster's id is its load balancer's). */
-  findLoadBalancerById(id: string): T.LoadBalancer | undefined {
-    const record = this.core.state.get("loadBalancer", id);
-    return record ? loadBalancerView(this.core, record) : undefined;
+  /** Whether an instance of any account has that id (terminated ones too), without making its view. */
+  hasInstance(instanceId: string): boolean {
+    return this.core.state.get("instance", instanceId) !== undefined;
+  }
+
+  /**
+   * The network of the load balancer with that id, of any account (a workload cluster's id is its load
+   * balancer's), without making its view: the workload API asks at every request.
+   */
+  loadBalancerNetworkId(id: string): string | undefined {
+    return this.core.state.get("loadBalancer", id)?.networkId;
   }
 
     /** Where a connection to a load balancer's `dnsName:port` from `source` lands (for the workload emulator). */

@@ -1,7 +1,7 @@
 // Starts `slipway sim-cloud serve` as its own process, as the control plane would find a real cloud,
 // with clients for its API and its admin endpoints.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, mkdtempSync } from "node:fs";
+import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SimCloudAdminClient, SimCloudClient } from "../../src/simcloud/client.ts";
@@ -39,7 +39,9 @@ export async function startSimCloud(
   options: { profile?: string; seed?: number; timeScale?: number; state?: string; args?: string[]; /** Where all of the process's output is written as it comes. */ logFile?: string } = {},
 ): Promise<RunningSimCloud> {
   const port = await freePort();
-  const state = options.state ?? join(mkdtempSync(join(tmpdir(), "slipway-sim-")), "sim.db");
+  // A state of the helper's own goes with the process (a caller that names one keeps it).
+  const scratch = options.state === undefined ? mkdtempSync(join(tmpdir(), "slipway-sim-")) : undefined;
+  const state = options.state ?? join(scratch!, "sim.db");
   const args = [
     SLIPWAY_BIN, "sim-cloud", "serve",
     "--port", String(port),
@@ -62,7 +64,14 @@ export async function startSimCloud(
   };
   child.stdout!.on("data", take);
   child.stderr!.on("data", take);
-  const exited = new Promise<void>((res) => child.once("exit", () => { running.delete(child); log?.end(); res(); }));
+  const exited = new Promise<void>((res) =>
+    child.once("exit", () => {
+      running.delete(child);
+      log?.end();
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
+      res();
+    }),
+  );
   await new Promise<void>((res, reject) => {
     const timer = setTimeout(() => {
       // A server left running would keep the test process (and the suite) waiting after the failure.

@@ -5,6 +5,11 @@
 // post-write hook recomputes a quota's status from the namespace's objects when the quota's limits change
 // and after every write of a kind it counts (deletes included), which gives back what was released and
 // corrects a charge whose write was refused later in the chain.
+//
+// Most namespaces hold no quota, and most writes are in them: which namespaces may hold one is read once
+// (a list of every quota) and then learnt from the quota creates this server admits, so a write elsewhere
+// reads no quota at all. A namespace stays known once learnt (a quota deleted leaves a list that finds
+// none); a new server reads them again.
 import type { KubeObject } from "../../api/meta.ts";
 import type { KindDefinition, Registry } from "../../api/registry.ts";
 import type { AdmissionPlugin, PostWriteHook, WriteEvent } from "../admission.ts";
@@ -32,6 +37,9 @@ function tracks(quota: ResourceQuotaLike, def: KindDefinition): boolean {
 }
 
 export class QuotaEnforcement {
+  /** Per object service, the namespaces that may hold a quota (read once, then learnt from creates). */
+  private readonly quotaNamespaces = new WeakMap<ObjectService, Promise<Set<string>>>();
+
   constructor(private readonly now: () => Date = () => new Date()) {}
 
   readonly admission: AdmissionPlugin = {
@@ -40,6 +48,10 @@ export class QuotaEnforcement {
       if (request.operation === "DELETE" || !request.namespace) return;
       const quotaDef = quotaKindOf(request.objects.registry);
       if (!quotaDef) return;
+      const withQuotas = await this.namespacesWithQuotas(request.objects, quotaDef);
+      // Learnt before the quota is stored, so a write admitted while it is being created already reads it.
+      if (isQuotaKind(request.def)) withQuotas.add(request.namespace);
+      if (!withQuotas.has(request.namespace)) return;
       const quotaRequest: QuotaAdmissionRequest = {
         operation: request.operation,
         group: request.def.group,
@@ -81,8 +93,21 @@ export class QuotaEnforcement {
       if (limitsChanged && !object.metadata.deletionTimestamp) await this.recompute(objects, quotaDef, namespace, object.metadata.name!);
       return;
     }
+    if (!(await this.namespacesWithQuotas(objects, quotaDef)).has(namespace)) return;
     const quotas = (await objects.list(quotaDef, namespace)).items as ResourceQuotaLike[];
     for (const quota of quotas) if (tracks(quota, def)) await this.recompute(objects, quotaDef, namespace, quota.metadata.name!);
+  }
+
+  /** The namespaces that may hold a quota: those holding one when first asked, and those a quota was created in since. */
+  private namespacesWithQuotas(objects: ObjectService, quotaDef: KindDefinition): Promise<Set<string>> {
+    let known = this.quotaNamespaces.get(objects);
+    if (!known) {
+      known = objects.list(quotaDef, undefined).then((list) => new Set(list.items.map((quota) => quota.metadata.namespace ?? "")));
+      // A failed read is not kept: the next write reads again.
+      known.catch(() => this.quotaNamespaces.delete(objects));
+      this.quotaNamespaces.set(objects, known);
+    }
+    return known;
   }
 
   /** Writes the quota's status from the objects of its namespace, read after the quota (so a charge made meanwhile is not lost). */

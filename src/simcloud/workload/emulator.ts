@@ -217,7 +217,7 @@ export class WorkloadEmulator {
 
   /** Appends kubeadm's output to the machine's boot log (nothing when the instance is gone). */
   print(instanceId: string, lines: string[]): void {
-    if (this.closed || lines.length === 0 || !this.cloud.findInstance(instanceId)) return;
+    if (this.closed || lines.length === 0 || !this.cloud.hasInstance(instanceId)) return;
     this.cloud.appendBootLog(instanceId, lines);
   }
 
@@ -452,7 +452,7 @@ export class WorkloadEmulator {
    * too; machines of other clouds still reach only internet-facing ones (reachFromPublic).
    */
   answers(cluster: ClusterRecord): boolean {
-    const reach = this.reach(cluster.endpoint, undefined, cluster.account, this.cloud.findLoadBalancerById(cluster.id)?.networkId);
+    const reach = this.reach(cluster.endpoint, undefined, cluster.account, this.cloud.loadBalancerNetworkId(cluster.id));
     return "machines" in reach && reach.machines.some((m) => m.clusterId === cluster.id) && this.etcdHasQuorum(cluster);
   }
 
