@@ -121,6 +121,9 @@ describe("metadata every kind must respect", () => {
     await refused({ labels: { "a/b/c": "x" } }, /^metadata\.labels$/);
     await refused({ labels: { ok: "not ok!" } }, /^metadata\.labels\[ok\]$/);
     await assert.rejects(objects.create(secrets, "default", { metadata: { name: "s", labels: JSON.parse('{"__proto__": "x"}') as Record<string, string> } }), /may not hold a field named "__proto__" \(at metadata\.labels\)/);
+    const inList = JSON.parse('{"metadata": {"name": "s", "finalizers": ["a", {"__proto__": {}}]}}') as Record<string, unknown>;
+    await assert.rejects(objects.create(secrets, "default", inList), /may not hold a field named "__proto__" \(at metadata\.finalizers\[1\]\)/);
+    await assert.rejects(objects.create(secrets, "default", JSON.parse('{"__proto__": {}}') as Record<string, unknown>), /may not hold a field named "__proto__" \(at the top\)/);
     await refused({ annotations: { "bad key": "x" } }, /^metadata\.annotations$/);
     await objects.create(secrets, "default", { metadata: { name: "s", labels: { "app.kubernetes.io/name": "db" }, annotations: { "example.com/note": "any value at all, spaces too" } } });
   });

@@ -5,7 +5,7 @@ import type { KindDefinition } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import { AlreadyExistsError, BadRequestError, ConflictError, ForbiddenError, InvalidError, NotFoundError } from "./errors.ts";
-import { ObjectService, type ObjectEvent } from "./objects.ts";
+import { nowTimestamp, ObjectService, type ObjectEvent } from "./objects.ts";
 import { ensureDefaultNamespaces } from "../controlplane/namespaces.ts";
 
 const registry = defaultRegistry();
@@ -188,5 +188,12 @@ describe("ObjectService", () => {
       assert.equal(chunks.length, 2 + Math.ceil(items / 2));
       assert.deepEqual(chunks.slice(1, -1).map((chunk) => JSON.parse(`[${chunk.replace(/^,/, "")}]`).length), Array.from({ length: Math.ceil(items / 2) }, (_, i) => Math.min(2, items - 2 * i)));
     }
+  });
+});
+
+describe("nowTimestamp", () => {
+  it("spells a moment as its whole second in UTC, whatever came before it", () => {
+    const spelled = ["2026-01-01T00:00:00.999Z", "2026-01-01T00:00:01.000Z", "2026-01-01T00:00:01.500Z", "1999-12-31T23:59:59.500Z", "1969-12-31T23:59:59.500Z", "2026-01-01T00:00:00.000Z"].map((iso) => nowTimestamp(new Date(iso)));
+    assert.deepEqual(spelled, ["2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z", "2026-01-01T00:00:01Z", "1999-12-31T23:59:59Z", "1969-12-31T23:59:59Z", "2026-01-01T00:00:00Z"]);
   });
 });

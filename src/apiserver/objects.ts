@@ -154,8 +154,14 @@ const MAX_RETRIES = 16;
 /** The most keys one read of a selective list asks the store for while it fills a page. */
 const MAX_FILL_BATCH = 10_000;
 
+/** The last second nowTimestamp() spelled, and how: every write stamps its managedFields and conditions with it. */
+let lastStamp = { second: Number.NaN, text: "" };
+
+/** A Kubernetes timestamp (RFC 3339, whole seconds, UTC) of `date`. */
 export function nowTimestamp(date = new Date()): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+  const second = Math.floor(date.getTime() / 1000);
+  if (second !== lastStamp.second) lastStamp = { second, text: new Date(second * 1000).toISOString().replace(".000Z", "Z") };
+  return lastStamp.text;
 }
 
 /**

@@ -129,17 +129,39 @@ export function generatedName(prefix: string): string {
   return prefix + suffix;
 }
 
-/** JSON nulls mean "not set", as Kubernetes decodes them (kubectl sends `creationTimestamp: null`). */
-function dropNulls(value: unknown, path = ""): unknown {
-  if (Array.isArray(value)) return value.map((v, i) => dropNulls(v, `${path}[${i}]`));
-  if (typeof value !== "object" || value === null) return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    // Assigned, it would set the object's prototype and vanish; refused rather than silently dropped.
-    if (k === "__proto__") throw new BadRequestError(`the object may not hold a field named "__proto__" (at ${path || "the top"})`);
-    if (v !== null) out[k] = dropNulls(v, path ? `${path}.${k}` : k);
-  }
-  return out;
+/**
+ * JSON nulls mean "not set", as Kubernetes decodes them (kubectl sends `creationTimestamp: null`). The
+ * path of a field is spelled out only for the error (every write copies its body here).
+ */
+function dropNulls(body: unknown): unknown {
+  const at: (string | number)[] = [];
+  const copy = (value: unknown): unknown => {
+    if (Array.isArray(value)) {
+      return value.map((v, i) => {
+        at.push(i);
+        const copied = copy(v);
+        at.pop();
+        return copied;
+      });
+    }
+    if (typeof value !== "object" || value === null) return value;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      // Assigned, it would set the object's prototype and vanish; refused rather than silently dropped.
+      if (k === "__proto__") throw new BadRequestError(`the object may not hold a field named "__proto__" (at ${pathOf(at) || "the top"})`);
+      if (v === null) continue;
+      at.push(k);
+      out[k] = copy(v);
+      at.pop();
+    }
+    return out;
+  };
+  return copy(body);
+}
+
+/** `metadata.labels`, `spec.containers[0].env`: a field's path as error messages spell it. */
+function pathOf(at: readonly (string | number)[]): string {
+  return at.map((step, i) => (typeof step === "number" ? `[${step}]` : i === 0 ? step : `.${step}`)).join("");
 }
 
 /** No finalizer may be added to an object being deleted. */
