@@ -9,7 +9,8 @@
 // Most namespaces hold no quota, and most writes are in them: which namespaces may hold one is read once
 // (a list of every quota) and then learnt from the quota creates this server admits, so a write elsewhere
 // reads no quota at all. A namespace stays known once learnt (a quota deleted leaves a list that finds
-// none); a new server reads them again.
+// none); a new server reads them again. That holds for a server whose store no other server writes quotas
+// to (each emulated workload cluster's API); replicas sharing a store would have to watch the quotas too.
 import type { KubeObject } from "../../api/meta.ts";
 import type { KindDefinition, Registry } from "../../api/registry.ts";
 import type { AdmissionPlugin, PostWriteHook, WriteEvent } from "../admission.ts";
