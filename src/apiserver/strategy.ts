@@ -7,6 +7,7 @@ import { apiVersionOf } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { objectNameErrors } from "../api/field-errors.ts";
 import { BadRequestError, InvalidError, refOf } from "./errors.ts";
+import { fieldPathOf } from "./validation.ts";
 
 const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
 
@@ -135,33 +136,24 @@ export function generatedName(prefix: string): string {
  */
 function dropNulls(body: unknown): unknown {
   const at: (string | number)[] = [];
+  const within = (step: string | number, value: unknown): unknown => {
+    at.push(step);
+    const copied = copy(value);
+    at.pop();
+    return copied;
+  };
   const copy = (value: unknown): unknown => {
-    if (Array.isArray(value)) {
-      return value.map((v, i) => {
-        at.push(i);
-        const copied = copy(v);
-        at.pop();
-        return copied;
-      });
-    }
+    if (Array.isArray(value)) return value.map((v, i) => within(i, v));
     if (typeof value !== "object" || value === null) return value;
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
       // Assigned, it would set the object's prototype and vanish; refused rather than silently dropped.
-      if (k === "__proto__") throw new BadRequestError(`the object may not hold a field named "__proto__" (at ${pathOf(at) || "the top"})`);
-      if (v === null) continue;
-      at.push(k);
-      out[k] = copy(v);
-      at.pop();
+      if (k === "__proto__") throw new BadRequestError(`the object may not hold a field named "__proto__" (at ${fieldPathOf(at) || "the top"})`);
+      if (v !== null) out[k] = within(k, v);
     }
     return out;
   };
   return copy(body);
-}
-
-/** `metadata.labels`, `spec.containers[0].env`: a field's path as error messages spell it. */
-function pathOf(at: readonly (string | number)[]): string {
-  return at.map((step, i) => (typeof step === "number" ? `[${step}]` : i === 0 ? step : `.${step}`)).join("");
 }
 
 /** No finalizer may be added to an object being deleted. */

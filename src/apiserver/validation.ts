@@ -83,12 +83,16 @@ export function applyDefaults(schema: TSchema, value: unknown, options: { status
 
 /** "/spec/workers/0/name" → "spec.workers[0].name" */
 export function fieldPath(pointer: string): string {
-  let out = "";
-  for (const raw of pointer.split("/").slice(1)) {
+  return fieldPathOf(pointer.split("/").slice(1).map((raw) => {
     const part = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    if (/^\d+$/.test(part)) out += `[${part}]`;
-    else out += out === "" ? part : `.${part}`;
-  }
+    return /^\d+$/.test(part) ? Number(part) : part;
+  }));
+}
+
+/** ["spec", "workers", 0, "name"] → "spec.workers[0].name": list indexes are numbers. */
+export function fieldPathOf(steps: readonly (string | number)[]): string {
+  let out = "";
+  for (const step of steps) out += typeof step === "number" ? `[${step}]` : out === "" ? step : `.${step}`;
   return out;
 }
 
