@@ -78,6 +78,11 @@ export interface ControllerOptions<T extends KubeObject> {
    * as each check of it is a reconcile for nothing — ten thousand of them a sync period at 10,000 clusters.
    */
   resyncs?: (object: T) => boolean;
+  /**
+   * Which waiting key a worker takes first, lower first (see WorkQueue): e.g. an older cluster's
+   * objects before a younger one's. Default: first come first served.
+   */
+  priority?: (key: string) => number;
 }
 
 /**
@@ -132,7 +137,7 @@ export class Controller<T extends KubeObject> {
     this.rootKey = options.rootKey ?? ((key) => key);
     this.resyncs = options.resyncs;
     this.log = deps.log.child({ controller: options.name });
-    this.queue = new WorkQueue({ clock: deps.clock, backoff: options.backoff, observer: deps.metrics?.queueObserver(options.name) });
+    this.queue = new WorkQueue({ clock: deps.clock, backoff: options.backoff, observer: deps.metrics?.queueObserver(options.name), priority: options.priority });
     this.unsubscribe.push(
       this.informer.on({
         added: (o) => this.enqueue(objectKey(o)),

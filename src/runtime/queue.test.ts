@@ -135,6 +135,46 @@ describe("WorkQueue", () => {
     assert.equal(await takeNow(queue), undefined);
   });
 
+  it("with a priority, hands out the lowest first, first come first served among equals, changed keys before re-checks", async () => {
+    const clock = new ManualClock();
+    const born: Record<string, number> = { "young-cp": 30, "young-worker": 30.5, "old-worker": 10.5, "old-cp": 10, "middle": 20, "unknown": 0 };
+    const queue = new WorkQueue({ clock, priority: (key) => born[key.split("#")[0]!] ?? 0 });
+    queue.addAfter("old-cp#recheck", 100);
+    clock.advance(100);
+    for (const key of ["young-worker", "young-cp", "middle#1", "old-worker", "middle#2", "old-cp", "unknown"]) queue.add(key);
+    const order = [];
+    for (let i = 0; i < 8; i++) order.push(await queue.get());
+    assert.deepEqual(order, ["unknown", "old-cp", "old-worker", "middle#1", "middle#2", "young-cp", "young-worker", "old-cp#recheck"]);
+    assert.equal(await takeNow(queue), undefined);
+  });
+
+  it("with a priority, serves thousands of keys added and taken in any interleaving in (priority, arrival) order", async () => {
+    const random = seeded(11);
+    const priorities = new Map<string, number>();
+    const queue = new WorkQueue({ priority: (key) => priorities.get(key)! });
+    // What the queue must do: take the waiting key of lowest (priority, arrival).
+    const waiting: { key: string; priority: number; arrival: number }[] = [];
+    let arrivals = 0;
+    for (let i = 0; i < 5000; i++) {
+      if (random() < 0.6 || waiting.length === 0) {
+        const key = `k${i}`;
+        const priority = Math.floor(random() * 50) / 2;
+        priorities.set(key, priority);
+        queue.add(key);
+        waiting.push({ key, priority, arrival: arrivals++ });
+      } else {
+        waiting.sort((a, b) => a.priority - b.priority || a.arrival - b.arrival);
+        const expected = waiting.shift()!.key;
+        const key = await queue.get();
+        assert.equal(key, expected);
+        queue.done(key!);
+      }
+    }
+    waiting.sort((a, b) => a.priority - b.priority || a.arrival - b.arrival);
+    for (const { key } of waiting) assert.equal(await queue.get(), key);
+    assert.equal(queue.length, 0);
+  });
+
   it("hands out nothing once shut down, and wakes waiting workers", async () => {
     const queue = new WorkQueue();
     const waiting = queue.get();

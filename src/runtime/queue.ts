@@ -8,6 +8,11 @@
 // of objects wait on something slow, their re-checks fill the spare capacity only, instead of queueing
 // every change behind a round of re-checks; a key re-checked less often costs less; and a fleet of
 // healthy objects cannot hold back the ones still being built.
+//
+// Within the changed and re-check lines, keys are served first come first served, or, given a
+// `priority`, lowest first (first come first served among equals): a controller of many clusters'
+// objects serves an older cluster's keys before a younger one's, so that, when the workers are the
+// bottleneck, clusters are finished one after another instead of all advancing together.
 import { systemClock, type Clock } from "./clock.ts";
 
 export interface BackoffOptions {
@@ -30,10 +35,19 @@ export interface WorkQueueOptions {
   clock?: Clock;
   backoff?: Partial<BackoffOptions>;
   observer?: QueueObserver;
+  /** A key's place in the changed and re-check lines, asked as it joins one: lower is served first. */
+  priority?: (key: string) => number;
+}
+
+/** The keys of one line, in the order they are served. */
+interface KeyLine {
+  readonly length: number;
+  push(key: string): void;
+  shift(): string | undefined;
 }
 
 /** A FIFO of keys that stays O(1) per operation with tens of thousands of keys. */
-class KeyFifo {
+class KeyFifo implements KeyLine {
   private items: string[] = [];
   private head = 0;
 
@@ -56,12 +70,75 @@ class KeyFifo {
   }
 }
 
+/**
+ * Keys lowest priority first, first come first served among equals: a binary heap ordered by
+ * (priority, arrival), O(log n) per operation.
+ */
+class KeyHeap implements KeyLine {
+  private readonly entries: HeapEntry[] = [];
+  private arrivals = 0;
+
+  constructor(private readonly priority: (key: string) => number) {}
+
+  get length(): number {
+    return this.entries.length;
+  }
+
+  push(key: string): void {
+    const entries = this.entries;
+    const entry = { key, priority: this.priority(key), arrival: this.arrivals++ };
+    let at = entries.length;
+    entries.push(entry);
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      const above = entries[parent]!;
+      if (!before(entry, above)) break;
+      entries[at] = above;
+      at = parent;
+    }
+    entries[at] = entry;
+  }
+
+  shift(): string | undefined {
+    const entries = this.entries;
+    const first = entries[0];
+    const last = entries.pop();
+    if (first === undefined || last === undefined || entries.length === 0) return first?.key;
+    let at = 0;
+    for (;;) {
+      let child = 2 * at + 1;
+      if (child >= entries.length) break;
+      let below = entries[child]!;
+      const right = entries[child + 1];
+      if (right !== undefined && before(right, below)) {
+        child++;
+        below = right;
+      }
+      if (!before(below, last)) break;
+      entries[at] = below;
+      at = child;
+    }
+    entries[at] = last;
+    return first.key;
+  }
+}
+
+interface HeapEntry {
+  key: string;
+  priority: number;
+  arrival: number;
+}
+
+function before(a: HeapEntry, b: HeapEntry): boolean {
+  return a.priority < b.priority || (a.priority === b.priority && a.arrival < b.arrival);
+}
+
 /** Which line a key waits in, first served first. */
 export type Line = "changed" | "recheck" | "idle";
 const RANK: Record<Line, number> = { changed: 0, recheck: 1, idle: 2 };
 
 export class WorkQueue {
-  private readonly lines: Record<Line, KeyFifo> = { changed: new KeyFifo(), recheck: new KeyFifo(), idle: new KeyFifo() };
+  private readonly lines: Record<Line, KeyLine>;
   /**
    * Keys waiting to be processed (in a line, or re-added while processing), with the line they wait
    * in. A key moved up to a busier line leaves an entry behind in the other, skipped there.
@@ -82,6 +159,10 @@ export class WorkQueue {
     this.clock = options.clock ?? systemClock;
     this.backoff = { ...DEFAULT_BACKOFF, ...options.backoff };
     this.observer = options.observer ?? {};
+    const { priority } = options;
+    const ordered = () => (priority ? new KeyHeap(priority) : new KeyFifo());
+    // Idle checks keep their order: each waits its turn behind every other key anyway.
+    this.lines = { changed: ordered(), recheck: ordered(), idle: new KeyFifo() };
   }
 
   /** Keys waiting for a worker. */

@@ -28,7 +28,7 @@ import type { Controller, ReconcileContext } from "../../runtime/controller.ts";
 import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler, type Phase } from "../../runtime/reconciler.ts";
-import { controllerRef } from "../contract.ts";
+import { controllerRef, olderClustersFirst } from "../contract.ts";
 import { awaitPoolOwner, namedByPool, owningPool, poolPartRootKey, poolsOfCluster, waitFor, type PoolPartScope } from "../pool-parts.ts";
 import { readBootstrapToken, readClusterPki } from "../pki.ts";
 import type { WorkloadClients } from "../workload.ts";
@@ -216,13 +216,15 @@ export function registerBootstrapConfigController(manager: ControllerManager, de
     },
     summarize: summarizeBootstrapConfig,
   });
+  const clusterOfConfig = poolPartRootKey(configs, pools);
   const controller = manager.add<BootstrapConfigObject>({
     name: "bootstrapconfig",
     component: BOOTSTRAP_CONFIG_COMPONENT,
     informer: configs,
     reconcile,
     concurrency: options.concurrency ?? 4,
-    rootKey: poolPartRootKey(configs, pools),
+    rootKey: clusterOfConfig,
+    priority: olderClustersFirst(clusters.cache, clusterOfConfig),
   });
   // A pool adopting the configuration, and its cluster's control plane coming up, requeue it.
   const configOf = namedByPool(bootstrapConfigKind.kind, (template) => template.bootstrap.configRef);

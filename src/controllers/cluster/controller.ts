@@ -13,7 +13,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { heldByPause, leavingWithParent } from "../contract.ts";
+import { heldByPause, leavingWithParent, olderClustersFirst } from "../contract.ts";
 import { ETCD_MEMBER_REMOVED } from "../machine/etcd.ts";
 import { isRegisteredTarget } from "../machine/status.ts";
 import { KubeconfigTargets } from "./kubeconfig.ts";
@@ -116,6 +116,7 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
     // Only this controller writes a cluster's status, from what its children say: its own status writes
     // (a dozen while a cluster is built) need no second look.
     changed: notStatusOnly,
+    priority: olderClustersFirst(clusters.cache, (key) => key),
   });
   const ownerKey = (o: { metadata: { namespace?: string; labels?: Record<string, string> } }) => {
     const cluster = o.metadata.labels?.[LABEL_CLUSTER];

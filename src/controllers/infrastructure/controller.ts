@@ -13,7 +13,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import type { BackoffOptions } from "../../runtime/queue.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { unlessPaused } from "../contract.ts";
+import { olderClustersFirst, unlessPaused } from "../contract.ts";
 import type { ProviderResolver } from "../providers.ts";
 import { crossCloudView, machineAddressesChanged } from "./crosscloud.ts";
 import { infrastructureDeletePhases, infrastructurePhases, type InfrastructureScope, type InfrastructureSettings } from "./phases.ts";
@@ -98,6 +98,10 @@ export function registerInfrastructureController(
     },
   });
 
+  const clusterOfInfrastructure = (key: string) => {
+    const infra = infrastructures.cache.get(key);
+    return infra ? keyFor(infra.metadata.namespace, infra.spec.clusterName) : key;
+  };
   const controller = manager.add<InfrastructureObject>({
     name: INFRASTRUCTURE_CONTROLLER,
     component: INFRASTRUCTURE_COMPONENT,
@@ -106,10 +110,8 @@ export function registerInfrastructureController(
     concurrency: options.concurrency,
     ...(options.backoff ? { backoff: options.backoff } : {}),
     // An infrastructure lives in the shard of its cluster.
-    rootKey: (key) => {
-      const infra = infrastructures.cache.get(key);
-      return infra ? keyFor(infra.metadata.namespace, infra.spec.clusterName) : key;
-    },
+    rootKey: clusterOfInfrastructure,
+    priority: olderClustersFirst(clusters.cache, clusterOfInfrastructure),
   });
   controller.watch(connections, (connection) =>
     infrastructures.cache.indexKeys(CONNECTION_INDEX, keyFor(connection.metadata.namespace, connection.metadata.name ?? "")),

@@ -16,7 +16,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
 import { getCondition } from "../../runtime/conditions.ts";
-import { unlessPaused } from "../contract.ts";
+import { olderClustersFirst, unlessPaused } from "../contract.ts";
 import { names } from "../../api/slipway/names.ts";
 import { machineDeletePhases, machinePhases, nodeNameOf, type MachineDependencies, type MachineScope, type MachineTimings } from "./phases.ts";
 import { summarizeMachine } from "./status.ts";
@@ -120,16 +120,20 @@ export function registerMachineController(
     summarize: (ctx, scope, error) => summarizeMachine(scope.object, nowTimestamp(new Date(ctx.clock.now())), error),
   });
 
+  const clusterOfMachine = (key: string) => {
+    const machine = machines.cache.get(key);
+    return machine ? keyFor(machine.metadata.namespace, machine.spec.clusterName) : key;
+  };
+  const olderCluster = olderClustersFirst(clusters.cache, clusterOfMachine);
   const controller = manager.add<MachineObject>({
     name: MACHINE_CONTROLLER,
     component: MACHINE_COMPONENT,
     informer: machines,
     reconcile: unlessPaused(reconcile, machines.cache, clusters.cache),
     concurrency: options.concurrency ?? 8,
-    rootKey: (key) => {
-      const machine = machines.cache.get(key);
-      return machine ? keyFor(machine.metadata.namespace, machine.spec.clusterName) : key;
-    },
+    rootKey: clusterOfMachine,
+    // An older cluster's machines first; of one cluster, the control plane, which every worker waits on.
+    priority: (key) => olderCluster(key) + (machines.cache.get(key)?.spec.role === "control-plane" ? 0 : 0.5),
   });
   controller.addSource(instanceWatch);
   controller.addSource(nodeWatch);

@@ -19,7 +19,7 @@ import type { Controller } from "../../runtime/controller.ts";
 import { keyFor, objectKey } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { controllerOf, leavingWithParent, unlessPaused } from "../contract.ts";
+import { controllerOf, leavingWithParent, olderClustersFirst, unlessPaused } from "../contract.ts";
 import { poolsOfCluster } from "../pool-parts.ts";
 import type { ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
@@ -127,6 +127,10 @@ export function registerMachinePoolController(
     },
   });
 
+  const clusterOfPool = (key: string) => {
+    const pool = pools.cache.get(key);
+    return pool ? keyFor(pool.metadata.namespace, pool.spec.clusterName) : key;
+  };
   const controller = manager.add<MachinePoolObject>({
     name: MACHINE_POOL_CONTROLLER,
     component: MACHINE_POOL_COMPONENT,
@@ -136,10 +140,8 @@ export function registerMachinePoolController(
     // A pool of Slipway's machines reads only watched objects (its machines, cluster, infrastructure); one on
     // a scale set also reads the scale set from the cloud, which the safety net looks at again.
     resyncs: (pool) => pool.spec.template !== undefined,
-    rootKey: (key) => {
-      const pool = pools.cache.get(key);
-      return pool ? keyFor(pool.metadata.namespace, pool.spec.clusterName) : key;
-    },
+    rootKey: clusterOfPool,
+    priority: olderClustersFirst(clusters.cache, clusterOfPool),
   });
   const ownerOf = (machine: MachineObject) => {
     const owner = controllerOf(machine);
