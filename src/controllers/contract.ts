@@ -71,6 +71,14 @@ export function unlessPaused(reconcile: Reconcile, objects: { get(key: string): 
   };
 }
 
+/** The key of the cluster an object made for it belongs to (its shard key); the key itself when the object is not cached. */
+export function clusterKeyOf(objects: { get(key: string): ClusterPart | undefined }): (key: string) => string {
+  return (key) => {
+    const object = objects.get(key);
+    return object ? keyFor(object.metadata.namespace, object.spec.clusterName) : key;
+  };
+}
+
 /**
  * The order a controller serves the waiting keys of many clusters in (`priority` of a controller): by
  * the age of the cluster each belongs to, older first — the creation second, so that a controller may

@@ -13,7 +13,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import type { BackoffOptions } from "../../runtime/queue.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { olderClustersFirst, unlessPaused } from "../contract.ts";
+import { clusterKeyOf, olderClustersFirst, unlessPaused } from "../contract.ts";
 import type { ProviderResolver } from "../providers.ts";
 import { crossCloudView, machineAddressesChanged } from "./crosscloud.ts";
 import { infrastructureDeletePhases, infrastructurePhases, type InfrastructureScope, type InfrastructureSettings } from "./phases.ts";
@@ -98,10 +98,7 @@ export function registerInfrastructureController(
     },
   });
 
-  const clusterOfInfrastructure = (key: string) => {
-    const infra = infrastructures.cache.get(key);
-    return infra ? keyFor(infra.metadata.namespace, infra.spec.clusterName) : key;
-  };
+  const clusterOfInfrastructure = clusterKeyOf(infrastructures.cache);
   const controller = manager.add<InfrastructureObject>({
     name: INFRASTRUCTURE_CONTROLLER,
     component: INFRASTRUCTURE_COMPONENT,

@@ -16,7 +16,7 @@ import { keyFor } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
 import { getCondition } from "../../runtime/conditions.ts";
-import { olderClustersFirst, unlessPaused } from "../contract.ts";
+import { clusterKeyOf, olderClustersFirst, unlessPaused } from "../contract.ts";
 import { names } from "../../api/slipway/names.ts";
 import { machineDeletePhases, machinePhases, nodeNameOf, type MachineDependencies, type MachineScope, type MachineTimings } from "./phases.ts";
 import { summarizeMachine } from "./status.ts";
@@ -120,10 +120,7 @@ export function registerMachineController(
     summarize: (ctx, scope, error) => summarizeMachine(scope.object, nowTimestamp(new Date(ctx.clock.now())), error),
   });
 
-  const clusterOfMachine = (key: string) => {
-    const machine = machines.cache.get(key);
-    return machine ? keyFor(machine.metadata.namespace, machine.spec.clusterName) : key;
-  };
+  const clusterOfMachine = clusterKeyOf(machines.cache);
   const olderCluster = olderClustersFirst(clusters.cache, clusterOfMachine);
   const controller = manager.add<MachineObject>({
     name: MACHINE_CONTROLLER,

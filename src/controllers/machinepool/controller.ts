@@ -19,7 +19,7 @@ import type { Controller } from "../../runtime/controller.ts";
 import { keyFor, objectKey } from "../../runtime/keys.ts";
 import type { ControllerManager } from "../../runtime/manager.ts";
 import { objectReconciler } from "../../runtime/reconciler.ts";
-import { controllerOf, leavingWithParent, olderClustersFirst, unlessPaused } from "../contract.ts";
+import { clusterKeyOf, controllerOf, leavingWithParent, olderClustersFirst, unlessPaused } from "../contract.ts";
 import { poolsOfCluster } from "../pool-parts.ts";
 import type { ProviderResolver } from "../providers.ts";
 import type { WorkloadClients } from "../workload.ts";
@@ -127,10 +127,7 @@ export function registerMachinePoolController(
     },
   });
 
-  const clusterOfPool = (key: string) => {
-    const pool = pools.cache.get(key);
-    return pool ? keyFor(pool.metadata.namespace, pool.spec.clusterName) : key;
-  };
+  const clusterOfPool = clusterKeyOf(pools.cache);
   const controller = manager.add<MachinePoolObject>({
     name: MACHINE_POOL_CONTROLLER,
     component: MACHINE_POOL_COMPONENT,
