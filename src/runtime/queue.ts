@@ -13,6 +13,7 @@
 // `priority`, lowest first (first come first served among equals): a controller of many clusters'
 // objects serves an older cluster's keys before a younger one's, so that, when the workers are the
 // bottleneck, clusters are finished one after another instead of all advancing together.
+import TinyQueue from "tinyqueue";
 import { systemClock, type Clock } from "./clock.ts";
 
 export interface BackoffOptions {
@@ -70,67 +71,24 @@ class KeyFifo implements KeyLine {
   }
 }
 
-/**
- * Keys lowest priority first, first come first served among equals: a binary heap ordered by
- * (priority, arrival), O(log n) per operation.
- */
+/** Keys lowest priority first, first come first served among equals (a binary heap, O(log n) per operation). */
 class KeyHeap implements KeyLine {
-  private readonly entries: HeapEntry[] = [];
+  private readonly heap = new TinyQueue<{ key: string; priority: number; arrival: number }>([], (a, b) => a.priority - b.priority || a.arrival - b.arrival);
   private arrivals = 0;
 
   constructor(private readonly priority: (key: string) => number) {}
 
   get length(): number {
-    return this.entries.length;
+    return this.heap.length;
   }
 
   push(key: string): void {
-    const entries = this.entries;
-    const entry = { key, priority: this.priority(key), arrival: this.arrivals++ };
-    let at = entries.length;
-    entries.push(entry);
-    while (at > 0) {
-      const parent = (at - 1) >> 1;
-      const above = entries[parent]!;
-      if (!before(entry, above)) break;
-      entries[at] = above;
-      at = parent;
-    }
-    entries[at] = entry;
+    this.heap.push({ key, priority: this.priority(key), arrival: this.arrivals++ });
   }
 
   shift(): string | undefined {
-    const entries = this.entries;
-    const first = entries[0];
-    const last = entries.pop();
-    if (first === undefined || last === undefined || entries.length === 0) return first?.key;
-    let at = 0;
-    for (;;) {
-      let child = 2 * at + 1;
-      if (child >= entries.length) break;
-      let below = entries[child]!;
-      const right = entries[child + 1];
-      if (right !== undefined && before(right, below)) {
-        child++;
-        below = right;
-      }
-      if (!before(below, last)) break;
-      entries[at] = below;
-      at = child;
-    }
-    entries[at] = last;
-    return first.key;
+    return this.heap.pop()?.key;
   }
-}
-
-interface HeapEntry {
-  key: string;
-  priority: number;
-  arrival: number;
-}
-
-function before(a: HeapEntry, b: HeapEntry): boolean {
-  return a.priority < b.priority || (a.priority === b.priority && a.arrival < b.arrival);
 }
 
 /** Which line a key waits in, first served first. */
