@@ -39,6 +39,9 @@ export type ClusterConditionType = (typeof CLUSTER_CONDITIONS)[number];
 export const CONDITION_CONTROL_PLANE_INITIALIZED = "ControlPlaneInitialized";
 /** True once the network plugin is applied: no node is Ready before. */
 export const CONDITION_NETWORK_PLUGIN_INSTALLED = "NetworkPluginInstalled";
+/** Steps of the journal (status.steps) that concern no one child: the network plugin, and the cluster Ready. */
+export const STEP_NETWORK_PLUGIN = "NetworkPlugin";
+export const STEP_READY = "Ready";
 
 /** Every object made for a cluster (Infrastructures, MachinePools, Machines, Secrets) carries its name under this label. */
 export const LABEL_CLUSTER = "slipway.dev/cluster";

@@ -2,7 +2,7 @@
 // the phase with a reason when something is wrong, and the step journal the CLI draws as a timeline.
 import type { ClusterObject, ClusterStep, InfrastructureObject, MachineObject } from "../../api/kinds.ts";
 import type { ConditionT } from "../../api/meta.ts";
-import { CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, DEFAULT_KUBERNETES_VERSION } from "../../api/slipway/cluster.ts";
+import { CONDITION_CONTROL_PLANE_INITIALIZED, CONDITION_NETWORK_PLUGIN_INSTALLED, DEFAULT_KUBERNETES_VERSION, STEP_NETWORK_PLUGIN, STEP_READY } from "../../api/slipway/cluster.ts";
 import { isMachineReady } from "../../api/slipway/machine.ts";
 import { nowTimestamp } from "../../apiserver/objects.ts";
 import { getCondition, isTrue, setCondition, type ConditionInput } from "../../runtime/conditions.ts";
@@ -269,9 +269,9 @@ export function journal(cluster: ClusterObject, scope: ClusterScope, now: string
   // The plugin is applied once the control plane is initialised, and installed once its pods run on
   // every node: the step spans both.
   const cni = getCondition(st.conditions, CONDITION_NETWORK_PLUGIN_INSTALLED);
-  if (cni) add("NetworkPlugin", transition(st.conditions, CONDITION_CONTROL_PLANE_INITIALIZED) ?? cni.lastTransitionTime, cni.status === "True" ? cni.lastTransitionTime : undefined);
+  if (cni) add(STEP_NETWORK_PLUGIN, transition(st.conditions, CONDITION_CONTROL_PLANE_INITIALIZED) ?? cni.lastTransitionTime, cni.status === "True" ? cni.lastTransitionTime : undefined);
   const ready = transition(st.conditions, "Ready");
-  if (ready) add("Ready", ready, ready);
+  if (ready) add(STEP_READY, ready, ready);
   return steps.sort((a, b) => a.startedAt.localeCompare(b.startedAt));
 }
 

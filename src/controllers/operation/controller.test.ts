@@ -72,12 +72,13 @@ describe("operation controller", () => {
       phase: "Provisioning",
       observedGeneration: 1,
       steps: [
-        { name: "CreateNetwork", startedAt: "2025-01-01T00:00:00Z", finishedAt: "2025-01-01T00:00:05Z", outcome: "Succeeded" },
-        { name: "CreateMachine", startedAt: "2025-01-01T00:00:05Z", outcome: "Running" },
+        { name: "Validate", startedAt: "2025-01-01T00:00:00Z", finishedAt: "2025-01-01T00:00:05Z", outcome: "Succeeded" },
+        { name: "Network sim-east", startedAt: "2025-01-01T00:00:05Z", outcome: "Running", target: { kind: "Infrastructure", name: "demo-sim-east" } },
       ],
     });
-    await until(async () => (await env.operations.get("default", "create-demo")).status?.percentComplete === 50, "progress");
-    assert.equal((await env.operations.get("default", "create-demo")).status?.message, "Cluster demo: CreateMachine");
+    // 1 of 5 steps: the 2 journalled, and those to come: the machine's, the network plugin's, Ready.
+    await until(async () => (await env.operations.get("default", "create-demo")).status?.percentComplete === 20, "progress");
+    assert.equal((await env.operations.get("default", "create-demo")).status?.message, "Cluster demo: Network sim-east");
 
     // Running for its generation but not Ready yet: still in progress.
     await env.setClusterStatus("demo", { ...env.built(1), conditions: [{ type: "Ready", status: "False", lastTransitionTime: "2025-01-01T00:00:00Z" }] });

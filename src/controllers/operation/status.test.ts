@@ -125,13 +125,44 @@ describe("judging an operation by its target", () => {
     assert.equal(judge(operation("Delete"), cluster({}, { uid: "another-uid" })).phase, "Succeeded");
   });
 
-  it("reports a create's progress as finished steps over all steps, below 100 until done, and names the running step", () => {
+  it("reports progress as finished steps over all steps, below 100 until done, and names the running step", () => {
     assert.equal(progressOf(undefined), undefined);
     assert.equal(progressOf(steps(["Succeeded", "Succeeded", "Running", "Running"])), 50);
     assert.equal(progressOf(steps(["Succeeded", "Failed", "Succeeded"])), 99);
     const verdict = judge(operation("Create", 2), cluster({ phase: "Provisioning", observedGeneration: 2, steps: steps(["Succeeded", "Running"]) }));
-    assert.equal(verdict.percentComplete, 50);
+    assert.equal(verdict.percentComplete, 12, "1 of 8: the 2 journalled, a step for each of the 4 machines, the network plugin's, Ready");
     assert.equal(verdict.message, "Cluster demo: Step1");
+  });
+
+  it("counts a create's steps still to come, so that its percentage rises with the journal and never falls back", () => {
+    // The journals one cluster wrote on its way to Running (one control-plane machine, three workers).
+    const spec: TargetSpec = { controlPlane: { replicas: 1, connection: "east" }, workers: [{ replicas: 3, connection: "east" }] };
+    const infra = { kind: "Infrastructure", name: "demo-east" };
+    const step = (name: string, outcome: string, target?: { kind: string; name: string }) => ({ name, outcome, ...(target ? { target } : {}) });
+    const validated = [step("Validate", "Succeeded")];
+    const cloud = ["Network", "Subnet", "SecurityGroup", "KeyPair", "LoadBalancer"].map((what) => step(`${what} east`, "Succeeded", infra));
+    const machine = (name: string, outcome: string) => step(`${name.startsWith("cp") ? "ControlPlane" : "Worker"} demo-${name}`, outcome, { kind: "Machine", name: `demo-${name}` });
+    const building = (outcome: string) => ["cp-0", "pool-0", "pool-1", "pool-2"].map((m) => machine(m, outcome));
+    const journals = [
+      validated,
+      [...validated, ...cloud],
+      [...validated, ...cloud, ...building("Running")],
+      [...validated, ...cloud, ...building("Running"), step("NetworkPlugin", "Running")],
+      [...validated, ...cloud, ...building("Running"), step("NetworkPlugin", "Succeeded")],
+      [...validated, ...cloud, machine("cp-0", "Succeeded"), ...building("Running").slice(1), step("NetworkPlugin", "Succeeded")],
+    ];
+    let op = operation("Create", 2);
+    const percents = journals.map((journal) => {
+      const verdict = judge(op, cluster({ phase: "Provisioning", observedGeneration: 2, steps: journal }, {}, spec));
+      op = { ...op, status: applyVerdict(op.status, verdict, "2025-01-01T00:00:00Z") };
+      return verdict.percentComplete;
+    });
+    // Over the journal's own length these were 99, 99, 60, 54, 63, 72.
+    assert.deepEqual(percents, [8, 50, 50, 50, 58, 66]);
+    assert.equal(judge(op, cluster({ ...BUILT, steps: [...journals.at(-1)!, step("Ready", "Succeeded")] }, {}, spec)).percentComplete, 100);
+    // A step that starts later than the count expected (a journal a step longer) holds the percentage where it was.
+    const held = judge(op, cluster({ phase: "Provisioning", observedGeneration: 2, steps: [...journals.at(-1)!, step("Extra", "Running")] }, {}, spec));
+    assert.equal(held.percentComplete, 66);
   });
 
   it("notes on a Failed operation that its target applied the same generation after all, and stays Failed", () => {

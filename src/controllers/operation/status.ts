@@ -11,11 +11,12 @@
 // favour of that change's operation (a Create follows the cluster to its latest spec instead). Delete is
 // InProgress while the target exists, and Succeeded once it is gone.
 //
-// Progress: a Create counts the finished steps of the target's journal; an Update counts only the
+// Progress: a Create counts the finished steps of the target's journal against all the steps it will
+// have (the journal grows as the cluster is built: see createProgress); an Update counts only the
 // machines its change makes, replaces or removes: the most still to do seen at once (kept in
 // status.machinesToChange) is the whole, what is done of it the part — so it starts at 0 %, not at the
 // share of the cluster already built; an Upgrade touches every machine: those Ready at the new version
-// over all wanted.
+// over all wanted. A Create's or a Delete's percentage never goes back while it is in progress.
 //
 // An operation that ended keeps its phase, error and end time: a client that stopped polling was told
 // the truth about that attempt. A Failed operation whose target later applies the same generation and is
@@ -25,6 +26,7 @@ import type { ConditionT, KubeObject } from "../../api/meta.ts";
 import type { OperationObject, OperationStatus } from "../../api/kinds.ts";
 import type { OperationPhase } from "../../api/slipway/operation.ts";
 import type { EventType } from "../../runtime/events.ts";
+import { STEP_NETWORK_PLUGIN, STEP_READY } from "../../api/slipway/cluster.ts";
 import { names } from "../contract.ts";
 
 /** Machine counts of one group of a target (a cluster's control plane, its workers; a pool). */
@@ -42,7 +44,7 @@ export interface TargetStatus {
   message?: string;
   observedGeneration?: number;
   conditions?: readonly ConditionT[];
-  steps?: readonly { name: string; outcome: string }[];
+  steps?: readonly { name: string; outcome: string; target?: { kind: string; name: string } }[];
   // A Cluster's counts.
   controlPlane?: GroupCounts;
   workers?: GroupCounts;
@@ -55,8 +57,8 @@ export interface TargetStatus {
 /** What the controller reads of a target's spec: the machines it asks for. */
 export interface TargetSpec {
   replicas?: number;
-  controlPlane?: { replicas?: number };
-  workers?: readonly { replicas?: number }[];
+  controlPlane?: { replicas?: number; connection?: string };
+  workers?: readonly { replicas?: number; connection?: string }[];
 }
 
 export interface TargetObject extends KubeObject {
@@ -95,6 +97,41 @@ export function progressOf(steps: TargetStatus["steps"]): number | undefined {
   if (!steps || steps.length === 0) return undefined;
   const finished = steps.filter((s) => s.outcome !== "Running").length;
   return Math.min(99, Math.floor((finished * 100) / steps.length));
+}
+
+/** The cloud resources an infrastructure's journal shows (network, subnet, security group, key pair), and the control plane's load balancer. */
+const INFRASTRUCTURE_STEPS = 4;
+
+/**
+ * Of a Create: the finished steps of the cluster's journal over all the steps it will have. The journal
+ * grows as the cluster is built — a machine's step appears when the machine is made —, so over its own
+ * length a new cluster would show 99 % after its validation and then fall back. Counted in besides:
+ * for each connection the spec names whose infrastructure is not journalled yet, its cloud resources (and
+ * the load balancer, until one infrastructure is); one step per wanted machine not journalled yet; the
+ * network plugin, and Ready.
+ */
+export function createProgress(target: TargetObject): number | undefined {
+  const steps = target.status?.steps;
+  if (!steps || steps.length === 0) return undefined;
+  const spec = target.spec ?? {};
+  const connections = new Set([spec.controlPlane?.connection, ...(spec.workers ?? []).map((w) => w.connection)].filter((c) => c !== undefined));
+  const journalled = (kind: string) => new Set(steps.filter((s) => s.target?.kind === kind).map((s) => s.target!.name)).size;
+  const infrastructures = journalled("Infrastructure");
+  const machines = groupsOf(target).reduce((sum, g) => sum + g.desired, 0);
+  const toCome =
+    Math.max(0, connections.size - infrastructures) * INFRASTRUCTURE_STEPS +
+    (infrastructures === 0 && connections.size > 0 ? 1 : 0) +
+    Math.max(0, machines - journalled("Machine")) +
+    (steps.some((s) => s.name === STEP_NETWORK_PLUGIN) ? 0 : 1) +
+    (steps.some((s) => s.name === STEP_READY) ? 0 : 1);
+  const finished = steps.filter((s) => s.outcome !== "Running").length;
+  return Math.min(99, Math.floor((finished * 100) / (steps.length + toCome)));
+}
+
+/** A percentage that does not go back: the higher of the new one and the one reported before. */
+function notBelow(reported: number | undefined, progress: number | undefined): number | undefined {
+  if (progress === undefined) return reported;
+  return reported === undefined ? progress : Math.max(reported, progress);
 }
 
 interface Group {
@@ -186,7 +223,7 @@ export function judge(op: OperationObject, target: TargetObject | undefined): Ve
   const status = target.status ?? {};
   const groups = groupsOf(target);
   if (deleteOp) {
-    const progress = progressOf(status.steps);
+    const progress = notBelow(op.status?.percentComplete, progressOf(status.steps));
     return { phase: "InProgress", ...(progress !== undefined ? { percentComplete: progress } : {}), message: currentActivity(op, target, groups) };
   }
   if (target.metadata.deletionTimestamp) return { phase: "Canceled", message: `${what} is being deleted` };
@@ -212,7 +249,7 @@ export function judge(op: OperationObject, target: TargetObject | undefined): Ve
     const change = seen ? changeProgress(groups, op.status?.machinesToChange) : undefined;
     return { phase: "InProgress", ...(change ? { percentComplete: change.percent, machinesToChange: change.size } : {}), message };
   }
-  const progress = op.spec.type === "Create" ? progressOf(status.steps) : seen ? upgradeProgress(groups) : undefined;
+  const progress = op.spec.type === "Create" ? notBelow(op.status?.percentComplete, createProgress(target)) : seen ? upgradeProgress(groups) : undefined;
   return { phase: "InProgress", ...(progress !== undefined ? { percentComplete: progress } : {}), message };
 }
 
