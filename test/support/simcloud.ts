@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SimCloudAdminClient, SimCloudClient } from "../../src/simcloud/client.ts";
 import type { CloudResource } from "../../src/simcloud/types.ts";
-import { freePort, SLIPWAY_BIN } from "./slipway.ts";
+import { SLIPWAY_BIN } from "./slipway.ts";
 
 export const SIM_TOKEN = "sim-test-token";
 export const SIM_ADMIN_TOKEN = "sim-test-admin-token";
@@ -38,13 +38,14 @@ process.on("exit", () => {
 export async function startSimCloud(
   options: { profile?: string; seed?: number; timeScale?: number; state?: string; args?: string[]; /** Where all of the process's output is written as it comes. */ logFile?: string } = {},
 ): Promise<RunningSimCloud> {
-  const port = await freePort();
   // A state of the helper's own goes with the process (a caller that names one keeps it).
   const scratch = options.state === undefined ? mkdtempSync(join(tmpdir(), "slipway-sim-")) : undefined;
   const state = options.state ?? join(scratch!, "sim.db");
   const args = [
     SLIPWAY_BIN, "sim-cloud", "serve",
-    "--port", String(port),
+    // Port 0: the process binds a free port itself and names it in its ready line (a port picked here
+    // could be taken by another test before the process binds it).
+    "--port", "0",
     "--state", state,
     "--profile", options.profile ?? "fast",
     "--seed", String(options.seed ?? 1),
@@ -72,21 +73,21 @@ export async function startSimCloud(
       res();
     }),
   );
-  await new Promise<void>((res, reject) => {
+  const url = await new Promise<string>((res, reject) => {
     const timer = setTimeout(() => {
       // A server left running would keep the test process (and the suite) waiting after the failure.
       child.kill("SIGKILL");
       reject(new Error(`sim-cloud serve did not become ready:\n${out}`));
     }, 90_000);
     child.stdout!.on("data", () => {
-      if (/ready/.test(out)) {
+      const ready = /ready at (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (ready) {
         clearTimeout(timer);
-        res();
+        res(ready[1]!);
       }
     });
     void exited.then(() => reject(new Error(`sim-cloud serve exited:\n${out}`)));
   });
-  const url = `http://127.0.0.1:${port}`;
   const api = new SimCloudClient({ endpoint: url, token: SIM_TOKEN });
   return {
     url,
