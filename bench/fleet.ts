@@ -544,7 +544,12 @@ async function main(): Promise<void> {
     const since = (at: number) => ((at - slipwayStartedAt) / 1000).toFixed(0);
     if (plan.cpuProfDir) progress(`the idle window in slipway up's profile: cpu-summary.ts --from ${since(idle.window.start)} --to ${since(idle.window.end)}`);
   }
-  const listRows = runningAt !== undefined ? await measureLists(probeClient, n, plan.workers) : undefined;
+  // On connections of their own: the probe's sat idle while the store copy was read (seconds at 10,000,
+  // with this loop busy), past the server's keep-alive timeout, and one such connection reused failed the
+  // first list of a 10,000 run with "socket hang up".
+  const listClient = new BenchClient(endpoint, 1);
+  onTeardown(() => listClient.close());
+  const listRows = runningAt !== undefined ? await measureLists(listClient, n, plan.workers) : undefined;
 
   // Deletion: every cluster, at the same rate; then until the sim cloud holds nothing.
   let deletion:
