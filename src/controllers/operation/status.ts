@@ -99,7 +99,7 @@ export function progressOf(steps: TargetStatus["steps"]): number | undefined {
   return Math.min(99, Math.floor((finished * 100) / steps.length));
 }
 
-/** The cloud resources an infrastructure's journal shows (network, subnet, security group, key pair), and the control plane's load balancer. */
+/** The cloud resources every infrastructure's journal shows: network, subnet, security group, key pair (the control plane's adds its load balancer). */
 const INFRASTRUCTURE_STEPS = 4;
 
 /**
@@ -110,14 +110,14 @@ const INFRASTRUCTURE_STEPS = 4;
  * the load balancer, until one infrastructure is); one step per wanted machine not journalled yet; the
  * network plugin, and Ready.
  */
-export function createProgress(target: TargetObject): number | undefined {
+export function createProgress(target: TargetObject, groups: readonly Group[]): number | undefined {
   const steps = target.status?.steps;
   if (!steps || steps.length === 0) return undefined;
   const spec = target.spec ?? {};
   const connections = new Set([spec.controlPlane?.connection, ...(spec.workers ?? []).map((w) => w.connection)].filter((c) => c !== undefined));
   const journalled = (kind: string) => new Set(steps.filter((s) => s.target?.kind === kind).map((s) => s.target!.name)).size;
   const infrastructures = journalled("Infrastructure");
-  const machines = groupsOf(target).reduce((sum, g) => sum + g.desired, 0);
+  const machines = wantedMachines(groups);
   const toCome =
     Math.max(0, connections.size - infrastructures) * INFRASTRUCTURE_STEPS +
     (infrastructures === 0 && connections.size > 0 ? 1 : 0) +
@@ -141,6 +141,11 @@ interface Group {
   inPlace: number;
   /** Machines still to make Ready or to remove. */
   remaining: number;
+}
+
+/** The machines the target's spec asks for, in all its groups. */
+function wantedMachines(groups: readonly Group[]): number {
+  return groups.reduce((sum, g) => sum + g.desired, 0);
 }
 
 /** The target's machine groups, what its spec asks of each and what its status observes. */
@@ -180,7 +185,7 @@ export function changeProgress(groups: readonly Group[], seenBefore = 0): { perc
  * machines (machines still leaving hold it below 100, not back: a surge machine adds nothing to do).
  */
 export function upgradeProgress(groups: readonly Group[]): number | undefined {
-  const desired = groups.reduce((sum, g) => sum + g.desired, 0);
+  const desired = wantedMachines(groups);
   if (desired === 0) return undefined;
   const inPlace = groups.reduce((sum, g) => sum + g.inPlace, 0);
   return Math.min(99, Math.floor((inPlace * 100) / desired));
@@ -249,7 +254,7 @@ export function judge(op: OperationObject, target: TargetObject | undefined): Ve
     const change = seen ? changeProgress(groups, op.status?.machinesToChange) : undefined;
     return { phase: "InProgress", ...(change ? { percentComplete: change.percent, machinesToChange: change.size } : {}), message };
   }
-  const progress = op.spec.type === "Create" ? notBelow(op.status?.percentComplete, createProgress(target)) : seen ? upgradeProgress(groups) : undefined;
+  const progress = op.spec.type === "Create" ? notBelow(op.status?.percentComplete, createProgress(target, groups)) : seen ? upgradeProgress(groups) : undefined;
   return { phase: "InProgress", ...(progress !== undefined ? { percentComplete: progress } : {}), message };
 }
 
