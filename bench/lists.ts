@@ -78,6 +78,12 @@ async function inProcess(): Promise<void> {
   rows.push(["list + JSON", await timed(ROUNDS, async () => JSON.stringify(await objects.list(clusters, "default", { context })))]);
   if ("listJson" in objects) rows.push(["list as JSON text (the API's)", await timed(ROUNDS, () => objects.listJson(clusters, "default", { context }))]);
   rows.push(["list + Table + JSON", await timed(ROUNDS, async () => JSON.stringify(toTable(clusters, (await objects.list(clusters, "default", { context })).items, {})))]);
+  if ("listTableChunks" in objects) {
+    const tableText = (service: ObjectService) => service.listTableChunks(clusters, "default", { context }).then((chunks) => [...chunks].join(""));
+    // A new object service each round has no row kept: what the first Table after a start costs.
+    rows.push(["Table text, no row kept", await timed(ROUNDS, () => tableText(new ObjectService(registry, store)))]);
+    rows.push(["Table text (the API's)", await timed(ROUNDS, () => tableText(objects))]);
+  }
   rows.push(["list, label selector + JSON", await timed(ROUNDS, async () => JSON.stringify(await objects.list(clusters, "default", { context, labelSelector: "fleet=bench" })))]);
   const bytes = JSON.stringify(list).length;
   process.stdout.write(`lists of ${OBJECTS} Clusters in process (${ROUNDS} rounds each; ${(bytes / 2 ** 20).toFixed(1)} MiB as JSON)\n`);

@@ -26,9 +26,9 @@ export function computedColumn<T extends KubeObject = KubeObject>(
   jsonPath: string,
   description: string,
   value: (object: T) => string | number | boolean | undefined,
-  options: { type?: PrinterColumn["type"]; priority?: number } = {},
+  options: { type?: PrinterColumn["type"]; priority?: number; readsClock?: boolean } = {},
 ): PrinterColumn {
-  return { ...fieldColumn(name, jsonPath, description, options), value: (o) => value(o as T) };
+  return { ...fieldColumn(name, jsonPath, description, options), value: (o) => value(o as T), ...(options.readsClock ? { readsClock: true } : {}) };
 }
 
 /** "ready/desired", as in kubectl's READY column. */

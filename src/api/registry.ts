@@ -14,6 +14,8 @@ export interface PrinterColumn {
   /** Columns with priority > 0 appear only under `-o wide`. */
   priority?: number;
   format?: string;
+  /** `value` reads the clock as well as the object (a duration "so far"): its cell is made anew for every Table. */
+  readsClock?: boolean;
 }
 
 /** A problem with one field of an object, as reported in Status.details.causes. */

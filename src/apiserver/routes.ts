@@ -394,14 +394,12 @@ async function serveResource(
         resourceVersionMatch: query.resourceVersionMatch,
         context,
       };
-      if (table) {
-        const list = await objects.list(def, namespace, listOptions);
-        return toTable(def, list.items, { includeObject: includeObjectOf(query), resourceVersion: list.metadata.resourceVersion, continue: list.metadata.continue });
-      }
-      if (prefersProtobuf(request.headers.accept) && hasProtobuf({ apiVersion: apiVersionOf(def), kind: `${def.kind}List` })) return objects.list(def, namespace, listOptions);
-      // JSON: the stored text of each item, not parsed and encoded again (a list may hold thousands),
-      // sent in pieces as the connection takes them instead of as one string of the whole list.
-      const chunks = await objects.listJsonChunks(def, namespace, listOptions);
+      if (!table && prefersProtobuf(request.headers.accept) && hasProtobuf({ apiVersion: apiVersionOf(def), kind: `${def.kind}List` })) return objects.list(def, namespace, listOptions);
+      // JSON (a Table is JSON too): made from the stored text of each item, not parsed and encoded again
+      // (a list may hold thousands), sent in pieces as the connection takes them instead of as one string.
+      const chunks = table
+        ? await objects.listTableChunks(def, namespace, { ...listOptions, includeObject: includeObjectOf(query) })
+        : await objects.listJsonChunks(def, namespace, listOptions);
       void reply.type("application/json; charset=utf-8");
       return Readable.from(chunks, { objectMode: false });
     }

@@ -2,6 +2,7 @@
 import type { KindDefinition, PrinterColumn } from "../api/registry.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { humanAge } from "../api/age.ts";
+import { BoundedCache } from "../api/bounded-cache.ts";
 
 export { humanAge };
 
@@ -56,12 +57,17 @@ const NAME_COLUMN: PrinterColumn = {
   jsonPath: ".metadata.name",
 };
 
-function cell(column: PrinterColumn, object: KubeObject): unknown {
+/** A cell as far as it follows from the object alone: a date column's cell is its time, made an age when sent (renderCell). */
+function rawCell(column: PrinterColumn, object: KubeObject): unknown {
   const raw = column.value ? column.value(object) : readPath(object, column.jsonPath);
-  if (column.type === "date") return humanAge(typeof raw === "string" ? raw : undefined);
+  if (column.type === "date") return typeof raw === "string" ? raw : undefined;
   if (raw === undefined || raw === null) return column.type === "string" ? "" : null;
   if (typeof raw === "object") return JSON.stringify(raw);
   return raw;
+}
+
+function renderCell(column: PrinterColumn, raw: unknown, now: number): unknown {
+  return column.type === "date" ? humanAge(raw as string | undefined, now) : raw;
 }
 
 function partialMetadata(object: KubeObject): unknown {
@@ -73,33 +79,119 @@ export function columnsOf(def: KindDefinition): PrinterColumn[] {
   return [NAME_COLUMN, ...columns];
 }
 
-export function toTable(
-  def: KindDefinition,
-  objects: KubeObject[],
-  options: { includeObject?: IncludeObject; resourceVersion?: string; continue?: string; withColumns?: boolean },
-): Table {
+interface TableOptions {
+  includeObject?: IncludeObject;
+  resourceVersion?: string;
+  continue?: string;
+  withColumns?: boolean;
+}
+
+function tableMetadata(options: TableOptions): Table["metadata"] {
+  return {
+    ...(options.resourceVersion ? { resourceVersion: options.resourceVersion } : {}),
+    ...(options.continue ? { continue: options.continue } : {}),
+  };
+}
+
+function columnDefinitions(def: KindDefinition, options: TableOptions): TableColumn[] {
+  if (options.withColumns === false) return [];
+  return columnsOf(def).map((c) => ({
+    name: c.name,
+    type: c.type === "date" ? "string" : c.type,
+    format: c.format ?? "",
+    description: c.description,
+    priority: c.priority ?? 0,
+  }));
+}
+
+export function toTable(def: KindDefinition, objects: KubeObject[], options: TableOptions): Table {
   const columns = columnsOf(def);
   const include = options.includeObject ?? "Metadata";
+  const now = Date.now();
   return {
     kind: "Table",
     apiVersion: "meta.k8s.io/v1",
-    metadata: {
-      ...(options.resourceVersion ? { resourceVersion: options.resourceVersion } : {}),
-      ...(options.continue ? { continue: options.continue } : {}),
-    },
-    columnDefinitions:
-      options.withColumns === false
-        ? []
-        : columns.map((c) => ({
-            name: c.name,
-            type: c.type === "date" ? "string" : c.type,
-            format: c.format ?? "",
-            description: c.description,
-            priority: c.priority ?? 0,
-          })),
+    metadata: tableMetadata(options),
+    columnDefinitions: columnDefinitions(def, options),
     rows: objects.map((o) => ({
-      cells: columns.map((c) => cell(c, o)),
+      cells: columns.map((c) => renderCell(c, rawCell(c, o), now)),
       ...(include === "None" ? {} : { object: include === "Object" ? o : partialMetadata(o) }),
     })),
   };
+}
+
+/** The JSON text of a Table up to its first row (toTable's, in the same order), and what closes it. */
+export function tableTextHead(def: KindDefinition, options: TableOptions): string {
+  return `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":${JSON.stringify(tableMetadata(options))},"columnDefinitions":${JSON.stringify(columnDefinitions(def, options))},"rows":[`;
+}
+export const TABLE_TEXT_TAIL = "]}";
+
+/** What a row keeps of one version of an object: its cells before the clock (rawCell), where its metadata ends in the stored text. */
+interface RowParts {
+  revision: number;
+  cells: unknown[];
+  /** The index just past the metadata's closing brace in the stored text; undefined when the text is not in the stored form. */
+  metadataEnd: number | undefined;
+}
+
+/** One stored version of an object as a Table row needs it. */
+export interface StoredObject {
+  key: string;
+  revision: number;
+  /** The stored text: `head` (storedHead: apiVersion, kind, the opening of metadata) when in the stored form, metadata without its resourceVersion. */
+  text: string;
+  /** The object, when the caller has decoded it already. */
+  object?: KubeObject;
+}
+
+/**
+ * The rows of Tables made from stored text, keeping each object version's cells so that a Table of
+ * thousands (what `kubectl get` asks for) parses only what changed since the last one: a row's cells
+ * depend only on that version (an age is rendered from its kept time when sent), and its metadata is
+ * the stored text's own. Kinds with a column that reads the clock itself (`readsClock`) are decoded
+ * every time. Bounded by a number of rows; the oldest kept goes first.
+ */
+export class TableRows {
+  private readonly kept: BoundedCache<RowParts>;
+
+  constructor(limit = 65_536) {
+    this.kept = new BoundedCache(limit);
+  }
+
+  /**
+   * The JSON text of the row of `stored`, as toTable() makes it of the decoded object. `head` is the
+   * kind's storedHead, `decode` parses the text (only when the row is not kept), `objectText` is the
+   * object's own JSON (includeObject=Object).
+   */
+  row(def: KindDefinition, stored: StoredObject, head: string, include: IncludeObject, now: number, decode: () => KubeObject, objectText: () => string): string {
+    const columns = columnsOf(def);
+    const keeps = !columns.some((c) => c.readsClock);
+    let parts = keeps ? this.kept.get(stored.key) : undefined;
+    let object = stored.object;
+    if (parts === undefined || parts.revision !== stored.revision) {
+      object ??= decode();
+      parts = { revision: stored.revision, cells: columns.map((c) => rawCell(c, object!)), metadataEnd: metadataEnd(stored.text, head, object) };
+      if (keeps) this.kept.set(stored.key, parts);
+    }
+    const cells = JSON.stringify(parts.cells.map((raw, i) => renderCell(columns[i]!, raw, now)));
+    if (include === "None") return `{"cells":${cells}}`;
+    if (include === "Object") return `{"cells":${cells},"object":${objectText()}}`;
+    let metadata: string;
+    if (parts.metadataEnd !== undefined) {
+      // The stored metadata has no resourceVersion: it goes first, as the object's own JSON has it.
+      const inner = stored.text.slice(head.length, parts.metadataEnd - 1);
+      metadata = `{"resourceVersion":"${stored.revision}"${inner === "" ? "" : ","}${inner}}`;
+    } else {
+      metadata = JSON.stringify((object ?? decode()).metadata);
+    }
+    return `{"cells":${cells},"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":${metadata}}}`;
+  }
+}
+
+/** Where `object`'s metadata ends in `text` when the text is in the stored form (checked, not assumed). */
+function metadataEnd(text: string, head: string, object: KubeObject): number | undefined {
+  if (!text.startsWith(head)) return undefined;
+  const { resourceVersion: _rv, ...metadata } = object.metadata;
+  const written = JSON.stringify(metadata);
+  return text.startsWith(written, head.length - 1) ? head.length - 1 + written.length : undefined;
 }

@@ -1,0 +1,167 @@
+// Tables as `kubectl get` receives them: the rows made from the stored text and kept by object version
+// say exactly what a Table made of the decoded objects says, follow every write, and age with the clock.
+import { after, afterEach, before, describe, it, mock } from "node:test";
+import assert from "node:assert/strict";
+import type { FastifyInstance } from "fastify";
+import { defaultRegistry } from "../api/kinds.ts";
+import type { KubeObject } from "../api/meta.ts";
+import type { KindDefinition } from "../api/registry.ts";
+import { SqliteStore } from "../store/sqlite.ts";
+import { ObjectService, storedHead } from "./objects.ts";
+import { TableRows, toTable, type IncludeObject, type Table } from "./table.ts";
+import { testApiServer } from "./testing.ts";
+
+const registry = defaultRegistry();
+const clusters = registry.byKind("slipway.dev/v1alpha1", "Cluster")!;
+const CLUSTERS = "/apis/slipway.dev/v1alpha1/namespaces/default/clusters";
+const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io, application/json";
+const START = Date.UTC(2026, 10, 1, 12, 0, 0);
+
+function cluster(name: string, labels: Record<string, string> = {}) {
+  return {
+    apiVersion: "slipway.dev/v1alpha1",
+    kind: "Cluster",
+    metadata: { name, labels },
+    spec: { kubernetesVersion: "v1.31.2", controlPlane: { connection: "east", machineType: "s1.medium", replicas: 1 }, workers: [{ name: "pool", connection: "east", machineType: "s1.small", replicas: 3 }] },
+  };
+}
+
+describe("Tables of lists", () => {
+  const store = SqliteStore.open(":memory:");
+  const objects = new ObjectService(registry, store);
+  let app: FastifyInstance;
+
+  before(async () => {
+    mock.timers.enable({ apis: ["Date"], now: START });
+    await objects.create(registry.byKind("v1", "Namespace")!, undefined, { metadata: { name: "default" } });
+    for (let i = 0; i < 5; i++) await objects.create(clusters, "default", cluster(`c-${i}`, { tier: i % 2 === 0 ? "gold" : "plain" }), { context: { identity: { user: "admin", groups: [] }, fieldManager: "kubectl" } });
+    await objects.patch(clusters, "default", "c-1", "merge", { status: { phase: "Provisioning" } }, { subresource: "status" });
+    app = await testApiServer(objects, [["admin-token", { user: "admin", groups: [] }]]);
+  });
+
+  after(async () => {
+    mock.timers.reset();
+    await app.close();
+    await store.close();
+  });
+
+  const table = async (query = "", include?: IncludeObject) => {
+    const reply = await app.inject({
+      method: "GET",
+      url: `${CLUSTERS}?${query}${include ? `&includeObject=${include}` : ""}`,
+      headers: { authorization: "Bearer admin-token", accept: TABLE },
+    });
+    assert.equal(reply.statusCode, 200, reply.body);
+    assert.match(String(reply.headers["content-type"]), /^application\/json/);
+    return reply.json<Table>();
+  };
+  const made = async (include: IncludeObject, options: { labelSelector?: string } = {}) => {
+    const list = await objects.list(clusters, "default", options);
+    return JSON.parse(JSON.stringify(toTable(clusters, list.items, { includeObject: include, resourceVersion: list.metadata.resourceVersion }))) as Table;
+  };
+  const phases = (t: Table) => t.rows.map((r) => [r.cells[0], r.cells[1]]);
+
+  it("says what a Table of the decoded objects says, for each includeObject, asked twice", async () => {
+    for (const include of ["Metadata", "Object", "None"] as const) {
+      for (let round = 0; round < 2; round++) assert.deepEqual(await table("", include), await made(include), `${include}, round ${round}`);
+    }
+    const rows = (await table()).rows;
+    const metadata = (rows[0]!.object as { metadata: KubeObject["metadata"] }).metadata;
+    assert.equal(metadata.name, "c-0");
+    assert.ok(metadata.managedFields?.length, "the row's metadata is the whole of it, managed fields too");
+    assert.equal(metadata.resourceVersion, (await objects.get(clusters, "default", "c-0")).metadata.resourceVersion);
+  });
+
+  it("follows a write: the row of the new version, not the one kept", async () => {
+    await table();
+    await objects.patch(clusters, "default", "c-3", "merge", { status: { phase: "Running" } }, { subresource: "status" });
+    await objects.patch(clusters, "default", "c-4", "merge", { metadata: { labels: { tier: "silver" } } });
+    const after = await table();
+    assert.deepEqual(phases(after), [["c-0", ""], ["c-1", "Provisioning"], ["c-2", ""], ["c-3", "Running"], ["c-4", ""]]);
+    assert.deepEqual(after, await made("Metadata"));
+    const labels = (after.rows[4]!.object as { metadata: KubeObject["metadata"] }).metadata.labels;
+    assert.deepEqual(labels, { tier: "silver" });
+  });
+
+  it("ages with the clock while the rows are kept", async () => {
+    const ageColumn = (await table()).columnDefinitions.findIndex((c) => c.name === "AGE");
+    assert.ok(ageColumn > 0);
+    assert.equal((await table()).rows[0]!.cells[ageColumn], "0s");
+    mock.timers.tick(3 * 60_000);
+    assert.equal((await table()).rows[0]!.cells[ageColumn], "3m");
+    mock.timers.tick(2 * 86_400_000);
+    assert.equal((await table()).rows[0]!.cells[ageColumn], "2d");
+  });
+
+  it("keeps selectors, pages and their continue tokens", async () => {
+    assert.deepEqual(
+      (await table("labelSelector=tier%3Dgold")).rows.map((r) => r.cells[0]),
+      (await made("Metadata", { labelSelector: "tier=gold" })).rows.map((r) => r.cells[0]),
+    );
+    const first = await table("limit=2");
+    assert.deepEqual(first.rows.map((r) => r.cells[0]), ["c-0", "c-1"]);
+    assert.ok(first.metadata.continue);
+    const second = await table(`limit=2&continue=${encodeURIComponent(first.metadata.continue)}`);
+    assert.deepEqual(second.rows.map((r) => r.cells[0]), ["c-2", "c-3"]);
+    assert.equal(second.metadata.resourceVersion, first.metadata.resourceVersion);
+    const bad = await app.inject({ method: "GET", url: `${CLUSTERS}?labelSelector=tier%3D%3D%3D`, headers: { authorization: "Bearer admin-token", accept: TABLE } });
+    assert.equal(bad.statusCode, 400);
+    assert.equal(bad.json<{ kind: string }>().kind, "Status");
+  });
+});
+
+describe("TableRows", () => {
+  const configMaps = registry.byKind("v1", "ConfigMap")!;
+  const head = storedHead(configMaps);
+  const stored = (revision: number, data: Record<string, string>) => {
+    const object = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm", namespace: "default", uid: "u-1", creationTimestamp: "2026-11-01T12:00:00Z" }, data };
+    return { key: "/registry/core/configmaps/default/cm", revision, text: JSON.stringify(object), object };
+  };
+  let decodes = 0;
+  const decoder = (text: string, revision: number) => () => {
+    decodes++;
+    const object = JSON.parse(text) as KubeObject;
+    object.metadata.resourceVersion = String(revision);
+    return object;
+  };
+  const row = (rows: TableRows, def: KindDefinition, revision: number, data: Record<string, string>, now = START) => {
+    const { key, text } = stored(revision, data);
+    return JSON.parse(rows.row(def, { key, revision, text }, head, "Metadata", now, decoder(text, revision), () => text)) as { cells: unknown[]; object: { metadata: Record<string, unknown> } };
+  };
+  afterEach(() => {
+    decodes = 0;
+  });
+
+  it("parses a version once, and again once it changes", () => {
+    const rows = new TableRows();
+    const first = row(rows, configMaps, 7, { a: "1" });
+    assert.deepEqual(first.cells, ["cm", 1, "0s"]);
+    assert.deepEqual(first.object.metadata, { resourceVersion: "7", name: "cm", namespace: "default", uid: "u-1", creationTimestamp: "2026-11-01T12:00:00Z" });
+    assert.equal(decodes, 1);
+    assert.deepEqual(row(rows, configMaps, 7, { a: "1" }, START + 90_000).cells, ["cm", 1, "90s"]);
+    assert.equal(decodes, 1, "the kept row is used");
+    assert.deepEqual(row(rows, configMaps, 9, { a: "1", b: "2" }).cells, ["cm", 2, "0s"]);
+    assert.equal(decodes, 2);
+  });
+
+  it("makes a column that reads the clock anew every time", () => {
+    let clock = 0;
+    const ticking: KindDefinition = {
+      ...configMaps,
+      printerColumns: [...configMaps.printerColumns, { name: "TICK", type: "integer", jsonPath: ".data", description: "", value: () => ++clock, readsClock: true }],
+    };
+    const rows = new TableRows();
+    assert.equal(row(rows, ticking, 7, {}).cells.at(-1), 1);
+    assert.equal(row(rows, ticking, 7, {}).cells.at(-1), 2);
+    assert.equal(decodes, 2);
+  });
+
+  it("forgets the oldest rows past its size", () => {
+    const rows = new TableRows(1);
+    row(rows, configMaps, 7, {});
+    const other = stored(8, {});
+    rows.row(configMaps, { key: "/registry/core/configmaps/default/other", revision: 8, text: other.text }, head, "None", START, decoder(other.text, 8), () => other.text);
+    row(rows, configMaps, 7, {});
+    assert.equal(decodes, 3);
+  });
+});
