@@ -165,6 +165,18 @@ test("malformed input is refused with PkiError", async () => {
   await assert.rejects(issueCertificate({ certPem: ca.certPem, keyPem: "nope" }, { commonName: "x", usages: ["server"] }), PkiError);
 });
 
+test("CAs signing in turn, their keys kept once imported, each sign with their own; a bad key is refused every time", async () => {
+  const cas = await Promise.all([1, 2, 3].map((i) => createCertificateAuthority({ commonName: `ca-${i}` })));
+  for (let round = 0; round < 3; round++) {
+    const leaves = await Promise.all(cas.map((ca, i) => issueCertificate(ca, { commonName: `leaf-${i}-${round}`, usages: ["client"] })));
+    for (const [i, leaf] of leaves.entries()) {
+      for (const [j, ca] of cas.entries()) assert.equal(await verifyIssuedBy(leaf.certPem, ca.certPem), i === j, `round ${round}: leaf of CA ${i} against CA ${j}`);
+    }
+  }
+  const broken = { certPem: cas[0]!.certPem, keyPem: "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n" };
+  for (let i = 0; i < 2; i++) await assert.rejects(issueCertificate(broken, { commonName: "x", usages: ["client"] }), /the CA private key is not valid PEM/);
+});
+
 test("caCertHash is kubeadm's sha256 of the CA's SubjectPublicKeyInfo", async () => {
   const ca = await createCertificateAuthority({ commonName: "kubernetes" });
   const spki = new X509Certificate(ca.certPem).publicKey.export({ type: "spki", format: "der" });

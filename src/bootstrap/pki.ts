@@ -460,11 +460,32 @@ function parseCertificate(pem: string): x509.X509Certificate {
   }
 }
 
+interface SigningKey {
+  key: CryptoKey;
+  signingAlgorithm: EcdsaParams | Algorithm;
+}
+
+/**
+ * The CA keys most recently imported, by the SHA-256 of their PEM (not the PEM itself): a CA signs a
+ * dozen certificates for a new cluster, and parsing its PEM is most of what a signature costs.
+ */
+const recentSigningKeys = new BoundedCache<Promise<SigningKey>>(256);
+
 /**
  * Imports a CA private key for signing. Any PEM Node reads is accepted (PKCS#8, SEC1 "EC PRIVATE
  * KEY", PKCS#1 "RSA PRIVATE KEY"), so CAs made by kubeadm or openssl can sign too.
  */
-async function importSigningKey(pem: string): Promise<{ key: CryptoKey; signingAlgorithm: EcdsaParams | Algorithm }> {
+function importSigningKey(pem: string): Promise<SigningKey> {
+  const id = createHash("sha256").update(pem).digest("base64");
+  const known = recentSigningKeys.get(id);
+  if (known !== undefined) return known;
+  const imported = importSigningKeyOnce(pem);
+  recentSigningKeys.set(id, imported);
+  imported.catch(() => recentSigningKeys.delete(id));
+  return imported;
+}
+
+async function importSigningKeyOnce(pem: string): Promise<SigningKey> {
   let keyObject;
   try {
     keyObject = createPrivateKey(pem);
