@@ -247,7 +247,11 @@ class Probe {
       const sent = performance.now();
       this.client.send("GET", this.path).then(
         () => void this.latencies.push(performance.now() - sent),
-        () => void this.errors++,
+        (error: unknown) => {
+          this.errors++;
+          // What failed is worth a line: a GET that fails is what a user would notice first.
+          if (this.errors <= 5) progress(`probe GET failed after ${(performance.now() - sent).toFixed(0)} ms: ${(error as Error).message}`);
+        },
       ).finally(() => this.inFlight--);
     }, intervalMs);
   }
