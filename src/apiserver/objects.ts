@@ -404,14 +404,7 @@ export class ObjectService {
     await this.authorizeRead(def, "list", namespace, undefined, options.context);
     const { list, read } = await this.readPage(def, namespace, options);
     const head = `{"apiVersion":${JSON.stringify(list.apiVersion)},"kind":${JSON.stringify(list.kind)},"metadata":${JSON.stringify(list.metadata)},"items":[`;
-    const storedJson = (entry: ReadItem) => this.storedJson(def, entry.kv);
-    return (function* () {
-      yield head;
-      for (let start = 0; start < read.length; start += itemsPerChunk) {
-        yield (start > 0 ? "," : "") + read.slice(start, start + itemsPerChunk).map(storedJson).join(",");
-      }
-      yield "]}";
-    })();
+    return inPieces(head, read, (entry) => this.storedJson(def, entry.kv), "]}", itemsPerChunk);
   }
 
   /**
@@ -427,27 +420,11 @@ export class ObjectService {
   ): Promise<Iterable<string>> {
     await this.authorizeRead(def, "list", namespace, undefined, options.context);
     const { list, read } = await this.readPage(def, namespace, options);
-    const include = options.includeObject ?? "Metadata";
     const head = tableTextHead(def, { resourceVersion: list.metadata.resourceVersion, continue: list.metadata.continue });
-    const storedHeadText = storedHead(def);
-    const now = Date.now();
-    const row = ({ kv, object }: ReadItem) =>
-      this.tableRows.row(
-        def,
-        { key: kv.key, revision: kv.modRevision, text: kv.value, object },
-        storedHeadText,
-        include,
-        now,
-        () => this.decode(def, kv),
-        () => this.storedJson(def, kv),
-      );
-    return (function* () {
-      yield head;
-      for (let start = 0; start < read.length; start += itemsPerChunk) {
-        yield (start > 0 ? "," : "") + read.slice(start, start + itemsPerChunk).map(row).join(",");
-      }
-      yield TABLE_TEXT_TAIL;
-    })();
+    const row = this.tableRows.rowsOf(def, storedHead(def), options.includeObject ?? "Metadata", Date.now());
+    const render = ({ kv, object }: ReadItem) =>
+      row({ key: kv.key, revision: kv.modRevision, text: kv.value, object }, () => this.decode(def, kv), () => this.storedJson(def, kv));
+    return inPieces(head, read, render, TABLE_TEXT_TAIL, itemsPerChunk);
   }
 
   private async read(def: KindDefinition, namespace: string | undefined, options: ListOptions): Promise<ObjectList> {
@@ -989,6 +966,15 @@ const matchAll = (_object: KubeObject): boolean => true;
 const heads = new WeakMap<KindDefinition, string>();
 
 /** How every value encode() stores for a kind begins, up to the inside of its metadata. */
+/** A list's JSON text in pieces of `perPiece` items, each made only when it is asked for. */
+function* inPieces<T>(head: string, items: T[], render: (item: T) => string, tail: string, perPiece: number): Generator<string> {
+  yield head;
+  for (let start = 0; start < items.length; start += perPiece) {
+    yield (start > 0 ? "," : "") + items.slice(start, start + perPiece).map(render).join(",");
+  }
+  yield tail;
+}
+
 export function storedHead(def: KindDefinition): string {
   let head = heads.get(def);
   if (head === undefined) {

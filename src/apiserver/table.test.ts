@@ -126,7 +126,7 @@ describe("TableRows", () => {
   };
   const row = (rows: TableRows, def: KindDefinition, revision: number, data: Record<string, string>, now = START) => {
     const { key, text } = stored(revision, data);
-    return JSON.parse(rows.row(def, { key, revision, text }, head, "Metadata", now, decoder(text, revision), () => text)) as { cells: unknown[]; object: { metadata: Record<string, unknown> } };
+    return JSON.parse(rows.rowsOf(def, head, "Metadata", now)({ key, revision, text }, decoder(text, revision), () => text)) as { cells: unknown[]; object: { metadata: Record<string, unknown> } };
   };
   afterEach(() => {
     decodes = 0;
@@ -160,7 +160,7 @@ describe("TableRows", () => {
     const rows = new TableRows(1);
     row(rows, configMaps, 7, {});
     const other = stored(8, {});
-    rows.row(configMaps, { key: "/registry/core/configmaps/default/other", revision: 8, text: other.text }, head, "None", START, decoder(other.text, 8), () => other.text);
+    rows.rowsOf(configMaps, head, "None", START)({ key: "/registry/core/configmaps/default/other", revision: 8, text: other.text }, decoder(other.text, 8), () => other.text);
     row(rows, configMaps, 7, {});
     assert.equal(decodes, 3);
   });

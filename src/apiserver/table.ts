@@ -159,32 +159,34 @@ export class TableRows {
   }
 
   /**
-   * The JSON text of the row of `stored`, as toTable() makes it of the decoded object. `head` is the
-   * kind's storedHead, `decode` parses the text (only when the row is not kept), `objectText` is the
-   * object's own JSON (includeObject=Object).
+   * How the rows of one Table of `def` are made: each the JSON text of the row of `stored`, as toTable()
+   * makes it of the decoded object. `head` is the kind's storedHead; a row's `decode` parses the text
+   * (only when the row is not kept), its `objectText` is the object's own JSON (includeObject=Object).
    */
-  row(def: KindDefinition, stored: StoredObject, head: string, include: IncludeObject, now: number, decode: () => KubeObject, objectText: () => string): string {
+  rowsOf(def: KindDefinition, head: string, include: IncludeObject, now: number): (stored: StoredObject, decode: () => KubeObject, objectText: () => string) => string {
     const columns = columnsOf(def);
     const keeps = !columns.some((c) => c.readsClock);
-    let parts = keeps ? this.kept.get(stored.key) : undefined;
-    let object = stored.object;
-    if (parts === undefined || parts.revision !== stored.revision) {
-      object ??= decode();
-      parts = { revision: stored.revision, cells: columns.map((c) => rawCell(c, object!)), metadataEnd: metadataEnd(stored.text, head, object) };
-      if (keeps) this.kept.set(stored.key, parts);
-    }
-    const cells = JSON.stringify(parts.cells.map((raw, i) => renderCell(columns[i]!, raw, now)));
-    if (include === "None") return `{"cells":${cells}}`;
-    if (include === "Object") return `{"cells":${cells},"object":${objectText()}}`;
-    let metadata: string;
-    if (parts.metadataEnd !== undefined) {
-      // The stored metadata has no resourceVersion: it goes first, as the object's own JSON has it.
-      const inner = stored.text.slice(head.length, parts.metadataEnd - 1);
-      metadata = `{"resourceVersion":"${stored.revision}"${inner === "" ? "" : ","}${inner}}`;
-    } else {
-      metadata = JSON.stringify((object ?? decode()).metadata);
-    }
-    return `{"cells":${cells},"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":${metadata}}}`;
+    return (stored, decode, objectText) => {
+      let parts = keeps ? this.kept.get(stored.key) : undefined;
+      let object = stored.object;
+      if (parts === undefined || parts.revision !== stored.revision) {
+        object ??= decode();
+        parts = { revision: stored.revision, cells: columns.map((c) => rawCell(c, object!)), metadataEnd: metadataEnd(stored.text, head, object) };
+        if (keeps) this.kept.set(stored.key, parts);
+      }
+      const cells = JSON.stringify(parts.cells.map((raw, i) => renderCell(columns[i]!, raw, now)));
+      if (include === "None") return `{"cells":${cells}}`;
+      if (include === "Object") return `{"cells":${cells},"object":${objectText()}}`;
+      let metadata: string;
+      if (parts.metadataEnd !== undefined) {
+        // The stored metadata has no resourceVersion: it goes first, as the object's own JSON has it.
+        const inner = stored.text.slice(head.length, parts.metadataEnd - 1);
+        metadata = `{"resourceVersion":"${stored.revision}"${inner === "" ? "" : ","}${inner}}`;
+      } else {
+        metadata = JSON.stringify((object ?? decode()).metadata);
+      }
+      return `{"cells":${cells},"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":${metadata}}}`;
+    };
   }
 }
 

@@ -202,7 +202,7 @@ export const jobKind: KindDefinition<JobObject> = {
   printerColumns: [
     computedColumn<JobObject>("STATUS", ".status.conditions", "Status of the job.", jobStatusText),
     computedColumn<JobObject>("COMPLETIONS", ".status.succeeded", "Succeeded pods of the desired completions.", completionsText),
-    computedColumn<JobObject>("DURATION", ".status.completionTime", "Time the job took, or has run so far.", (job) => durationText(job), { readsClock: true }),
+    computedColumn<JobObject>("DURATION", ".status.completionTime", "Time the job took, or has run so far.", durationText, { readsClock: true }),
     ageColumn,
     ...templateColumns,
   ],
