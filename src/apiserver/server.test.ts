@@ -5,6 +5,8 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import pino from "pino";
 import type { FastifyInstance } from "fastify";
+import { Agent, request } from "node:http";
+import { connect, type Socket } from "node:net";
 import { defaultRegistry } from "../api/kinds.ts";
 import { SqliteStore } from "../store/sqlite.ts";
 import type { AdmissionPlugin, PostWriteHook } from "./admission.ts";
@@ -197,8 +199,27 @@ describe("the HTTP request path", () => {
   });
 });
 
-function server(readiness: HealthCheck[], version?: object) {
-  return createApiServer({ logger: pino({ level: "silent" }), metrics: new ApiMetrics(), route: () => undefined, readiness, ...(version ? { version } : {}) });
+function server(readiness: HealthCheck[], version?: object, keepAliveTimeoutMs?: number) {
+  return createApiServer({
+    logger: pino({ level: "silent" }),
+    metrics: new ApiMetrics(),
+    route: () => undefined,
+    readiness,
+    ...(version ? { version } : {}),
+    ...(keepAliveTimeoutMs ? { keepAliveTimeoutMs } : {}),
+  });
+}
+
+/** A GET of /healthz on a kept-alive connection of `agent`: its Keep-Alive header and the socket it went on. */
+function getHealthz(port: number, agent: Agent): Promise<{ keepAlive: string; socket: Socket }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, path: "/healthz", agent }, (res) => {
+      res.resume();
+      res.on("end", () => resolve({ keepAlive: String(res.headers["keep-alive"]), socket: req.socket! }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
 }
 
 describe("the API server's health and version endpoints", () => {
@@ -227,6 +248,30 @@ describe("the API server's health and version endpoints", () => {
     const verbose = await app.inject({ method: "GET", url: "/readyz?verbose" });
     assert.equal(verbose.body, "[+]ping ok\n[+]store ok\n[+]controllers ok\nreadyz check passed\n");
     await app.close();
+  });
+
+  it("keeps an idle connection for 90 s as kube-apiserver does, says so, and closes it after the time it is given", async () => {
+    const held = server([]);
+    await held.listen({ host: "127.0.0.1", port: 0 });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const first = await getHealthz((held.server.address() as { port: number }).port, agent);
+    assert.equal(first.keepAlive, "timeout=90", "clients are told how long an idle connection is kept");
+    const second = await getHealthz((held.server.address() as { port: number }).port, agent);
+    assert.equal(second.socket, first.socket, "the connection was kept for the next request");
+    agent.destroy();
+    await held.close();
+
+    // A raw connection, so that no client agent decides anything: it is the server that closes it.
+    const brief = server([], undefined, 200);
+    await brief.listen({ host: "127.0.0.1", port: 0 });
+    const socket = connect((brief.server.address() as { port: number }).port, "127.0.0.1");
+    let answer = "";
+    socket.on("data", (chunk: Buffer) => (answer += chunk.toString("latin1")));
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    socket.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    await closed;
+    assert.match(answer, /^HTTP\/1\.1 200 [^]*\r\n\r\nok$/, "one answer, then the server closed the idle connection");
+    await brief.close();
   });
 
   it("answers /version with what it is given, without authentication", async () => {

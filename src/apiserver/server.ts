@@ -49,6 +49,13 @@ export interface ApiServerOptions {
    * Node's own is 60 s, checked every 30 s). A watch, once its request is in, is not affected.
    */
   headersTimeoutMs?: number;
+  /**
+   * How long a kept-alive connection may sit idle between requests before it is closed (default 90 s,
+   * kube-apiserver's: longer than a client reuses one for, so that the client, not the server, closes
+   * it and a request is never sent on a connection the server is closing). The server says so in each
+   * response's `Keep-Alive: timeout=` header.
+   */
+  keepAliveTimeoutMs?: number;
   /** Told of every request once it is answered (a watch once it starts), for the audit log. */
   audit?: (record: AuditRecord) => void;
 }
@@ -115,19 +122,20 @@ function auditRecord(request: FastifyRequest, info: RequestInfo & { user?: strin
 
 export const DEFAULT_MAX_CONNECTIONS = 1024;
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 90_000;
 export const DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
 
 /**
  * The HTTP(S) server under the framework, with the limits a client that never speaks must not outlast:
  * the TLS handshake, the request headers (checked often enough to hold to that time), a whole request
- * body in a minute, idle keep-alive connections in 5 s, and a cap on connections at once.
+ * body in a minute, idle keep-alive connections after `keepAliveTimeoutMs`, and a cap on connections at once.
  */
 function limitedServer(options: ApiServerOptions, handler: RequestListener) {
   const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
   const settings = {
     headersTimeout,
     requestTimeout: Math.max(60_000, headersTimeout),
-    keepAliveTimeout: 5_000,
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
     connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4))),
   };
   const server = options.tls

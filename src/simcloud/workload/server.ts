@@ -99,6 +99,10 @@ export class WorkloadApiServer {
       // fleet holds a watch or more open to each, so one API server's limit here would refuse the
       // connections of the last clusters made (1,024 is reached near 1,000 clusters).
       maxConnections: WORKLOAD_MAX_CONNECTIONS,
+      // Each emulated cluster's clients keep their own connections here, where a real cluster's would be
+      // on its own server: idle ones are closed after 5 s (Node's default), not held for a minute and a
+      // half, or a fleet's idle request connections would take ~50 kB each on both sides.
+      keepAliveTimeoutMs: 5_000,
       tls: {
         key: fallback.keyPem,
         cert: fallback.certPem,
