@@ -30,13 +30,14 @@ import {
   RevisionMismatchError,
   type KeyValue,
   type ListOptions as StoreListOptions,
+  type SparseKeyValue,
   type Store,
   type Watch,
   type WatchEvent,
 } from "../store/store.ts";
 import { AlreadyExistsError, BadRequestError, ConflictError, GoneError, InvalidError, NotFoundError, refOf, ResourceVersionTooLargeError } from "./errors.ts";
 import { applyPatch, type PatchType } from "./patch.ts";
-import { TABLE_TEXT_TAIL, TableRows, tableTextHead, type IncludeObject } from "./table.ts";
+import { TABLE_TEXT_TAIL, TableRows, tableTextHead, type IncludeObject, type KeptRow } from "./table.ts";
 import type { PatchSchema } from "./strategic-merge.ts";
 import { applyConfiguration, recordWrite, type ManagedWrite } from "./apply/field-manager.ts";
 import { matchFields, parseFieldSelector, parseLabelSelector, type FieldRequirement, type LabelSelector } from "./selectors.ts";
@@ -87,10 +88,19 @@ export interface ObjectList {
 }
 
 /** One item of a list as read from the store; `object` when a selector had to decode it. */
-interface ReadItem {
-  kv: KeyValue;
+interface ReadItem<K extends SparseKeyValue = KeyValue> {
+  kv: K;
   object?: KubeObject;
 }
+
+/** A list's page: what it says about itself, and each item read. */
+interface Page<K extends SparseKeyValue = KeyValue> {
+  list: Omit<ObjectList, "items">;
+  read: ReadItem<K>[];
+}
+
+/** Which values a sparse read is to read, by key and revision. */
+type Wanted = (key: string, modRevision: number) => boolean;
 
 export interface ApplyOptions extends WriteOptions {
   /** Take the fields other managers hold instead of failing with a conflict. */
@@ -419,11 +429,25 @@ export class ObjectService {
     itemsPerChunk = 500,
   ): Promise<Iterable<string>> {
     await this.authorizeRead(def, "list", namespace, undefined, options.context);
-    const { list, read } = await this.readPage(def, namespace, options);
+    const include = options.includeObject ?? "Metadata";
+    // A row kept for the version listed needs nothing of the stored value: where the store can leave
+    // values out, only those of the other rows are read.
+    const kept = new Map<string, KeptRow>();
+    const wanted: Wanted = (key, revision) => {
+      const row = this.tableRows.kept(key, revision);
+      if (row) kept.set(key, row);
+      return row === undefined;
+    };
+    const sparse = include !== "Object" && this.tableRows.keeps(def) && this.store.listSparse !== undefined;
+    const { list, read } = sparse ? await this.readPage(def, namespace, options, wanted) : await this.readPage(def, namespace, options);
     const head = tableTextHead(def, { resourceVersion: list.metadata.resourceVersion, continue: list.metadata.continue });
-    const row = this.tableRows.rowsOf(def, storedHead(def), options.includeObject ?? "Metadata", Date.now());
-    const render = ({ kv, object }: ReadItem) =>
-      row({ key: kv.key, revision: kv.modRevision, text: kv.value, object }, () => this.decode(def, kv), () => this.storedJson(def, kv));
+    const row = this.tableRows.rowsOf(def, storedHead(def), include, Date.now());
+    const render = ({ kv, object }: ReadItem<SparseKeyValue>) =>
+      row(
+        { key: kv.key, revision: kv.modRevision, text: kv.value, kept: kept.get(kv.key), object },
+        () => this.decode(def, withValue(kv)),
+        () => this.storedJson(def, withValue(kv)),
+      );
     return inPieces(head, read, render, TABLE_TEXT_TAIL, itemsPerChunk);
   }
 
@@ -432,8 +456,13 @@ export class ObjectService {
     return { ...list, items: read.map((entry) => entry.object ?? this.decode(def, entry.kv)) };
   }
 
-  /** A list's page: what it says about itself, and each item read (decoded only when a selector needed it). */
-  private async readPage(def: KindDefinition, namespace: string | undefined, options: ListOptions): Promise<{ list: Omit<ObjectList, "items">; read: ReadItem[] }> {
+  /**
+   * A list's page: what it says about itself, and each item read (decoded only when a selector needed it).
+   * With `wanted`, and without a selector, only the values it wants are read where the store can do so.
+   */
+  private async readPage(def: KindDefinition, namespace: string | undefined, options: ListOptions): Promise<Page>;
+  private async readPage(def: KindDefinition, namespace: string | undefined, options: ListOptions, wanted: Wanted): Promise<Page<SparseKeyValue>>;
+  private async readPage(def: KindDefinition, namespace: string | undefined, options: ListOptions, wanted?: Wanted): Promise<Page<SparseKeyValue>> {
     const selected = this.matcher(def, options.labelSelector, options.fieldSelector);
     const namePrefix = options.namePrefix ?? "";
     const ranged = !def.namespaced || namespace !== undefined;
@@ -452,7 +481,9 @@ export class ObjectService {
     }
     // A selector may skip most of what a page reads: read on until the page is full or the range ends,
     // so a short page always means the end (kube-apiserver does the same).
-    const items: ReadItem[] = [];
+    const items: ReadItem<SparseKeyValue>[] = [];
+    // Every value is read where something must be decoded to be selected.
+    const sparsely = matches === matchAll ? wanted : undefined;
     let more = false;
     let remaining: number | undefined;
     let lastKey: string | undefined;
@@ -461,7 +492,7 @@ export class ObjectService {
       : "The resourceVersion for the provided list is too old.";
     let batch = limit;
     for (;;) {
-      const result = await this.readRange(prefix, { limit: batch, continueAfter, revision, remainingAfter }, tooOld);
+      const result = await this.readRange(prefix, { limit: batch, continueAfter, revision, remainingAfter }, tooOld, sparsely);
       remainingAfter = undefined;
       revision = result.revision;
       more = result.more;
@@ -471,7 +502,7 @@ export class ObjectService {
         if (matches === matchAll) {
           items.push({ kv });
         } else {
-          const object = this.decode(def, kv);
+          const object = this.decode(def, withValue(kv));
           if (!matches(object)) continue;
           items.push({ kv, object });
         }
@@ -530,9 +561,9 @@ export class ObjectService {
     return match === "Exact" || (match !== "NotOlderThan" && paged) ? asked : undefined;
   }
 
-  private async readRange(prefix: string, options: StoreListOptions, tooOld: string) {
+  private async readRange(prefix: string, options: StoreListOptions, tooOld: string, wanted?: Wanted) {
     try {
-      return await this.store.list(prefix, options);
+      return wanted && this.store.listSparse ? await this.store.listSparse(prefix, wanted, options) : await this.store.list(prefix, options);
     } catch (e) {
       if (e instanceof CompactedError) throw new GoneError(tooOld);
       throw e;
@@ -965,7 +996,12 @@ const matchAll = (_object: KubeObject): boolean => true;
 
 const heads = new WeakMap<KindDefinition, string>();
 
-/** How every value encode() stores for a kind begins, up to the inside of its metadata. */
+/** A listed key whose value was read (every one but those a sparse read left out, which are never decoded). */
+function withValue(kv: SparseKeyValue): KeyValue {
+  if (kv.value === undefined || kv.createRevision === undefined) throw new Error(`the value of ${kv.key} at revision ${kv.modRevision} was not read`);
+  return kv as KeyValue;
+}
+
 /** A list's JSON text in pieces of `perPiece` items, each made only when it is asked for. */
 function* inPieces<T>(head: string, items: T[], render: (item: T) => string, tail: string, perPiece: number): Generator<string> {
   yield head;
@@ -975,6 +1011,7 @@ function* inPieces<T>(head: string, items: T[], render: (item: T) => string, tai
   yield tail;
 }
 
+/** How every value encode() stores for a kind begins, up to the inside of its metadata. */
 export function storedHead(def: KindDefinition): string {
   let head = heads.get(def);
   if (head === undefined) {

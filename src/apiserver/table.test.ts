@@ -7,6 +7,7 @@ import { defaultRegistry } from "../api/kinds.ts";
 import type { KubeObject } from "../api/meta.ts";
 import type { KindDefinition } from "../api/registry.ts";
 import { SqliteStore } from "../store/sqlite.ts";
+import type { Store } from "../store/store.ts";
 import { ObjectService, storedHead } from "./objects.ts";
 import { TableRows, toTable, type IncludeObject, type Table } from "./table.ts";
 import { testApiServer } from "./testing.ts";
@@ -110,6 +111,84 @@ describe("Tables of lists", () => {
   });
 });
 
+describe("Tables read sparsely", () => {
+  const sqlite = SqliteStore.open(":memory:");
+  let valuesRead = 0;
+  // The store as the object service sees it, counting the values its lists read.
+  const store = new Proxy(sqlite, {
+    get(target, property) {
+      if (property === "list") {
+        return async (...args: Parameters<Store["list"]>) => {
+          const result = await target.list(...args);
+          valuesRead += result.items.length;
+          return result;
+        };
+      }
+      if (property === "listSparse") {
+        return async (...args: Parameters<NonNullable<Store["listSparse"]>>) => {
+          const result = await target.listSparse(...args);
+          valuesRead += result.items.filter((kv) => kv.value !== undefined).length;
+          return result;
+        };
+      }
+      const value = Reflect.get(target, property) as unknown;
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  const objects = new ObjectService(registry, store);
+  let app: FastifyInstance;
+
+  before(async () => {
+    await objects.create(registry.byKind("v1", "Namespace")!, undefined, { metadata: { name: "default" } });
+    for (let i = 0; i < 4; i++) await objects.create(clusters, "default", cluster(`s-${i}`, { tier: i % 2 === 0 ? "gold" : "plain" }));
+    app = await testApiServer(objects, [["admin-token", { user: "admin", groups: [] }]]);
+  });
+  after(async () => {
+    await app.close();
+    await sqlite.close();
+  });
+
+  const read = async (query = "") => {
+    valuesRead = 0;
+    const reply = await app.inject({ method: "GET", url: `${CLUSTERS}?${query}`, headers: { authorization: "Bearer admin-token", accept: TABLE } });
+    assert.equal(reply.statusCode, 200, reply.body);
+    return { table: reply.json<Table>(), valuesRead };
+  };
+  const made = async () => {
+    const list = await objects.list(clusters, "default");
+    return JSON.parse(JSON.stringify(toTable(clusters, list.items, { includeObject: "Metadata", resourceVersion: list.metadata.resourceVersion }))) as Table;
+  };
+
+  it("reads the values of the rows not kept only, and says the same as a Table of the decoded objects", async () => {
+    const first = await read();
+    assert.equal(first.valuesRead, 4, "nothing kept yet");
+    assert.deepEqual(first.table, await made());
+    const again = await read();
+    assert.equal(again.valuesRead, 0, "every row kept");
+    assert.deepEqual(again.table, await made());
+
+    await objects.patch(clusters, "default", "s-2", "merge", { status: { phase: "Running" } }, { subresource: "status" });
+    await objects.patch(clusters, "default", "s-3", "merge", { metadata: { labels: { tier: "silver" } } });
+    const changed = await read();
+    assert.equal(changed.valuesRead, 2, "the two written since");
+    assert.deepEqual(changed.table, await made());
+    assert.deepEqual(
+      changed.table.rows.map((r) => [r.cells[0], r.cells[1], (r.object as { metadata: KubeObject["metadata"] }).metadata.labels?.tier]),
+      [["s-0", "", "gold"], ["s-1", "", "plain"], ["s-2", "Running", "gold"], ["s-3", "", "silver"]],
+    );
+
+    const page = await read("limit=3");
+    assert.deepEqual([page.table.rows.length, page.valuesRead], [3, 0]);
+    assert.deepEqual((await read(`limit=3&continue=${encodeURIComponent(page.table.metadata.continue!)}`)).table.rows.map((r) => r.cells[0]), ["s-3"]);
+    // A selector decodes every object, and a row that carries the whole object needs its value.
+    assert.deepEqual((await read("labelSelector=tier%3Dgold")).valuesRead, 4);
+    assert.deepEqual((await read("includeObject=Object")).valuesRead, 4);
+    // A version listed at a past revision is read whole (the store keeps no key index of the past).
+    const past = await read(`limit=2&resourceVersion=${first.table.metadata.resourceVersion}&resourceVersionMatch=Exact`);
+    assert.deepEqual(past.table.rows.map((r) => r.cells[1]), ["", ""]);
+  });
+});
+
 describe("TableRows", () => {
   const configMaps = registry.byKind("v1", "ConfigMap")!;
   const head = storedHead(configMaps);
@@ -154,6 +233,18 @@ describe("TableRows", () => {
     assert.equal(row(rows, ticking, 7, {}).cells.at(-1), 1);
     assert.equal(row(rows, ticking, 7, {}).cells.at(-1), 2);
     assert.equal(decodes, 2);
+  });
+
+  it("makes a kept row without the text, and refuses a row it neither keeps nor is given the text of", () => {
+    const rows = new TableRows();
+    const made = row(rows, configMaps, 7, { a: "1" });
+    const kept = rows.kept("/registry/core/configmaps/default/cm", 7);
+    assert.ok(kept);
+    assert.equal(rows.kept("/registry/core/configmaps/default/cm", 8), undefined, "another version is not kept");
+    const render = rows.rowsOf(configMaps, head, "Metadata", START);
+    const fromKept = JSON.parse(render({ key: "/registry/core/configmaps/default/cm", revision: 7, kept }, () => assert.fail("not decoded"), () => assert.fail("no text")));
+    assert.deepEqual(fromKept, made);
+    assert.throws(() => render({ key: "/registry/core/configmaps/default/other", revision: 3 }, () => assert.fail("not decoded"), () => assert.fail("no text")), /neither kept nor read/);
   });
 
   it("forgets the oldest rows past its size", () => {

@@ -126,20 +126,29 @@ export function tableTextHead(def: KindDefinition, options: TableOptions): strin
 }
 export const TABLE_TEXT_TAIL = "]}";
 
-/** What a row keeps of one version of an object: its cells before the clock (rawCell), where its metadata ends in the stored text. */
-interface RowParts {
+/** What a row keeps of one version of an object: its cells before the clock (rawCell), and its stored metadata. */
+export interface KeptRow {
   revision: number;
   cells: unknown[];
-  /** The index just past the metadata's closing brace in the stored text; undefined when the text is not in the stored form. */
-  metadataEnd: number | undefined;
+  /**
+   * The metadata's members as the stored text has them (without resourceVersion, without the braces), a
+   * string of its own rather than a slice that would keep the whole text alive; undefined when the text is
+   * not in the stored form.
+   */
+  metadata: string | undefined;
 }
 
 /** One stored version of an object as a Table row needs it. */
 export interface StoredObject {
   key: string;
   revision: number;
-  /** The stored text: `head` (storedHead: apiVersion, kind, the opening of metadata) when in the stored form, metadata without its resourceVersion. */
-  text: string;
+  /**
+   * The stored text: `head` (storedHead: apiVersion, kind, the opening of metadata) when in the stored
+   * form, metadata without its resourceVersion. Not read (undefined) when the row of this version is kept.
+   */
+  text?: string;
+  /** The row kept of this version (TableRows.kept), when the text was not read because of it. */
+  kept?: KeptRow;
   /** The object, when the caller has decoded it already. */
   object?: KubeObject;
 }
@@ -148,14 +157,26 @@ export interface StoredObject {
  * The rows of Tables made from stored text, keeping each object version's cells so that a Table of
  * thousands (what `kubectl get` asks for) parses only what changed since the last one: a row's cells
  * depend only on that version (an age is rendered from its kept time when sent), and its metadata is
- * the stored text's own. Kinds with a column that reads the clock itself (`readsClock`) are decoded
- * every time. Bounded by a number of rows; the oldest kept goes first.
+ * the stored text's own, kept with them, so that a store that can list keys without their values
+ * (Store.listSparse) reads only the values of rows not kept. Kinds with a column that reads the clock
+ * itself (`readsClock`) are decoded every time. Bounded by a number of rows; the oldest kept goes first.
  */
 export class TableRows {
-  private readonly kept: BoundedCache<RowParts>;
+  private readonly rows: BoundedCache<KeptRow>;
 
   constructor(limit = 65_536) {
-    this.kept = new BoundedCache(limit);
+    this.rows = new BoundedCache(limit);
+  }
+
+  /** Whether rows of `def` are kept at all (none of its columns reads the clock). */
+  keeps(def: KindDefinition): boolean {
+    return !columnsOf(def).some((c) => c.readsClock);
+  }
+
+  /** The row kept of this version of the object at `key`, with its metadata, if there is one. */
+  kept(key: string, revision: number): KeptRow | undefined {
+    const row = this.rows.get(key);
+    return row?.revision === revision && row.metadata !== undefined ? row : undefined;
   }
 
   /**
@@ -165,23 +186,23 @@ export class TableRows {
    */
   rowsOf(def: KindDefinition, head: string, include: IncludeObject, now: number): (stored: StoredObject, decode: () => KubeObject, objectText: () => string) => string {
     const columns = columnsOf(def);
-    const keeps = !columns.some((c) => c.readsClock);
+    const keeps = this.keeps(def);
     return (stored, decode, objectText) => {
-      let parts = keeps ? this.kept.get(stored.key) : undefined;
+      let row = stored.kept ?? (keeps ? this.rows.get(stored.key) : undefined);
       let object = stored.object;
-      if (parts === undefined || parts.revision !== stored.revision) {
+      if (row === undefined || row.revision !== stored.revision) {
+        if (stored.text === undefined) throw new Error(`the row of ${stored.key} at revision ${stored.revision} is neither kept nor read`);
         object ??= decode();
-        parts = { revision: stored.revision, cells: columns.map((c) => rawCell(c, object!)), metadataEnd: metadataEnd(stored.text, head, object) };
-        if (keeps) this.kept.set(stored.key, parts);
+        row = { revision: stored.revision, cells: columns.map((c) => rawCell(c, object!)), metadata: storedMetadata(stored.text, head, object) };
+        if (keeps) this.rows.set(stored.key, row);
       }
-      const cells = JSON.stringify(parts.cells.map((raw, i) => renderCell(columns[i]!, raw, now)));
+      const cells = JSON.stringify(row.cells.map((raw, i) => renderCell(columns[i]!, raw, now)));
       if (include === "None") return `{"cells":${cells}}`;
       if (include === "Object") return `{"cells":${cells},"object":${objectText()}}`;
       let metadata: string;
-      if (parts.metadataEnd !== undefined) {
+      if (row.metadata !== undefined) {
         // The stored metadata has no resourceVersion: it goes first, as the object's own JSON has it.
-        const inner = stored.text.slice(head.length, parts.metadataEnd - 1);
-        metadata = `{"resourceVersion":"${stored.revision}"${inner === "" ? "" : ","}${inner}}`;
+        metadata = `{"resourceVersion":"${stored.revision}"${row.metadata === "" ? "" : ","}${row.metadata}}`;
       } else {
         metadata = JSON.stringify((object ?? decode()).metadata);
       }
@@ -190,10 +211,15 @@ export class TableRows {
   }
 }
 
-/** Where `object`'s metadata ends in `text` when the text is in the stored form (checked, not assumed). */
-function metadataEnd(text: string, head: string, object: KubeObject): number | undefined {
+/**
+ * The members of `object`'s metadata as `text` has them, when the text is in the stored form (checked
+ * against the decoded object, not assumed); undefined otherwise.
+ */
+function storedMetadata(text: string, head: string, object: KubeObject): string | undefined {
   if (!text.startsWith(head)) return undefined;
   const { resourceVersion: _rv, ...metadata } = object.metadata;
   const written = JSON.stringify(metadata);
-  return text.startsWith(written, head.length - 1) ? head.length - 1 + written.length : undefined;
+  if (!text.startsWith(written, head.length - 1)) return undefined;
+  // JSON.stringify(metadata) is that same text, and a string of its own (a slice of `text` would keep all of it).
+  return written.slice(1, -1);
 }

@@ -286,6 +286,54 @@ export function runStoreConformance(
       await assert.rejects(store.list(p, { revision: (await store.revision()) + 1000 }), FutureRevisionError);
     });
 
+    it("lists sparsely what it lists, with the values wanted (or all), at the head, a past revision and in pages", caseTimeout, async (t) => {
+      if (!store.listSparse) {
+        t.skip("this store reads every value: it has no sparse list");
+        return;
+      }
+      const p = freshPrefix();
+      const a = await store.create(`${p}a`, "a1");
+      await store.create(`${p}b`, "b1");
+      await store.create(`${p}c`, "c1");
+      const then = await store.revision();
+      await store.update(`${p}a`, "a2", a.modRevision);
+      await store.delete(`${p}c`);
+      await store.create(`${p}d`, "d1");
+
+      const asked: [string, number][] = [];
+      const onlyB = (key: string, modRevision: number): boolean => {
+        asked.push([key, modRevision]);
+        return key === `${p}b`;
+      };
+      // The same keys, revisions and paging as list(); a value present is the value list() has.
+      const same = async (options: { limit?: number; continueAfter?: string; revision?: number }) => {
+        const full = await store.list(p, options);
+        const sparse = await store.listSparse!(p, onlyB, options);
+        assert.deepEqual(
+          sparse.items.map((kv) => [kv.key, kv.modRevision]),
+          full.items.map((kv) => [kv.key, kv.modRevision]),
+        );
+        assert.deepEqual([sparse.revision, sparse.more, sparse.remaining], [full.revision, full.more, full.remaining]);
+        sparse.items.forEach((kv, i) => {
+          if (kv.value !== undefined) assert.deepEqual([kv.value, kv.createRevision], [full.items[i]!.value, full.items[i]!.createRevision]);
+        });
+        return sparse;
+      };
+      const head = await same({});
+      assert.equal(head.items.find((kv) => kv.key === `${p}b`)?.value, "b1", "a wanted value is read");
+      assert.deepEqual(asked.map(([key]) => key).sort(byteOrder), [`${p}a`, `${p}b`, `${p}d`], "asked once about each key listed");
+      assert.deepEqual(
+        asked.find(([key]) => key === `${p}a`),
+        [`${p}a`, head.items[0]!.modRevision],
+        "asked with the revision listed",
+      );
+      await same({ revision: then });
+      const page = await same({ limit: 1 });
+      assert.equal(page.more, true);
+      await same({ limit: 1, continueAfter: page.items[0]!.key, revision: page.revision });
+      await assert.rejects(store.listSparse(p, onlyB, { revision: (await store.revision()) + 1000 }), FutureRevisionError);
+    });
+
     it("counts the keys under a prefix", caseTimeout, async () => {
       const p = freshPrefix();
       assert.equal(await store.count(p), 0);

@@ -11,6 +11,7 @@ import {
   type KeyValue,
   type ListOptions,
   type ListResult,
+  type SparseListResult,
   type Store,
   type Watch,
   type WatchEvent,
@@ -79,6 +80,11 @@ export class EncryptedStore implements Store {
   async list(prefix: string, options?: ListOptions): Promise<ListResult> {
     const result = await this.inner.list(prefix, options);
     return { ...result, items: result.items.map((kv) => this.open(kv)) };
+  }
+
+  async listSparse(prefix: string, wanted: (key: string, modRevision: number) => boolean, options?: ListOptions): Promise<SparseListResult> {
+    const result = this.inner.listSparse ? await this.inner.listSparse(prefix, wanted, options) : await this.inner.list(prefix, options);
+    return { ...result, items: result.items.map((kv) => (kv.value === undefined ? kv : { ...kv, value: this.unseal(kv.key, kv.value) })) };
   }
 
   count(prefix: string): Promise<number> {

@@ -17,6 +17,7 @@ import {
   type KeyValue,
   type ListOptions,
   type ListResult,
+  type SparseListResult,
   type Store,
   type Watch,
   type WatchEvent,
@@ -59,6 +60,11 @@ export class PrefixedStore implements Store {
     return key.startsWith(this.prefix) ? key.slice(this.prefix.length) : key;
   }
 
+  /** A list's options as the underlying store takes them (the key it resumes after, prefixed). */
+  private innerList(options: ListOptions): ListOptions {
+    return options.continueAfter === undefined ? options : { ...options, continueAfter: this.inner(options.continueAfter) };
+  }
+
   private strip(kv: KeyValue): KeyValue {
     return { ...kv, key: this.outer(kv.key) };
   }
@@ -97,11 +103,18 @@ export class PrefixedStore implements Store {
 
   list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
     return this.call(async () => {
-      const result = await this.base.list(this.inner(prefix), {
-        ...options,
-        ...(options.continueAfter === undefined ? {} : { continueAfter: this.inner(options.continueAfter) }),
-      });
+      const result = await this.base.list(this.inner(prefix), this.innerList(options));
       return { ...result, items: result.items.map((kv) => this.strip(kv)) };
+    });
+  }
+
+  listSparse(prefix: string, wanted: (key: string, modRevision: number) => boolean, options: ListOptions = {}): Promise<SparseListResult> {
+    return this.call(async () => {
+      const innerOptions = this.innerList(options);
+      const result = this.base.listSparse
+        ? await this.base.listSparse(this.inner(prefix), (key, modRevision) => wanted(this.outer(key), modRevision), innerOptions)
+        : await this.base.list(this.inner(prefix), innerOptions);
+      return { ...result, items: result.items.map((kv) => ({ ...kv, key: this.outer(kv.key) })) };
     });
   }
 

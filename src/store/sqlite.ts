@@ -17,6 +17,8 @@ import {
   type KeyValue,
   type ListOptions,
   type ListResult,
+  type SparseKeyValue,
+  type SparseListResult,
   type Store,
   type Watch,
   type WatchEvent,
@@ -56,6 +58,11 @@ const REPLAY_WINDOW = 2_000;
 const COMPACT_BATCH = 2_000;
 /** Past this many retired rows listed for a compaction (16 MB), the list is dropped and the history scanned. */
 const RETIRED_LIMIT = 1_000_000;
+
+interface KeyRow {
+  key: string;
+  modRevision: number;
+}
 
 interface ValueRow {
   key: string;
@@ -188,6 +195,8 @@ export class SqliteStore implements Store {
   private readonly deleteCurrent: Statement<[string]>;
   private readonly countCurrent: Statement<{ start: string; end: Buffer }, number>;
   private readonly listStatements = new Map<string, Statement<Record<string, unknown>, ValueRow>>();
+  private readonly keyStatements = new Map<string, Statement<Record<string, unknown>, KeyRow>>();
+  private readonly valueAt: Statement<[number], { value: string; createRevision: number }>;
   private readonly countStatements = new Map<string, Statement<Record<string, unknown>, number>>();
   private readonly replayRows: Statement<{ start: string; end: Buffer; from: number; to: number }, HistoryRow>;
   private readonly replayRowsByKey: Statement<{ start: string; end: Buffer; from: number; to: number }, HistoryRow>;
@@ -217,6 +226,7 @@ export class SqliteStore implements Store {
       "INSERT INTO current (key, rev) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET rev = excluded.rev",
     );
     this.deleteCurrent = db.prepare("DELETE FROM current WHERE key = ?");
+    this.valueAt = db.prepare("SELECT value, create_rev AS createRevision FROM log WHERE rev = ?");
     this.countCurrent = db
       .prepare<{ start: string; end: Buffer }, number>(`SELECT count(*) FROM current WHERE ${inRange("key")}`)
       .pluck();
@@ -286,29 +296,51 @@ export class SqliteStore implements Store {
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
     this.assertOpen();
+    const { revision, limit, atHead, after } = this.listed(options);
+    const rows = this.listStatement(atHead, after !== undefined).all({ start: prefix, end: rangeEnd(prefix), after, revision, limit: limit > 0 ? limit + 1 : -1 });
+    const more = limit > 0 && rows.length > limit;
+    if (!more) return { items: rows.map(toKeyValue), revision, more };
+    rows.length = limit;
+    return { items: rows.map(toKeyValue), revision, more, remaining: this.remaining(prefix, options, atHead, rows[limit - 1]!.key, revision, limit) };
+  }
+
+  /**
+   * At the head, the keys come from `current` alone and each wanted value is read by its revision in the
+   * history (a row that is never rewritten), all in one synchronous call: the same state as list(). At a
+   * past revision every value is read (list()).
+   */
+  async listSparse(prefix: string, wanted: (key: string, modRevision: number) => boolean, options: ListOptions = {}): Promise<SparseListResult> {
+    this.assertOpen();
+    const { revision, limit, atHead, after } = this.listed(options);
+    if (!atHead) return this.list(prefix, options);
+    const rows = this.keyStatement(after !== undefined).all({ start: prefix, end: rangeEnd(prefix), after, limit: limit > 0 ? limit + 1 : -1 });
+    const more = limit > 0 && rows.length > limit;
+    if (more) rows.length = limit;
+    const items = rows.map(({ key, modRevision }): SparseKeyValue => {
+      if (!wanted(key, modRevision)) return { key, modRevision };
+      const { value, createRevision } = this.valueAt.get(modRevision)!;
+      return { key, modRevision, value, createRevision };
+    });
+    if (!more) return { items, revision, more };
+    return { items, revision, more, remaining: this.remaining(prefix, options, atHead, rows[limit - 1]!.key, revision, limit) };
+  }
+
+  /** The revision a list reads at (refused when compacted or not reached), its limit, and where it resumes. */
+  private listed(options: ListOptions): { revision: number; limit: number; atHead: boolean; after: string | undefined } {
     const revision = options.revision && options.revision > 0 ? options.revision : this.head;
     if (revision < this.compacted) throw new CompactedError(revision, this.compacted);
     if (revision > this.head) throw new FutureRevisionError(revision, this.head);
     const limit = options.limit && options.limit > 0 ? Math.trunc(options.limit) : 0;
-    const atHead = revision === this.head;
-    const after = options.continueAfter;
-    const statement = this.listStatement(atHead, after !== undefined);
-    const rows = statement.all({
-      start: prefix,
-      end: rangeEnd(prefix),
-      after,
-      revision,
-      limit: limit > 0 ? limit + 1 : -1,
-    });
-    const more = limit > 0 && rows.length > limit;
-    if (!more) return { items: rows.map(toKeyValue), revision, more };
-    rows.length = limit;
+    return { revision, limit, atHead: revision === this.head, after: options.continueAfter };
+  }
+
+  /** How many keys of a full page's range remain after its last key. */
+  private remaining(prefix: string, options: ListOptions, atHead: boolean, lastKey: string, revision: number, limit: number): number {
     // Counting what is left of the range at a past revision walks all of it: for the pages after the
     // first, the previous page's count less this page is the same number. (Counted again for each
     // page, the Events of 6,000 clusters in pages of 500 took half a minute to list.)
-    const counted = after !== undefined && options.remainingAfter !== undefined && options.remainingAfter > limit ? options.remainingAfter - limit : undefined;
-    const remaining = counted ?? this.countStatement(atHead).get({ start: prefix, end: rangeEnd(prefix), after: rows[limit - 1]!.key, revision }) ?? 0;
-    return { items: rows.map(toKeyValue), revision, more, remaining };
+    const counted = options.continueAfter !== undefined && options.remainingAfter !== undefined && options.remainingAfter > limit ? options.remainingAfter - limit : undefined;
+    return counted ?? this.countStatement(atHead).get({ start: prefix, end: rangeEnd(prefix), after: lastKey, revision }) ?? 0;
   }
 
   async count(prefix: string): Promise<number> {
@@ -425,6 +457,18 @@ export class SqliteStore implements Store {
            AND l.deleted = 0`;
     statement = this.db.prepare<Record<string, unknown>, number>(sql).pluck();
     this.countStatements.set(id, statement);
+    return statement;
+  }
+
+  /** The keys of a range at the head with their revisions, without reading a value. */
+  private keyStatement(continuing: boolean): Statement<Record<string, unknown>, KeyRow> {
+    const id = continuing ? "after" : "start";
+    let statement = this.keyStatements.get(id);
+    if (statement) return statement;
+    statement = this.db.prepare<Record<string, unknown>, KeyRow>(
+      `SELECT key, rev AS modRevision FROM current WHERE ${inRange("key")} ${continuing ? "AND key > @after" : ""} ORDER BY key LIMIT @limit`,
+    );
+    this.keyStatements.set(id, statement);
     return statement;
   }
 

@@ -15,7 +15,9 @@
 //   differs, and with KeyNotFoundError when the key is gone.
 // - `list` returns keys in byte order, at most `limit` of them, all as of one revision (`revision`, or the
 //   current one); `continueAfter` resumes after a key. Listing at a compacted revision fails with
-//   CompactedError, at a revision not reached yet with FutureRevisionError.
+//   CompactedError, at a revision not reached yet with FutureRevisionError. `listSparse`, where a store
+//   has it, answers exactly what `list` would, except that it may leave out the values its caller did not
+//   want (it may also read them all).
 // - `watch` delivers, in revision order and without gaps, every change under the prefix with a revision
 //   strictly greater than `afterRevision`, then every later change, until it is closed. Starting below
 //   the compacted revision fails with CompactedError (through `onError`), as does a watch that falls
@@ -66,6 +68,18 @@ export interface ListResult {
   remaining?: number;
 }
 
+/** A key of a sparse list: its value (and createRevision) only where the lister wanted it, or where the store read it anyway. */
+export interface SparseKeyValue {
+  key: string;
+  modRevision: number;
+  value?: string;
+  createRevision?: number;
+}
+
+export interface SparseListResult extends Omit<ListResult, "items"> {
+  items: SparseKeyValue[];
+}
+
 export type WatchEvent =
   | { type: "put"; kv: KeyValue; prev?: KeyValue }
   | { type: "delete"; key: string; revision: number; prev: KeyValue };
@@ -98,6 +112,12 @@ export interface Store {
   revision(): Promise<number>;
   get(key: string, options?: GetOptions): Promise<KeyValue | undefined>;
   list(prefix: string, options?: ListOptions): Promise<ListResult>;
+  /**
+   * list(), reading a key's value only where `wanted(key, modRevision)` answers true: for a reader that
+   * keeps what it made of each value by revision (Table rows), so that a list of thousands reads only the
+   * values that changed. Optional; a store may read every value all the same.
+   */
+  listSparse?(prefix: string, wanted: (key: string, modRevision: number) => boolean, options?: ListOptions): Promise<SparseListResult>;
   /** Counts keys under the prefix at the current revision. */
   count(prefix: string): Promise<number>;
   create(key: string, value: string): Promise<KeyValue>;
