@@ -293,22 +293,23 @@ export function runStoreConformance(
       }
       const p = freshPrefix();
       const a = await store.create(`${p}a`, "a1");
-      await store.create(`${p}b`, "b1");
-      await store.create(`${p}c`, "c1");
+      for (const n of ["b", "c", "e", "f", "g", "h", "i"]) await store.create(`${p}${n}`, `${n}1`);
       const then = await store.revision();
       await store.update(`${p}a`, "a2", a.modRevision);
       await store.delete(`${p}c`);
       await store.create(`${p}d`, "d1");
 
       const asked: [string, number][] = [];
-      const onlyB = (key: string, modRevision: number): boolean => {
-        asked.push([key, modRevision]);
-        return key === `${p}b`;
-      };
+      const only =
+        (name: string) =>
+        (key: string, modRevision: number): boolean => {
+          asked.push([key, modRevision]);
+          return key === `${p}${name}`;
+        };
       // The same keys, revisions and paging as list(); a value present is the value list() has.
-      const same = async (options: { limit?: number; continueAfter?: string; revision?: number }) => {
+      const same = async (want: (key: string, modRevision: number) => boolean, options: { limit?: number; continueAfter?: string; revision?: number }) => {
         const full = await store.list(p, options);
-        const sparse = await store.listSparse!(p, onlyB, options);
+        const sparse = await store.listSparse!(p, want, options);
         assert.deepEqual(
           sparse.items.map((kv) => [kv.key, kv.modRevision]),
           full.items.map((kv) => [kv.key, kv.modRevision]),
@@ -319,19 +320,26 @@ export function runStoreConformance(
         });
         return sparse;
       };
-      const head = await same({});
+      const head = await same(only("b"), {});
       assert.equal(head.items.find((kv) => kv.key === `${p}b`)?.value, "b1", "a wanted value is read");
-      assert.deepEqual(asked.map(([key]) => key).sort(byteOrder), [`${p}a`, `${p}b`, `${p}d`], "asked once about each key listed");
+      assert.deepEqual(
+        asked.map(([key]) => key.slice(p.length)).sort(),
+        ["a", "b", "d", "e", "f", "g", "h", "i"],
+        "asked once about each key listed",
+      );
       assert.deepEqual(
         asked.find(([key]) => key === `${p}a`),
         [`${p}a`, head.items[0]!.modRevision],
         "asked with the revision listed",
       );
-      await same({ revision: then });
-      const page = await same({ limit: 1 });
+      // At a past revision: a value unchanged since, and one written since (its value of then).
+      await same(only("b"), { revision: then });
+      const past = await same(only("a"), { revision: then });
+      assert.equal(past.items[0]?.value, "a1");
+      const page = await same(only("b"), { limit: 2 });
       assert.equal(page.more, true);
-      await same({ limit: 1, continueAfter: page.items[0]!.key, revision: page.revision });
-      await assert.rejects(store.listSparse(p, onlyB, { revision: (await store.revision()) + 1000 }), FutureRevisionError);
+      await same(only("e"), { limit: 4, continueAfter: page.items[1]!.key, revision: page.revision });
+      await assert.rejects(store.listSparse(p, only("b"), { revision: (await store.revision()) + 1000 }), FutureRevisionError);
     });
 
     it("counts the keys under a prefix", caseTimeout, async () => {

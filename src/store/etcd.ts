@@ -27,6 +27,8 @@ import {
   type KeyValue,
   type ListOptions,
   type ListResult,
+  type SparseKeyValue,
+  type SparseListResult,
   type Store,
   type Watch,
   type WatchEvent,
@@ -315,6 +317,36 @@ export class EtcdStore implements Store {
   }
 
   async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
+    const result = await this.rangeOf(prefix, options, false);
+    return { ...result, items: result.items.map((kv) => this.toKeyValue(kv)) };
+  }
+
+  /**
+   * The keys and their revisions first (a keys-only range), then the wanted values as they are now, in
+   * read-only transactions of up to 128 reads: where one of them changed since the keys were read, or
+   * where more than a quarter of the values are wanted, every value is read at the keys' revision instead.
+   */
+  async listSparse(prefix: string, wanted: (key: string, modRevision: number) => boolean, options: ListOptions = {}): Promise<SparseListResult> {
+    const listed = await this.rangeOf(prefix, options, true);
+    const items: SparseKeyValue[] = listed.items.map((kv) => ({ key: this.keyOf(kv), modRevision: Number(kv.mod_revision) }));
+    const wanting = items.filter((kv) => wanted(kv.key, kv.modRevision));
+    const everyValue = () => this.list(prefix, { ...options, revision: listed.revision });
+    if (wanting.length * 4 > items.length) return everyValue();
+    const values = new Map<string, KeyValue>();
+    for (let start = 0; start < wanting.length; start += MAX_TXN_READS) {
+      const batch = wanting.slice(start, start + MAX_TXN_READS);
+      const response = await this.call(() => this.client.kv.txn({ compare: [], success: batch.map((kv) => ({ request_range: { key: this.fullKey(kv.key) } })), failure: [] }));
+      for (const answer of response.responses) {
+        const kv = answer.response_range?.kvs[0];
+        if (kv) values.set(this.keyOf(kv), this.toKeyValue(kv));
+      }
+    }
+    if (wanting.some((kv) => values.get(kv.key)?.modRevision !== kv.modRevision)) return everyValue();
+    return { ...listed, items: items.map((kv) => values.get(kv.key) ?? kv) };
+  }
+
+  /** A list's range (its values left out with `keysOnly`), at one revision, paged as list() pages. */
+  private async rangeOf(prefix: string, options: ListOptions, keysOnly: boolean): Promise<Omit<ListResult, "items"> & { items: IKeyValue[] }> {
     const from = this.fullKey(prefix);
     let start = rangeStart(from);
     if (options.continueAfter !== undefined) {
@@ -323,10 +355,10 @@ export class EtcdStore implements Store {
     }
     const limit = options.limit && options.limit > 0 ? Math.trunc(options.limit) : 0;
     const revision = options.revision && options.revision > 0 ? options.revision : 0;
-    if (limit === 0) return this.listAll(start, rangeEnd(from), revision);
-    const response = await this.range({ key: start, range_end: rangeEnd(from), limit, revision });
+    if (limit === 0) return this.rangeAll(start, rangeEnd(from), revision, keysOnly);
+    const response = await this.range({ key: start, range_end: rangeEnd(from), limit, revision, keys_only: keysOnly });
     return {
-      items: response.kvs.map((kv) => this.toKeyValue(kv)),
+      items: response.kvs,
       revision: revision || Number(response.header.revision),
       more: response.more,
       // etcd counts the whole range asked for, the page included.
@@ -338,14 +370,14 @@ export class EtcdStore implements Store {
    * A whole range, read in pages of LIST_PAGE keys at one revision (the first page's), so that no one
    * response grows with the range (thousands of Events are megabytes) and the result is one snapshot.
    */
-  private async listAll(start: Buffer, end: Buffer, revision: number): Promise<ListResult> {
-    const items: KeyValue[] = [];
+  private async rangeAll(start: Buffer, end: Buffer, revision: number, keysOnly: boolean): Promise<Omit<ListResult, "items"> & { items: IKeyValue[] }> {
+    const items: IKeyValue[] = [];
     let at = revision;
     let key = start;
     for (;;) {
-      const response = await this.range({ key, range_end: end, limit: LIST_PAGE, revision: at });
+      const response = await this.range({ key, range_end: end, limit: LIST_PAGE, revision: at, keys_only: keysOnly });
       at ||= Number(response.header.revision);
-      for (const kv of response.kvs) items.push(this.toKeyValue(kv));
+      items.push(...response.kvs);
       const last = response.kvs[response.kvs.length - 1];
       if (!response.more || !last) break;
       key = Buffer.concat([last.key, Buffer.from([0])]);
@@ -514,9 +546,13 @@ export class EtcdStore implements Store {
     return this.prefix === "" ? Buffer.from(key, "utf8") : Buffer.from(this.prefix + key, "utf8");
   }
 
+  private keyOf(kv: IKeyValue): string {
+    return kv.key.subarray(this.keyPrefix.length).toString("utf8");
+  }
+
   private toKeyValue(kv: IKeyValue): KeyValue {
     return {
-      key: kv.key.subarray(this.keyPrefix.length).toString("utf8"),
+      key: this.keyOf(kv),
       value: kv.value.toString("utf8"),
       createRevision: Number(kv.create_revision),
       modRevision: Number(kv.mod_revision),
