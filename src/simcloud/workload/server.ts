@@ -101,7 +101,7 @@ export class WorkloadApiServer {
       maxConnections: WORKLOAD_MAX_CONNECTIONS,
       // Each emulated cluster's clients keep their own connections here, where a real cluster's would be
       // on its own server: idle ones are closed after 5 s (Node's default), not held for a minute and a
-      // half, or a fleet's idle request connections would take ~50 kB each on both sides.
+      // half, or a fleet's idle request connections would take ~40 kB each on both sides (bench:connections).
       keepAliveTimeoutMs: 5_000,
       tls: {
         key: fallback.keyPem,
