@@ -30,8 +30,10 @@ import {
   RevisionMismatchError,
   type KeyValue,
   type ListOptions as StoreListOptions,
+  listSparsely,
   type SparseKeyValue,
   type Store,
+  type Wanted,
   type Watch,
   type WatchEvent,
 } from "../store/store.ts";
@@ -98,9 +100,6 @@ interface Page<K extends SparseKeyValue = KeyValue> {
   list: Omit<ObjectList, "items">;
   read: ReadItem<K>[];
 }
-
-/** Which values a sparse read is to read, by key and revision. */
-type Wanted = (key: string, modRevision: number) => boolean;
 
 export interface ApplyOptions extends WriteOptions {
   /** Take the fields other managers hold instead of failing with a conflict. */
@@ -438,7 +437,7 @@ export class ObjectService {
       if (row) kept.set(key, row);
       return row === undefined;
     };
-    const sparse = include !== "Object" && this.tableRows.keeps(def) && this.store.listSparse !== undefined;
+    const sparse = include !== "Object" && this.tableRows.keeps(def);
     const { list, read } = sparse ? await this.readPage(def, namespace, options, wanted) : await this.readPage(def, namespace, options);
     const head = tableTextHead(def, { resourceVersion: list.metadata.resourceVersion, continue: list.metadata.continue });
     const row = this.tableRows.rowsOf(def, storedHead(def), include, Date.now());
@@ -563,7 +562,7 @@ export class ObjectService {
 
   private async readRange(prefix: string, options: StoreListOptions, tooOld: string, wanted?: Wanted) {
     try {
-      return wanted && this.store.listSparse ? await this.store.listSparse(prefix, wanted, options) : await this.store.list(prefix, options);
+      return wanted ? await listSparsely(this.store, prefix, wanted, options) : await this.store.list(prefix, options);
     } catch (e) {
       if (e instanceof CompactedError) throw new GoneError(tooOld);
       throw e;

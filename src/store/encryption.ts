@@ -11,11 +11,13 @@ import {
   type KeyValue,
   type ListOptions,
   type ListResult,
+  listSparsely,
   type SparseListResult,
   type Store,
   type Watch,
   type WatchEvent,
   type WatchOptions,
+  type Wanted,
 } from "./store.ts";
 
 const MARKER = "enc:";
@@ -82,8 +84,8 @@ export class EncryptedStore implements Store {
     return { ...result, items: result.items.map((kv) => this.open(kv)) };
   }
 
-  async listSparse(prefix: string, wanted: (key: string, modRevision: number) => boolean, options?: ListOptions): Promise<SparseListResult> {
-    const result = this.inner.listSparse ? await this.inner.listSparse(prefix, wanted, options) : await this.inner.list(prefix, options);
+  async listSparse(prefix: string, wanted: Wanted, options?: ListOptions): Promise<SparseListResult> {
+    const result = await listSparsely(this.inner, prefix, wanted, options);
     return { ...result, items: result.items.map((kv) => (kv.value === undefined ? kv : { ...kv, value: this.unseal(kv.key, kv.value) })) };
   }
 

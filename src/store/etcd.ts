@@ -33,6 +33,7 @@ import {
   type Watch,
   type WatchEvent,
   type WatchOptions,
+  type Wanted,
 } from "./store.ts";
 import { WatchChannel } from "./watch-channel.ts";
 import { EtcdLeases } from "./etcd-leases.ts";
@@ -326,7 +327,7 @@ export class EtcdStore implements Store {
    * read-only transactions of up to 128 reads: where one of them changed since the keys were read, or
    * where more than a quarter of the values are wanted, every value is read at the keys' revision instead.
    */
-  async listSparse(prefix: string, wanted: (key: string, modRevision: number) => boolean, options: ListOptions = {}): Promise<SparseListResult> {
+  async listSparse(prefix: string, wanted: Wanted, options: ListOptions = {}): Promise<SparseListResult> {
     const listed = await this.rangeOf(prefix, options, true);
     const items: SparseKeyValue[] = listed.items.map((kv) => ({ key: this.keyOf(kv), modRevision: Number(kv.mod_revision) }));
     const wanting = items.filter((kv) => wanted(kv.key, kv.modRevision));

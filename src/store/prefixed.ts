@@ -17,11 +17,13 @@ import {
   type KeyValue,
   type ListOptions,
   type ListResult,
+  listSparsely,
   type SparseListResult,
   type Store,
   type Watch,
   type WatchEvent,
   type WatchOptions,
+  type Wanted,
 } from "./store.ts";
 import { WatchChannel } from "./watch-channel.ts";
 
@@ -108,12 +110,9 @@ export class PrefixedStore implements Store {
     });
   }
 
-  listSparse(prefix: string, wanted: (key: string, modRevision: number) => boolean, options: ListOptions = {}): Promise<SparseListResult> {
+  listSparse(prefix: string, wanted: Wanted, options: ListOptions = {}): Promise<SparseListResult> {
     return this.call(async () => {
-      const innerOptions = this.innerList(options);
-      const result = this.base.listSparse
-        ? await this.base.listSparse(this.inner(prefix), (key, modRevision) => wanted(this.outer(key), modRevision), innerOptions)
-        : await this.base.list(this.inner(prefix), innerOptions);
+      const result = await listSparsely(this.base, this.inner(prefix), (key, modRevision) => wanted(this.outer(key), modRevision), this.innerList(options));
       return { ...result, items: result.items.map((kv) => ({ ...kv, key: this.outer(kv.key) })) };
     });
   }

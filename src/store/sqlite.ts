@@ -23,6 +23,7 @@ import {
   type Watch,
   type WatchEvent,
   type WatchOptions,
+  type Wanted,
 } from "./store.ts";
 import { WatchChannel } from "./watch-channel.ts";
 
@@ -298,10 +299,8 @@ export class SqliteStore implements Store {
     this.assertOpen();
     const { revision, limit, atHead, after } = this.listed(options);
     const rows = this.listStatement(atHead, after !== undefined).all({ start: prefix, end: rangeEnd(prefix), after, revision, limit: limit > 0 ? limit + 1 : -1 });
-    const more = limit > 0 && rows.length > limit;
-    if (!more) return { items: rows.map(toKeyValue), revision, more };
-    rows.length = limit;
-    return { items: rows.map(toKeyValue), revision, more, remaining: this.remaining(prefix, options, atHead, rows[limit - 1]!.key, revision, limit) };
+    const { rows: paged, ...page } = this.paged(rows, prefix, options, atHead, revision, limit);
+    return { ...page, items: paged.map(toKeyValue) };
   }
 
   /**
@@ -309,20 +308,18 @@ export class SqliteStore implements Store {
    * history (a row that is never rewritten), all in one synchronous call: the same state as list(). At a
    * past revision every value is read (list()).
    */
-  async listSparse(prefix: string, wanted: (key: string, modRevision: number) => boolean, options: ListOptions = {}): Promise<SparseListResult> {
+  async listSparse(prefix: string, wanted: Wanted, options: ListOptions = {}): Promise<SparseListResult> {
     this.assertOpen();
     const { revision, limit, atHead, after } = this.listed(options);
     if (!atHead) return this.list(prefix, options);
     const rows = this.keyStatement(after !== undefined).all({ start: prefix, end: rangeEnd(prefix), after, limit: limit > 0 ? limit + 1 : -1 });
-    const more = limit > 0 && rows.length > limit;
-    if (more) rows.length = limit;
-    const items = rows.map(({ key, modRevision }): SparseKeyValue => {
+    const { rows: paged, ...page } = this.paged(rows, prefix, options, atHead, revision, limit);
+    const items = paged.map(({ key, modRevision }): SparseKeyValue => {
       if (!wanted(key, modRevision)) return { key, modRevision };
       const { value, createRevision } = this.valueAt.get(modRevision)!;
       return { key, modRevision, value, createRevision };
     });
-    if (!more) return { items, revision, more };
-    return { items, revision, more, remaining: this.remaining(prefix, options, atHead, rows[limit - 1]!.key, revision, limit) };
+    return { ...page, items };
   }
 
   /** The revision a list reads at (refused when compacted or not reached), its limit, and where it resumes. */
@@ -334,13 +331,20 @@ export class SqliteStore implements Store {
     return { revision, limit, atHead: revision === this.head, after: options.continueAfter };
   }
 
-  /** How many keys of a full page's range remain after its last key. */
-  private remaining(prefix: string, options: ListOptions, atHead: boolean, lastKey: string, revision: number, limit: number): number {
+  /**
+   * A page of the rows read (`limit` + 1 asked for, to tell whether more remain): the rows of the page,
+   * whether more remain, and how many.
+   */
+  private paged<R extends { key: string }>(rows: R[], prefix: string, options: ListOptions, atHead: boolean, revision: number, limit: number): { rows: R[]; revision: number; more: boolean; remaining?: number } {
+    const more = limit > 0 && rows.length > limit;
+    if (!more) return { rows, revision, more };
+    rows.length = limit;
     // Counting what is left of the range at a past revision walks all of it: for the pages after the
     // first, the previous page's count less this page is the same number. (Counted again for each
     // page, the Events of 6,000 clusters in pages of 500 took half a minute to list.)
     const counted = options.continueAfter !== undefined && options.remainingAfter !== undefined && options.remainingAfter > limit ? options.remainingAfter - limit : undefined;
-    return counted ?? this.countStatement(atHead).get({ start: prefix, end: rangeEnd(prefix), after: lastKey, revision }) ?? 0;
+    const remaining = counted ?? this.countStatement(atHead).get({ start: prefix, end: rangeEnd(prefix), after: rows[limit - 1]!.key, revision }) ?? 0;
+    return { rows, revision, more, remaining };
   }
 
   async count(prefix: string): Promise<number> {

@@ -80,6 +80,9 @@ export interface SparseListResult extends Omit<ListResult, "items"> {
   items: SparseKeyValue[];
 }
 
+/** Which values a sparse list is to read, by key and revision. */
+export type Wanted = (key: string, modRevision: number) => boolean;
+
 export type WatchEvent =
   | { type: "put"; kv: KeyValue; prev?: KeyValue }
   | { type: "delete"; key: string; revision: number; prev: KeyValue };
@@ -117,7 +120,7 @@ export interface Store {
    * keeps what it made of each value by revision (Table rows), so that a list of thousands reads only the
    * values that changed. Optional; a store may read every value all the same.
    */
-  listSparse?(prefix: string, wanted: (key: string, modRevision: number) => boolean, options?: ListOptions): Promise<SparseListResult>;
+  listSparse?(prefix: string, wanted: Wanted, options?: ListOptions): Promise<SparseListResult>;
   /** Counts keys under the prefix at the current revision. */
   count(prefix: string): Promise<number>;
   create(key: string, value: string): Promise<KeyValue>;
@@ -133,6 +136,11 @@ export interface Store {
   /** The revision below which history is gone (0 when nothing was compacted). */
   compactedRevision(): Promise<number>;
   close(): Promise<void>;
+}
+
+/** A sparse list where the store has one, else its list() (every value read). */
+export function listSparsely(store: Store, prefix: string, wanted: Wanted, options?: ListOptions): Promise<SparseListResult> {
+  return store.listSparse ? store.listSparse(prefix, wanted, options) : store.list(prefix, options);
 }
 
 export class KeyExistsError extends Error {
