@@ -41,6 +41,11 @@ const TEMPLATE_HASH = "pod-template-hash";
 /** Back-off of a crashing container, as the kubelet doubles it: 10 s up to 5 minutes (simulated ms). */
 export const CRASH_BACKOFF_MS = { first: 10_000, max: 300_000 };
 
+/** How long the kubelet waits before restarting a container that crashed `restarts` times. */
+export function crashBackoffMs(restarts: number): number {
+  return Math.min(CRASH_BACKOFF_MS.first * 2 ** Math.max(0, restarts - 1), CRASH_BACKOFF_MS.max);
+}
+
 export interface SyncOutcome {
   /** Nodes whose network-plugin pod was just made and waits to start. */
   pluginPending: string[];

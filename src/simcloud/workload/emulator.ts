@@ -23,7 +23,7 @@ import type { PublishedEndpoint, SimCloudHooks } from "../core.ts";
 import type { Instance, LoadBalancer } from "../types.ts";
 import { clientSigner, requestorAdmission } from "./certificates.ts";
 import { WorkloadCluster } from "./cluster.ts";
-import { CRASH_BACKOFF_MS } from "./controllers.ts";
+import { crashBackoffMs } from "./controllers.ts";
 import { KubeadmSteps, providerIdOf } from "./kubeadm-steps.ts";
 import { bootOutcome } from "./kubeadm-plan.ts";
 import { NETWORK_PLUGINS } from "./network-plugins.ts";
@@ -537,8 +537,7 @@ export class WorkloadEmulator {
 
   /** The network plugin crashed on the machine's node: the kubelet restarts it after its back-off. */
   async pluginCrashed(machine: MachineRecord, restarts: number): Promise<void> {
-    const backoff = Math.min(CRASH_BACKOFF_MS.first * 2 ** Math.max(0, restarts - 1), CRASH_BACKOFF_MS.max);
-    await this.schedule(machine, "ready", this.scaled(backoff));
+    await this.schedule(machine, "ready", this.scaled(crashBackoffMs(restarts)));
   }
 
   /** After a client's write to a cluster, the controllers act on it. */

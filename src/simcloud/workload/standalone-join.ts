@@ -17,6 +17,9 @@ export class JoinFailedError extends Error {
   override readonly name = "JoinFailedError";
 }
 
+/** How often the kubelet posts its node's status over a conflicting write before it gives up (kubelet's nodeStatusUpdateRetry). */
+const STATUS_ATTEMPTS = 5;
+
 interface Answer {
   status: number;
   body: string;
@@ -104,8 +107,14 @@ export async function joinOverNetwork(request: NetworkJoin): Promise<{ joined: s
     );
     const created = await call(`https://${endpoint}/api/v1/nodes`, { method: "POST", token, ca: caPem, body: registration.node });
     if (created.status !== 201 && created.status !== 409) return { failure: `error execution phase kubelet-start: registering node ${name}: ${created.status} ${created.body}` };
-    const current = JSON.parse((await call(`https://${endpoint}/api/v1/nodes/${name}`, { token, ca: caPem })).body) as Record<string, unknown>;
-    const posted = await call(`https://${endpoint}/api/v1/nodes/${name}/status`, { method: "PUT", token, ca: caPem, body: { ...current, status: registration.status } });
+    // The status goes over the node as read; the controller manager may write it meanwhile (its pod
+    // range), and the kubelet then reads it again, as its status updates do.
+    let posted: Answer = { status: 0, body: "" };
+    for (let attempt = 0; attempt < STATUS_ATTEMPTS && posted.status !== 200; attempt++) {
+      const current = JSON.parse((await call(`https://${endpoint}/api/v1/nodes/${name}`, { token, ca: caPem })).body) as Record<string, unknown>;
+      posted = await call(`https://${endpoint}/api/v1/nodes/${name}/status`, { method: "PUT", token, ca: caPem, body: { ...current, status: registration.status } });
+      if (posted.status !== 409) break;
+    }
     if (posted.status !== 200) return { failure: `error execution phase kubelet-start: posting the status of node ${name}: ${posted.status} ${posted.body}` };
     return { joined: name };
   } catch (error) {

@@ -11,7 +11,9 @@ import { join } from "node:path";
 import { createCertificateAuthority, caCertHash, issueCertificate } from "../../bootstrap/pki.ts";
 import { renderInitConfiguration, renderJoinConfiguration } from "../../bootstrap/kubeadm.ts";
 import { request } from "node:https";
-import { serveStandaloneCluster, type StandaloneCluster } from "./standalone.ts";
+import { registeredNode, serveStandaloneCluster, type StandaloneCluster } from "./standalone.ts";
+import { renderCniManifest } from "../../bootstrap/cni.ts";
+import { eventually } from "../../../test/support/slipway.ts";
 import { JoinFailedError, joinStandaloneCluster } from "./standalone-join.ts";
 import { joinOutside, outsideEndpoint } from "./outside-join.ts";
 import type { JoinPlan } from "./kubeadm-plan.ts";
@@ -34,18 +36,21 @@ describe("a workload cluster served on its own", () => {
   let caPem: string;
   let admin: { certPem: string; keyPem: string };
 
-  /** GET as the cluster's admin (a client certificate of the cluster CA), trusting only the cluster CA. */
-  function get(path: string): Promise<{ status: number; body: { items?: { metadata: { name: string } }[] } }> {
+  type Listed = { items?: { metadata: { name: string; labels?: Record<string, string> }; spec?: { nodeName?: string }; status?: { phase?: string; conditions?: { type: string; status: string }[] } }[] };
+
+  /** A request as the cluster's admin (a client certificate of the cluster CA), trusting only the cluster CA. */
+  function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: Listed & Record<string, unknown> }> {
     return new Promise((resolve, reject) => {
-      const req = request(`https://${endpoint}${path}`, { ca: caPem, cert: admin.certPem, key: admin.keyPem }, (res) => {
+      const req = request(`https://${endpoint}${path}`, { method, ca: caPem, cert: admin.certPem, key: admin.keyPem, headers: body ? { "content-type": "application/json" } : {} }, (res) => {
         let text = "";
         res.on("data", (chunk: Buffer) => (text += chunk.toString()));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as { items?: { metadata: { name: string } }[] } }));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Listed & Record<string, unknown> }));
       });
       req.on("error", reject);
-      req.end();
+      req.end(body ? JSON.stringify(body) : undefined);
     });
   }
+  const get = (path: string) => call("GET", path);
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "slipway-standalone-"));
@@ -113,5 +118,25 @@ describe("a workload cluster served on its own", () => {
     assert.equal(node.spec.providerID, "sim://sim-east-1/i-0123");
     assert.ok(node.status.addresses.some((a) => a.address === "203.0.113.7"), JSON.stringify(node.status.addresses));
     assert.equal(node.status.capacity.cpu, "1");
+  });
+
+  it("turns a node Ready once the network plugin runs there, though its plugin pod was made before its kubelet reported", async () => {
+    for (const object of renderCniManifest("calico", { podCIDR: "10.244.0.0/16" }).filter((o) => o.kind === "ConfigMap" || o.kind === "DaemonSet")) {
+      const path = object.kind === "DaemonSet" ? "/apis/apps/v1/namespaces/kube-system/daemonsets" : "/api/v1/namespaces/kube-system/configmaps";
+      assert.equal((await call("POST", path, object)).status, 201, `${object.kind} ${object.metadata.name}`);
+    }
+    const ready = async (name: string) => ((await get(`/api/v1/nodes/${name}`)).body as { status?: { conditions?: { type: string; status: string }[] } }).status?.conditions?.find((c) => c.type === "Ready")?.status === "True";
+    await eventually(() => ready("worker-1"), { what: "the joined worker to be Ready", intervalMs: 50 });
+
+    // A kubelet registers its node, then posts its status: between the two, the DaemonSet controller makes
+    // the plugin's pod on a node that has not reported yet.
+    const registration = registeredNode({ name: "late-1", address: "127.0.0.1", controlPlane: false, kubernetesVersion: "v1.31.2", labels: {} }, new Date().toISOString());
+    assert.equal((await call("POST", "/api/v1/nodes", registration.node)).status, 201);
+    const pluginPod = async () => ((await get("/api/v1/namespaces/kube-system/pods")).body.items ?? []).find((p) => p.spec?.nodeName === "late-1");
+    await eventually(pluginPod, { what: "the plugin's pod on the silent node", intervalMs: 50 });
+    const current = (await get("/api/v1/nodes/late-1")).body;
+    assert.equal((await call("PUT", "/api/v1/nodes/late-1/status", { ...current, status: registration.status })).status, 200);
+    await eventually(() => ready("late-1"), { what: "the late node to be Ready", intervalMs: 50 });
+    assert.equal((await pluginPod())?.status?.phase, "Running");
   });
 });

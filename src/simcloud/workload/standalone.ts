@@ -22,6 +22,7 @@ import { createApiServer } from "../../apiserver/server.ts";
 import { issueCertificate, type KeyPairPem } from "../../bootstrap/pki.ts";
 import { SqliteStore } from "../../store/sqlite.ts";
 import { WorkloadCluster } from "./cluster.ts";
+import { crashBackoffMs } from "./controllers.ts";
 import type { NodeObject } from "./kinds.ts";
 import { workloadRegistry } from "./kinds.ts";
 import { readKubeadmConfig } from "./kubeadm-config.ts";
@@ -205,6 +206,10 @@ export async function serveStandaloneCluster(options: StandaloneClusterOptions):
   await app.listen({ host: options.address, port: bindPort });
 
   // The controller manager and every node's kubelet: pod ranges, pods, node readiness, the network plugin.
+  // A kubelet keeps trying to start the plugin's pod on its node until it runs: at once while the node has
+  // not reported yet (a kubelet registers its node, then posts its status), after the crash back-off once
+  // the plugin failed there.
+  const pluginRetry = new Map<string, number>();
   let syncing = false;
   const timer = setInterval(() => {
     if (syncing) return;
@@ -212,7 +217,14 @@ export async function serveStandaloneCluster(options: StandaloneClusterOptions):
     void (async () => {
       await allocatePodRanges(cluster, podSubnet);
       const { pluginPending } = await cluster.controllers.sync(now());
-      for (const node of pluginPending) await cluster.controllers.startNetworkPlugin(node, now());
+      const waiting = new Set([...pluginPending, ...(await cluster.controllers.nodesWithoutNetwork())]);
+      for (const node of pluginRetry.keys()) if (!waiting.has(node)) pluginRetry.delete(node);
+      for (const node of waiting) {
+        if ((pluginRetry.get(node) ?? 0) > Date.now()) continue;
+        const started = await cluster.controllers.startNetworkPlugin(node, now());
+        if (started?.failure) pluginRetry.set(node, Date.now() + crashBackoffMs(started.restarts));
+        else pluginRetry.delete(node);
+      }
     })()
       .catch((error: unknown) => logger.warn({ err: error }, "the cluster's controllers failed a round"))
       .finally(() => (syncing = false));
