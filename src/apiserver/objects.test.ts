@@ -72,7 +72,7 @@ describe("ObjectService", () => {
     const { object } = await objects.create(clusters, "default", cluster("g"));
     const labelled = await objects.patch(clusters, "default", "g", "merge", { metadata: { labels: { x: "y" } }, status: { phase: "Failed" } });
     assert.equal(labelled.object.metadata.generation, 1);
-    assert.equal(labelled.object.status, undefined);
+    assert.deepEqual(labelled.object.status, { phase: "Pending", message: "waiting for the cluster controller" }, "the status the create gave, not the patch's");
     const status = await objects.patch(clusters, "default", "g", "merge", { status: { phase: "Running" }, spec: { paused: true } }, { subresource: "status" });
     assert.equal((status.object.status as { phase: string }).phase, "Running");
     assert.equal((status.object.spec as { paused?: boolean }).paused, undefined);

@@ -565,4 +565,11 @@ export const clusterKind: KindDefinition<ClusterObject> = {
     }
   },
   validate: validateCluster,
+  strategy: {
+    // As a Pod starts Pending: a cluster's phase says something from its create on, before its
+    // controller first takes it up (which, with a thousand clusters submitted at once, takes a while).
+    prepareForCreate(cluster) {
+      cluster.status = { phase: "Pending", message: "waiting for the cluster controller" };
+    },
+  },
 };

@@ -81,3 +81,24 @@ describe("cluster controller, being deleted", () => {
     await env.waitFor(clusterKind, NS, "leaving", (c) => c === undefined);
   });
 });
+
+describe("cluster controller, a cluster just created", () => {
+  it("is Pending from its create on, whatever status the client sent, until the controller takes it up", async () => {
+    const env = await newEnv();
+    await env.client.of(connectionKind).create({ apiVersion: apiVersionOf(connectionKind), kind: "Connection", metadata: { name: "east", namespace: NS }, spec: { provider: "sim", region: "sim-east-1" } });
+    const created = await env.client.of(clusterKind).create({
+      apiVersion: apiVersionOf(clusterKind),
+      kind: "Cluster",
+      metadata: { name: "fresh", namespace: NS },
+      spec: { controlPlane: { connection: "east", machineType: "s1.medium" } },
+      status: { phase: "Running" },
+    } as ClusterObject);
+    assert.deepEqual(created.status, { phase: "Pending", message: "waiting for the cluster controller" });
+    assert.equal((await env.client.of<ClusterObject>(clusterKind).get(NS, "fresh")).status?.phase, "Pending");
+
+    registerClusterController(env.manager, { providers: env.providers, workloads: env.workloads }, { pollMs: 20, revalidateMs: 60_000 });
+    await env.start();
+    const moved = await env.waitFor(clusterKind, NS, "fresh", (c) => c?.status?.phase !== "Pending");
+    assert.notEqual((moved as ClusterObject).status?.message, "waiting for the cluster controller");
+  });
+});
