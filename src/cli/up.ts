@@ -185,6 +185,7 @@ export async function runUp(flags: UpFlags): Promise<void> {
     maxConnections,
     requestHeaderTimeoutMs: durations.requestHeaderTimeoutMs,
     controllersInWorker: flags.controllersInWorker === true,
+    onControllersFailed: fatal("the controllers' thread failed"),
   });
   process.stdout.write(
     [

@@ -46,6 +46,14 @@ export interface WorkerControllersOptions extends Omit<ControllerWorkerData, "ob
   objects: ObjectService;
   log: Logger;
   metrics: ApiMetrics;
+  /**
+   * Called once when the thread fails or ends after the controllers started, and not because they were
+   * stopped: `slipway up` then exits, as it does when a controller fails on the main thread, so that
+   * what supervises it starts it again instead of leaving an API server with no controllers.
+   */
+  onFailure?: (error: ControllerWorkerError) => void;
+  /** The module the thread runs (default: controller-worker-entry.mjs beside this one). */
+  entry?: URL;
 }
 
 /** The controllers could not start on their thread. */
@@ -55,18 +63,25 @@ export class ControllerWorkerError extends Error {
 
 /** Starts the controllers on a worker thread; resolves once they run (informers synced, shards taken). */
 export async function startControllersInWorker(options: WorkerControllersOptions): Promise<RunningControllers> {
-  const { objects, log, metrics, ...settings } = options;
+  const { objects, log, metrics, onFailure, entry, ...settings } = options;
   const channel = new MessageChannel();
   const pacer = new LoopPacer({ maxLagMs: 15 });
   pacer.start();
   const served = serveObjects(objects, channel.port1, { admit: () => pacer.admit() });
   const data: ControllerWorkerData = { ...settings, logLevel: log.level, objects: channel.port2 };
   // Without the parent's --import flags: the entry registers the TypeScript loader itself.
-  const worker = new Worker(new URL("./controller-worker-entry.mjs", import.meta.url), { execArgv: [], workerData: data, transferList: [channel.port2] });
+  const worker = new Worker(entry ?? new URL("./controller-worker-entry.mjs", import.meta.url), { execArgv: [], workerData: data, transferList: [channel.port2] });
   const stream = (log as unknown as Record<symbol, { write(line: string): void }>)[pino.symbols.streamSym];
   const answers = new Map<number, (value: string | undefined) => void>();
   let ids = 0;
   let gone: string | undefined;
+  let running = false;
+  let stopRequested = false;
+  const failed = () => {
+    if (!running || stopRequested) return;
+    running = false;
+    onFailure?.(new ControllerWorkerError(gone ?? "the controllers' thread ended"));
+  };
   let onStarted: { resolve: () => void; reject: (e: Error) => void } | undefined;
   let onStopped: (() => void) | undefined;
   const started = new Promise<void>((resolve, reject) => (onStarted = { resolve, reject }));
@@ -91,11 +106,13 @@ export async function startControllersInWorker(options: WorkerControllersOptions
     gone = `the controllers' thread failed: ${error.message}`;
     log.error({ err: error.message, stack: error.stack }, "the controllers' thread failed");
     onStarted?.reject(new ControllerWorkerError(gone));
+    failed();
   });
   worker.on("exit", (code) => {
     gone ??= `the controllers' thread exited (code ${code})`;
     onStarted?.reject(new ControllerWorkerError(gone));
     ended();
+    failed();
   });
   const ask = (what: "metrics" | "unready"): Promise<string | undefined> => {
     if (gone) return Promise.resolve(what === "unready" ? gone : undefined);
@@ -118,12 +135,15 @@ export async function startControllersInWorker(options: WorkerControllersOptions
     throw error;
   }
   onStarted = undefined;
+  running = true;
+  if (gone) failed();
   metrics.include(async () => (await ask("metrics")) ?? "");
   let stopping: Promise<void> | undefined;
   return {
     unready: async () => (gone ? gone : await ask("unready")),
     stop: () =>
       (stopping ??= (async () => {
+        stopRequested = true;
         if (!gone) {
           // The thread stops its controllers (their last writes still served here), then ends; it is
           // ended after the grace period and a little more if it has not.

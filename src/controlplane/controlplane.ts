@@ -82,6 +82,8 @@ export interface ControlPlaneOptions {
   requestHeaderTimeoutMs?: number;
   /** Run the controllers on a worker thread, apart from the API server's event loop (default: on it). */
   controllersInWorker?: boolean;
+  /** With controllersInWorker: called if their thread fails once they run (default: /readyz reports it). */
+  onControllersFailed?: (error: Error) => void;
 }
 
 export interface ControlPlane {
@@ -235,6 +237,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
           etcdEndpoints: options.store === "etcd" ? options.etcdEndpoints : undefined,
           url,
           caPem: credentials.ca.certPem,
+          ...(options.onControllersFailed ? { onFailure: options.onControllersFailed } : {}),
         })
       : await startControllers({
           ...timings,
