@@ -95,7 +95,8 @@ export function registerClusterController(manager: ControllerManager, deps: Clus
       const [was, is] = [previous.status?.version, written.status?.version];
       if (was && is && was !== is) await ctx.event(written, "Normal", "ControlPlaneUpgraded", `every control-plane node runs ${is} (was ${was}); the worker pools follow`);
       const phase = written.status?.phase;
-      if (phase !== previous.status?.phase) {
+      // Pending from its create on: a cluster that then waits (for its lease) says so when it starts to, and why.
+      if (phase !== previous.status?.phase || (phase === "Pending" && written.status?.reason !== previous.status?.reason)) {
         const failed = phase === "Failed";
         await ctx.event(written, failed ? "Warning" : "Normal", failed ? (written.status?.reason ?? "Failed") : `Cluster${phase}`, written.status?.message ?? `cluster is ${phase}`);
       }

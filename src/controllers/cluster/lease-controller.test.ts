@@ -2,7 +2,8 @@
 // before building when it asks more than the lease holds, and adopts the lease once it is Active.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { ClusterObject, LeaseObject } from "../../api/kinds.ts";
+import { eventKind } from "../../api/core.ts";
+import type { ClusterObject, EventObject, LeaseObject } from "../../api/kinds.ts";
 import { apiVersionOf } from "../../api/registry.ts";
 import { clusterKind } from "../../api/slipway/cluster.ts";
 import { connectionKind } from "../../api/slipway/connection.ts";
@@ -11,6 +12,7 @@ import { leaseKind } from "../../api/slipway/lease.ts";
 import { getCondition } from "../../runtime/conditions.ts";
 import { registerLeaseController } from "../lease/controller.ts";
 import { controllerTestEnvs } from "../testing.ts";
+import { eventually } from "../../../test/support/slipway.ts";
 import { registerClusterController } from "./controller.ts";
 
 const NS = "default";
@@ -46,6 +48,8 @@ describe("a cluster on a lease (cluster controller)", () => {
     await cluster("patient", "later", 1);
     const waiting = await env.waitFor(clusterKind, NS, "patient", (c) => getCondition(c?.status?.conditions, "LeaseReady")?.reason === "LeasePending");
     assert.equal(waiting?.status?.phase, "Pending");
+    const said = await eventually(async () => (await env.client.of(eventKind).list(NS)).items.find((e: EventObject) => e.reason === "ClusterPending" && e.involvedObject.name === "patient"), { what: "an Event of the wait" });
+    assert.match(said.message ?? "", /waiting for lease later to be Active/, "the Event says what the cluster waits for");
     assert.equal(await env.client.of(infrastructureKind).tryGet(NS, "patient-east"), undefined, "nothing is built while the lease is Pending");
     await env.waitFor(clusterKind, NS, "patient", (c) => getCondition(c?.status?.conditions, "LeaseReady")?.status === "True");
     const adopted = await env.waitFor(leaseKind, NS, "later", (l) => (l?.metadata.ownerReferences ?? []).some((r) => r.kind === "Cluster" && r.name === "patient"));
