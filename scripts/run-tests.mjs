@@ -28,8 +28,9 @@ const ALONE = "test: runs alone";
 const alone = files.filter((f) => readFileSync(f, "utf8").slice(0, 2000).includes(ALONE));
 const together = files.filter((f) => !alone.includes(f));
 // No test may hold the run up: each test and hook gets at most 15 minutes, and a file whose tests are done
-// exits even if something it started is still open.
-const BOUNDS = ["--test-timeout=900000", "--test-force-exit"];
+// exits even if something it started is still open — after its report has reached this process in full
+// (test-stdout-blocking.mjs, loaded into each file's process).
+const BOUNDS = ["--test-timeout=900000", "--test-force-exit", "--import", new URL("./test-stdout-blocking.mjs", import.meta.url).href];
 const run = (batch) =>
   batch.length === 0
     ? 0
