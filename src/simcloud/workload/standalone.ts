@@ -216,8 +216,9 @@ export async function serveStandaloneCluster(options: StandaloneClusterOptions):
     syncing = true;
     void (async () => {
       await allocatePodRanges(cluster, podSubnet);
-      const { pluginPending } = await cluster.controllers.sync(now());
-      const waiting = new Set([...pluginPending, ...(await cluster.controllers.nodesWithoutNetwork())]);
+      await cluster.controllers.sync(now());
+      // Every node whose plugin pod does not run, those the sync just made a pod for among them.
+      const waiting = new Set(await cluster.controllers.nodesWithoutNetwork());
       for (const node of pluginRetry.keys()) if (!waiting.has(node)) pluginRetry.delete(node);
       for (const node of waiting) {
         if ((pluginRetry.get(node) ?? 0) > Date.now()) continue;
