@@ -109,7 +109,8 @@ export async function startControllersInWorker(options: WorkerControllersOptions
     failed();
   });
   worker.on("exit", (code) => {
-    gone ??= `the controllers' thread exited (code ${code})`;
+    // Its end may be seen before its last message: a thread asked to stop is stopped either way.
+    gone ??= stopRequested ? "the controllers are stopped" : `the controllers' thread exited (code ${code})`;
     onStarted?.reject(new ControllerWorkerError(gone));
     ended();
     failed();
